@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Local Kafka (KRaft, single node) and a Confluent-compatible schema registry (Apicurio, in-memory)
+# without Docker: jars come from Maven Central through services/pom.xml, state and logs live
+# under .services/. Postgres and Redis are the machine's own and are not touched here.
+#
+#   scripts/services.sh start|stop|status|env
+#
+# Env: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), REGISTRY_PORT (8081),
+#      KAFKA_VERSION (3.9.1), APICURIO_VERSION (3.3.3; needs Java 21+, found in JAVA_HOME, REGISTRY_JAVA or /usr/lib/jvm), MAVEN_REPO_LOCAL, READY_TIMEOUT_S (120).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dir="$root/.services"
+kafka_port="${KAFKA_PORT:-9092}"
+controller_port="${KAFKA_CONTROLLER_PORT:-9093}"
+registry_port="${REGISTRY_PORT:-8081}"
+kafka_version="${KAFKA_VERSION:-3.9.1}"
+apicurio_version="${APICURIO_VERSION:-3.3.3}"
+ready_timeout="${READY_TIMEOUT_S:-120}"
+kafka_home="$dir/kafka-$kafka_version"
+registry_home="$dir/apicurio-$apicurio_version"
+registry_url="http://127.0.0.1:$registry_port/apis/ccompat/v7"
+
+log() { printf '[services] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+pid_alive() { [[ -f "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+require_tools() {
+  command -v java >/dev/null 2>&1 || die "java not found: install a JDK 17+ (e.g. apt-get install openjdk-17-jre-headless)"
+  command -v mvn >/dev/null 2>&1 || die "mvn not found: install Apache Maven (e.g. apt-get install maven)"
+}
+
+fetch_jars() {
+  [[ -d "$kafka_home/libs" && -f "$registry_home/quarkus-run.jar" ]] && return 0
+  log "fetching Kafka $kafka_version and Apicurio Registry $apicurio_version from Maven Central (first run only)"
+  mkdir -p "$dir"
+  local repo=()
+  [[ -n "${MAVEN_REPO_LOCAL:-}" ]] && repo=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
+  if ! mvn -B -q -f "$root/services/pom.xml" "${repo[@]}" process-resources \
+      -Dservices.dir="$dir" -Dkafka.version="$kafka_version" -Dapicurio.version="$apicurio_version" \
+      >"$dir/maven.log" 2>&1; then
+    tail -n 30 "$dir/maven.log" >&2
+    die "maven could not fetch the service jars (full log: $dir/maven.log)"
+  fi
+}
+
+# Polls `check` until it succeeds or the timeout passes; on timeout shows the service's log.
+wait_until() {
+  local what="$1" logfile="$2" pidfile="$3"; shift 3
+  local deadline=$((SECONDS + ready_timeout))
+  until "$@"; do
+    if ! pid_alive "$pidfile"; then
+      tail -n 40 "$logfile" >&2 || true
+      die "$what exited during start-up (log: $logfile)"
+    fi
+    if ((SECONDS > deadline)); then
+      tail -n 40 "$logfile" >&2 || true
+      die "$what was not ready after ${ready_timeout}s (log: $logfile)"
+    fi
+    sleep 1
+  done
+}
+
+kafka_ready() { port_open "$kafka_port" && grep -q "Kafka Server started" "$kafka_home/kafka.log" 2>/dev/null; }
+
+start_kafka() {
+  local pidfile="$kafka_home/kafka.pid"
+  if pid_alive "$pidfile"; then log "kafka already running on 127.0.0.1:$kafka_port"; return 0; fi
+  port_open "$kafka_port" && die "port $kafka_port is in use by another process; set KAFKA_PORT or stop it"
+  mkdir -p "$kafka_home/data"
+  cat >"$kafka_home/server.properties" <<EOF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$controller_port
+listeners=PLAINTEXT://127.0.0.1:$kafka_port,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=PLAINTEXT://127.0.0.1:$kafka_port
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs=$kafka_home/data
+num.partitions=3
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=false
+EOF
+  cat >"$kafka_home/log4j.properties" <<EOF
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.FileAppender
+log4j.appender.file.File=$kafka_home/kafka.log
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.state.change.logger=WARN
+EOF
+  local java_opts=(-Xms256m -Xmx512m -Dlog4j.configuration="file:$kafka_home/log4j.properties")
+  if [[ ! -f "$kafka_home/data/meta.properties" ]]; then
+    local cluster_id
+    cluster_id="$(java -cp "$kafka_home/libs/*" "${java_opts[@]}" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)"
+    java -cp "$kafka_home/libs/*" "${java_opts[@]}" kafka.tools.StorageTool format \
+      -t "$cluster_id" -c "$kafka_home/server.properties" >"$kafka_home/format.log" 2>&1 \
+      || { cat "$kafka_home/format.log" >&2; die "kafka storage format failed"; }
+  fi
+  : >"$kafka_home/kafka.log"
+  # setsid + nohup: the broker outlives this script and the shell that ran it.
+  setsid nohup java -cp "$kafka_home/libs/*" "${java_opts[@]}" kafka.Kafka "$kafka_home/server.properties" \
+    >"$kafka_home/stdout.log" 2>&1 </dev/null &
+  echo $! >"$pidfile"
+  log "starting kafka $kafka_version on 127.0.0.1:$kafka_port (log: $kafka_home/kafka.log)"
+  wait_until kafka "$kafka_home/kafka.log" "$pidfile" kafka_ready
+  log "kafka ready"
+}
+
+java_major() { "$1" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1; }
+
+# Apicurio Registry 3.1+ is built for Java 21 while Kafka is happy with 17: use the first JDK 21+
+# among REGISTRY_JAVA, JAVA_HOME, the java on PATH and /usr/lib/jvm (where a second JDK often lives).
+registry_java() {
+  local candidate
+  for candidate in "${REGISTRY_JAVA:-}" "${JAVA_HOME:+$JAVA_HOME/bin/java}" "$(command -v java)" /usr/lib/jvm/*/bin/java; do
+    [[ -n "$candidate" && -x "$candidate" ]] || continue
+    if (($(java_major "$candidate" || echo 0) >= 21)); then echo "$candidate"; return 0; fi
+  done
+  return 1
+}
+
+registry_ready() { curl -fsS -o /dev/null "$registry_url/subjects" 2>/dev/null; }
+
+start_registry() {
+  local pidfile="$registry_home/registry.pid" logfile="$registry_home/registry.log"
+  if pid_alive "$pidfile"; then log "schema registry already running at $registry_url"; return 0; fi
+  port_open "$registry_port" && die "port $registry_port is in use by another process; set REGISTRY_PORT or stop it"
+  local java
+  java="$(registry_java)" || die "Apicurio Registry $apicurio_version needs Java 21+; none found (set REGISTRY_JAVA to a java binary)"
+  (
+    cd "$registry_home"
+    QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_HTTP_PORT="$registry_port" QUARKUS_LOG_CONSOLE_JSON=false \
+      setsid nohup "$java" -Xms128m -Xmx512m -jar quarkus-run.jar >"$logfile" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+  )
+  log "starting apicurio registry $apicurio_version at $registry_url (log: $logfile)"
+  wait_until "schema registry" "$logfile" "$pidfile" registry_ready
+  # The Confluent client registers with BACKWARD compatibility and checks the subject agrees.
+  curl -fsS -o /dev/null -X PUT -H 'Content-Type: application/json' \
+    -d '{"compatibility":"BACKWARD"}' "$registry_url/config" || die "could not set the registry's compatibility"
+  log "schema registry ready"
+}
+
+stop_one() {
+  local name="$1" pidfile="$2"
+  if ! pid_alive "$pidfile"; then rm -f "$pidfile"; log "$name not running"; return 0; fi
+  local pid; pid="$(cat "$pidfile")"
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+  kill -0 "$pid" 2>/dev/null && { log "$name did not stop in 30s; killing"; kill -KILL "$pid" 2>/dev/null || true; }
+  rm -f "$pidfile"
+  log "$name stopped"
+}
+
+status() {
+  local up=0
+  if pid_alive "$kafka_home/kafka.pid" && kafka_ready; then
+    echo "kafka            running  127.0.0.1:$kafka_port"; up=$((up + 1))
+  else
+    echo "kafka            stopped"
+  fi
+  if pid_alive "$registry_home/registry.pid" && registry_ready; then
+    echo "schema registry  running  $registry_url"; up=$((up + 1))
+  else
+    echo "schema registry  stopped"
+  fi
+  ((up == 2)) || return 3
+}
+
+case "${1:-}" in
+  start) require_tools; fetch_jars; start_kafka; start_registry ;;
+  stop) stop_one "schema registry" "$registry_home/registry.pid"; stop_one kafka "$kafka_home/kafka.pid" ;;
+  status) status ;;
+  env) echo "KAFKA_BROKERS=127.0.0.1:$kafka_port"; echo "SCHEMA_REGISTRY_URL=$registry_url" ;;
+  *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+esac

@@ -1,0 +1,26 @@
+import { Kafka, logLevel, type LogEntry } from "kafkajs";
+import type { Logger } from "../../observability/logger.js";
+
+const levels: Record<number, "error" | "warn" | "info" | "debug"> = {
+  [logLevel.ERROR]: "error",
+  [logLevel.WARN]: "warn",
+  [logLevel.INFO]: "info",
+  [logLevel.DEBUG]: "debug",
+};
+
+/** kafkajs stays behind this adapter (it is unmaintained); its logs go through pino. */
+export function createKafka(options: { brokers: string[]; clientId: string; logger: Logger }): Kafka {
+  const kafkaLogger = options.logger.child({ component: "kafkajs" });
+  return new Kafka({
+    clientId: options.clientId,
+    brokers: options.brokers,
+    logLevel: logLevel.WARN,
+    logCreator:
+      () =>
+      ({ level, log }: LogEntry) => {
+        const { message, ...extra } = log;
+        kafkaLogger[levels[level] ?? "info"](extra, message);
+      },
+    retry: { initialRetryTime: 200, retries: 8 },
+  });
+}

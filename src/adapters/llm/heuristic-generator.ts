@@ -1,0 +1,21 @@
+import { generateHeuristicReflection } from "../../domain/heuristic/generate-heuristic-reflection.js";
+import type { ReflectionGenerator } from "../../pipeline/ports.js";
+
+/**
+ * The offline generator: deterministic rules over the trace, no model. Its outputs are always
+ * labelled `generator: "heuristic"` so nobody mistakes them for an LLM's.
+ */
+export function createHeuristicGenerator(): ReflectionGenerator {
+  return {
+    name: "heuristic",
+    generate: (request) =>
+      Promise.resolve(
+        generateHeuristicReflection(request.event, {
+          attempt: request.attempt,
+          violations: request.violations,
+          missingFields: request.missingFields,
+          insights: request.insights,
+        }),
+      ),
+  };
+}

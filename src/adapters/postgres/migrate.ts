@@ -1,0 +1,50 @@
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { runner } from "node-pg-migrate";
+
+export const migrationsDir = fileURLToPath(new URL("../../../migrations", import.meta.url));
+
+/** Creates the database named in the URL when it does not exist yet (local set-ups start empty). */
+export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ""));
+  if (!name) return false;
+  const admin = new URL(databaseUrl);
+  admin.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+    if (exists.rowCount) return false;
+    await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+    return true;
+  } catch (err) {
+    // Two processes racing to create it: the loser sees duplicate_database, which is fine.
+    if ((err as { code?: string }).code === "42P04") return false;
+    throw err;
+  } finally {
+    await client.end();
+  }
+}
+
+export interface MigrateOptions {
+  databaseUrl: string;
+  direction?: "up" | "down";
+  count?: number;
+  log?: (message: string) => void;
+}
+
+/** Applies pending migrations with node-pg-migrate (advisory-locked, so pods may race safely). */
+export async function migrate(options: MigrateOptions): Promise<string[]> {
+  await ensureDatabase(options.databaseUrl);
+  const applied = await runner({
+    databaseUrl: options.databaseUrl,
+    dir: migrationsDir,
+    direction: options.direction ?? "up",
+    count: options.count ?? Infinity,
+    migrationsTable: "pgmigrations",
+    log: options.log ?? (() => undefined),
+    checkOrder: true,
+  });
+  return applied.map((m) => m.name);
+}

@@ -1,0 +1,49 @@
+import type { Redis } from "ioredis";
+import { ReflectorError } from "../../domain/errors.js";
+import type { SignatureIndex, StoredReflection } from "../../pipeline/ports.js";
+
+export interface RedisSignatureIndexOptions {
+  keyPrefix: string;
+  /** How long a processed event id is remembered; Postgres keeps it for good. */
+  processedTtlSeconds?: number;
+  /** Signatures are cached for a while and re-read from Postgres after. */
+  signatureTtlSeconds?: number;
+}
+
+async function withIndexErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    throw new ReflectorError("INDEX_UNAVAILABLE", `redis: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/**
+ * Redis in front of Postgres: signature → stored reflection, and processed event ids. Losing
+ * it costs extra reads (and, for events processed since, a wasted generation), never a wrong
+ * answer: Postgres stays the truth.
+ */
+export function createRedisSignatureIndex(redis: Redis, options: RedisSignatureIndexOptions): SignatureIndex {
+  const processedTtl = options.processedTtlSeconds ?? 7 * 24 * 3600;
+  const signatureTtl = options.signatureTtlSeconds ?? 30 * 24 * 3600;
+  const sigKey = (tenantId: string, signature: string) => `${options.keyPrefix}:sig:${tenantId}:${signature}`;
+  const evtKey = (tenantId: string, eventId: string) => `${options.keyPrefix}:evt:${tenantId}:${eventId}`;
+
+  return {
+    lookup: (tenantId, signature) =>
+      withIndexErrors(async () => {
+        const raw = await redis.get(sigKey(tenantId, signature));
+        return raw ? (JSON.parse(raw) as StoredReflection) : null;
+      }),
+    remember: (tenantId, stored) =>
+      withIndexErrors(async () => {
+        await redis.set(sigKey(tenantId, stored.signature), JSON.stringify(stored), "EX", signatureTtl);
+      }),
+    wasProcessed: (tenantId, eventId) =>
+      withIndexErrors(async () => (await redis.exists(evtKey(tenantId, eventId))) === 1),
+    markProcessed: (tenantId, eventId) =>
+      withIndexErrors(async () => {
+        await redis.set(evtKey(tenantId, eventId), "1", "EX", processedTtl);
+      }),
+  };
+}

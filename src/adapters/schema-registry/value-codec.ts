@@ -1,0 +1,95 @@
+import { SchemaRegistry, SchemaType } from "@kafkajs/confluent-schema-registry";
+import type { ContractName } from "../../domain/contracts/index.js";
+import { jsonSchemaFor } from "../../domain/contracts/json-schema.js";
+import { ReflectorError } from "../../domain/errors.js";
+
+/** Turns Kafka values into objects and back: plain JSON, or the Confluent wire format. */
+export interface ValueCodec {
+  readonly format: "json" | "confluent-json";
+  decode(value: Buffer): Promise<unknown>;
+  encode(topic: string, contract: ContractName, value: object): Promise<Buffer>;
+}
+
+const MAGIC_BYTE = 0;
+
+function decodeJson(value: Buffer): unknown {
+  try {
+    return JSON.parse(value.toString("utf8"));
+  } catch (err) {
+    throw new ReflectorError("DECODE_FAILED", `value is not JSON: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function isWireFormat(value: Buffer): boolean {
+  return value.length > 5 && value[0] === MAGIC_BYTE;
+}
+
+export function createJsonCodec(): ValueCodec {
+  return {
+    format: "json",
+    decode: (value) => {
+      if (isWireFormat(value)) {
+        throw new ReflectorError(
+          "DECODE_FAILED",
+          "value is in the Confluent wire format but no SCHEMA_REGISTRY_URL is configured",
+        );
+      }
+      return Promise.resolve(decodeJson(value));
+    },
+    encode: (_topic, _contract, value) => Promise.resolve(Buffer.from(JSON.stringify(value), "utf8")),
+  };
+}
+
+/**
+ * With a registry, values are written in the wire format (magic byte, schema id, JSON) under
+ * subject `<topic>-value`; both forms are read, so producers can migrate one at a time.
+ */
+export function createRegistryCodec(host: string): ValueCodec {
+  // Validation is the zod contract's job; the registry client's ajv is told not to fail on formats.
+  const registry = new SchemaRegistry(
+    { host },
+    { [SchemaType.JSON]: { strict: false, validateFormats: false } },
+  );
+  const ids = new Map<string, Promise<number>>();
+
+  const schemaId = (topic: string, contract: ContractName): Promise<number> => {
+    const subject = `${topic}-value`;
+    let id = ids.get(subject);
+    if (!id) {
+      id = registry
+        .register({ type: SchemaType.JSON, schema: JSON.stringify(jsonSchemaFor(contract)) }, { subject })
+        .then((r) => r.id)
+        .catch((err: unknown) => {
+          ids.delete(subject);
+          throw new ReflectorError(
+            "REGISTRY_UNAVAILABLE",
+            `registering ${subject}: ${(err as Error).message}`,
+            {
+              cause: err,
+            },
+          );
+        });
+      ids.set(subject, id);
+    }
+    return id;
+  };
+
+  return {
+    format: "confluent-json",
+    decode: async (value) => {
+      if (!isWireFormat(value)) return decodeJson(value);
+      try {
+        return (await registry.decode(value)) as unknown;
+      } catch (err) {
+        const message = (err as Error).message;
+        const unreachable = /ECONNREFUSED|ETIMEDOUT|socket|network|5\d\d/i.test(message);
+        throw new ReflectorError(
+          unreachable ? "REGISTRY_UNAVAILABLE" : "DECODE_FAILED",
+          `wire-format value could not be decoded: ${message}`,
+          { cause: err },
+        );
+      }
+    },
+    encode: async (topic, contract, value) => registry.encode(await schemaId(topic, contract), value),
+  };
+}

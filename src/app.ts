@@ -1,0 +1,178 @@
+import { Redis } from "ioredis";
+import pg from "pg";
+import { Partitioners, type Producer } from "kafkajs";
+import { createKafka } from "./adapters/kafka/kafka-client.js";
+import { createOutputPublisher } from "./adapters/kafka/output-publisher.js";
+import { createTaskConsumer, type TaskConsumer } from "./adapters/kafka/task-consumer.js";
+import { createHashingEmbedder } from "./adapters/llm/hashing-embedder.js";
+import { createHeuristicGenerator } from "./adapters/llm/heuristic-generator.js";
+import { createPgReflectionStore } from "./adapters/postgres/pg-reflection-store.js";
+import { createRedisSignatureIndex } from "./adapters/redis/redis-signature-index.js";
+import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
+import type { Config } from "./config/config.js";
+import { defaultGuardrailConfig } from "./domain/guardrails/guardrail-config.js";
+import { defaultQualityConfig } from "./domain/quality/quality-config.js";
+import { createHttpServer } from "./http/http-server.js";
+import type { Logger } from "./observability/logger.js";
+import { createMetrics } from "./observability/metrics.js";
+import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
+import { createTaskProcessor } from "./pipeline/task-processor.js";
+
+export interface AppOverrides {
+  generator?: ReflectionGenerator;
+  clock?: Clock;
+}
+
+const systemClock: Clock = { now: () => new Date() };
+
+function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`${what} did not finish within ${ms} ms`));
+    }, ms);
+  });
+  return Promise.race([work, deadline]).finally(() => {
+    clearTimeout(timer);
+  });
+}
+
+/** The one place that knows every adapter: builds them from config and wires the pipeline. */
+export function createApp(config: Config, logger: Logger, overrides: AppOverrides = {}) {
+  const metrics = createMetrics();
+  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10, connectionTimeoutMillis: 5_000 });
+  pool.on("error", (err) => {
+    logger.warn({ err }, "idle postgres connection failed");
+  });
+  // Fail commands fast while Redis is away; the consumer's retry loop owns waiting for it.
+  const redis = new Redis(config.redis.url, {
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+    enableOfflineQueue: true,
+  });
+  redis.on("error", (err) => {
+    logger.debug({ err }, "redis connection error");
+  });
+  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: config.kafka.clientId, logger });
+  // Idempotent producers must retry without limit, or a retry exhausted mid-sequence breaks ordering.
+  const producer: Producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
+  });
+  const codec = config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();
+
+  const generator = overrides.generator ?? createHeuristicGenerator();
+  const processor = createTaskProcessor({
+    store: createPgReflectionStore(pool),
+    index: createRedisSignatureIndex(redis, { keyPrefix: config.redis.keyPrefix }),
+    generator,
+    embedder: createHashingEmbedder(),
+    clock: overrides.clock ?? systemClock,
+    timer: metrics.timer,
+    quality: {
+      ...defaultQualityConfig,
+      maxAttempts: config.quality.maxAttempts,
+      storageMinQuality: config.quality.storageMinQuality,
+    },
+    guardrails: defaultGuardrailConfig,
+    mode: config.mode,
+  });
+  const publisher = createOutputPublisher({
+    producer,
+    codec,
+    source: `/reflector/${config.kafka.groupId}`,
+    topics: {
+      reflectionAccepted: config.topics.reflectionAccepted,
+      reflectionRejected: config.topics.reflectionRejected,
+      loopDecision: config.topics.loopDecision,
+    },
+  });
+  const consumer: TaskConsumer = createTaskConsumer({
+    kafka,
+    producer,
+    groupId: config.kafka.groupId,
+    topic: config.topics.taskCompleted,
+    deadLetterTopic: config.topics.deadLetter,
+    fromBeginning: config.kafka.fromBeginning,
+    codec,
+    processor,
+    publisher,
+    logger,
+    metrics,
+    maxAttempts: config.handler.maxAttempts,
+    retryBaseMs: config.handler.retryBaseMs,
+  });
+
+  let stopping = false;
+  const http = createHttpServer({
+    registry: metrics.registry,
+    isConsuming: () => consumer.isReady(),
+    isStopping: () => stopping,
+    dependencies: [
+      { name: "postgres", check: async () => (await pool.query("SELECT 1")).rowCount === 1 },
+      {
+        name: "redis",
+        check: async () => {
+          await redis.ping();
+          return true;
+        },
+      },
+    ],
+  });
+
+  return {
+    config,
+    metrics,
+    http,
+    processor,
+    generatorName: generator.name,
+
+    async start(): Promise<void> {
+      await pool.query("SELECT 1");
+      await redis.connect();
+      await producer.connect();
+      await http.listen({ host: config.http.host, port: config.http.port });
+      await consumer.start();
+      logger.info(
+        {
+          topic: config.topics.taskCompleted,
+          groupId: config.kafka.groupId,
+          generator: generator.name,
+          codec: codec.format,
+        },
+        "reflector started",
+      );
+    },
+
+    onCrash(listener: (error: Error) => void): void {
+      consumer.onCrash(listener);
+    },
+
+    /** Reverse order of start, within the deadline: readiness off, drain and commit, close clients. */
+    async stop(): Promise<void> {
+      if (stopping) return;
+      stopping = true;
+      metrics.ready.set(0);
+      const deadline = config.shutdownDeadlineMs;
+      try {
+        await withDeadline(consumer.stop(), deadline, "draining the consumer");
+      } catch (err) {
+        logger.error({ err }, "consumer did not stop cleanly");
+      }
+      await Promise.allSettled([
+        producer.disconnect(),
+        http.close(),
+        pool.end(),
+        redis.quit().catch(() => {
+          redis.disconnect();
+        }),
+      ]);
+      logger.info("reflector stopped");
+    },
+  };
+}
+
+export type App = ReturnType<typeof createApp>;

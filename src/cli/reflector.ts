@@ -1,0 +1,105 @@
+import { Command, Option } from "commander";
+import { createKafka } from "../adapters/kafka/kafka-client.js";
+import { ensureTopics } from "../adapters/kafka/topics.js";
+import { migrate } from "../adapters/postgres/migrate.js";
+import { ConfigError, loadConfig, type Config } from "../config/config.js";
+import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
+import { runProcessor } from "../main.js";
+import { createLogger } from "../observability/logger.js";
+
+// kafkajs 2.2.4 schedules a timer with a negative delay on Node ≥ 23 (tulios/kafkajs#1751); Node
+// clamps it to 1 ms, which is what kafkajs meant, and warns. Drop that one warning, nothing else.
+const emitWarning = process.emitWarning.bind(process);
+process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
+  const type = typeof rest[0] === "string" ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
+  if (type === "TimeoutNegativeWarning") return;
+  Reflect.apply(emitWarning, process, [warning, ...rest]);
+};
+
+function configOrExit(): Config {
+  try {
+    return loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`reflector: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+export function topicNames(config: Config): string[] {
+  const t = config.topics;
+  return [t.taskCompleted, t.reflectionAccepted, t.reflectionRejected, t.loopDecision, t.deadLetter];
+}
+
+const program = new Command()
+  .name("reflector")
+  .description("Turns AI agents' task traces into judged, deduplicated, executable lessons.")
+  .showHelpAfterError();
+
+program
+  .command("start")
+  .description("run the stream processor (HTTP health and metrics on HTTP_PORT)")
+  .action(async () => {
+    const config = configOrExit();
+    await runProcessor(config, createLogger(config.logLevel));
+  });
+
+program
+  .command("migrate")
+  .description("create the database if needed and apply pending migrations")
+  .addOption(new Option("--down <count>", "roll back this many migrations").argParser(Number))
+  .action(async (options: { down?: number }) => {
+    const config = configOrExit();
+    const applied = await migrate({
+      databaseUrl: config.databaseUrl,
+      direction: options.down ? "down" : "up",
+      ...(options.down ? { count: options.down } : {}),
+    });
+    console.log(applied.length ? `applied: ${applied.join(", ")}` : "database is up to date");
+  });
+
+program
+  .command("topics")
+  .description("create Reflector's topics (existing ones are left alone)")
+  .action(async () => {
+    const config = configOrExit();
+    const logger = createLogger("warn");
+    const kafka = createKafka({
+      brokers: config.kafka.brokers,
+      clientId: `${config.kafka.clientId}-admin`,
+      logger,
+    });
+    const result = await ensureTopics(kafka, {
+      names: topicNames(config),
+      partitions: config.topics.partitions,
+      replicationFactor: config.topics.replicationFactor,
+    });
+    for (const name of result.created)
+      console.log(`created  ${name} (${config.topics.partitions} partitions)`);
+    for (const name of result.existing) console.log(`exists   ${name}`);
+  });
+
+program
+  .command("signature")
+  .description("print the error signature (seed 003) of an error type and content")
+  .requiredOption("--type <type>", "error type, e.g. timeout_error")
+  .requiredOption("--content <content>", "error content, e.g. the message")
+  .option("--mask", "mask ids, numbers and timestamps first, as the pipeline does", false)
+  .action((options: { type: string; content: string; mask: boolean }) => {
+    const content = options.mask ? maskVolatileTokens(options.content) : options.content;
+    console.log(computeErrorSignature(options.type, content));
+  });
+
+program
+  .command("demo")
+  .description("start local services if needed, process the examples and print what came out")
+  .action(async () => {
+    const { runDemo } = await import("./demo.js");
+    process.exitCode = await runDemo();
+  });
+
+export async function runCli(argv: string[]): Promise<void> {
+  await program.parseAsync(argv);
+}

@@ -1,0 +1,139 @@
+import { z } from "zod";
+
+const csv = z
+  .string()
+  .transform((value) =>
+    value
+      .split(",")
+      .map((part) => part.trim())
+      .filter((part) => part.length > 0),
+  )
+  .pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, "each broker must be host:port")).min(1));
+
+const topicName = z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, "letters, digits, '.', '_' and '-' only");
+const optionalUrl = z.url().optional();
+const boolFlag = z.enum(["true", "false", "1", "0"]).transform((value) => value === "true" || value === "1");
+
+/** Every setting Reflector reads, from environment variables. Documented in README.md. */
+const EnvSchema = z.object({
+  KAFKA_BROKERS: csv.default(["127.0.0.1:9092"]),
+  KAFKA_CLIENT_ID: z.string().min(1).default("reflector"),
+  KAFKA_GROUP_ID: z.string().min(1).default("reflector"),
+  SCHEMA_REGISTRY_URL: optionalUrl,
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")
+    .default("postgres://postgres@127.0.0.1:5432/reflector"),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "must be a redis:// URL")
+    .default("redis://127.0.0.1:6379/0"),
+  REDIS_KEY_PREFIX: z.string().min(1).default("reflector"),
+  HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HTTP_HOST: z.string().min(1).default("0.0.0.0"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // The openai generator is specified (issue 3) but not in this build yet; only `heuristic` is accepted.
+  REFLECTOR_GENERATOR: z.enum(["heuristic"]).default("heuristic"),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: optionalUrl,
+  REFLECTOR_MODEL: z.string().min(1).optional(),
+  REFLECTOR_MODE: z.enum(["lite", "full"]).default("full"),
+  STORAGE_MIN_QUALITY: z.coerce.number().min(0).max(1).default(0.8),
+  MAX_REFLECTION_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  TOPIC_TASK_COMPLETED: topicName.default("agent.task.completed"),
+  TOPIC_REFLECTION_ACCEPTED: topicName.default("reflection.accepted"),
+  TOPIC_REFLECTION_REJECTED: topicName.default("reflection.rejected"),
+  TOPIC_LOOP_DECISION: topicName.default("loop.decision"),
+  TOPIC_DLQ: topicName.default("agent.task.completed.dlq"),
+  TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
+  TOPIC_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
+  SHUTDOWN_DEADLINE_MS: z.coerce.number().int().min(1000).default(25_000),
+  HANDLER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
+  HANDLER_RETRY_BASE_MS: z.coerce.number().int().min(1).default(200),
+  KAFKA_FROM_BEGINNING: boolFlag.default(true),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  kafka: { brokers: string[]; clientId: string; groupId: string; fromBeginning: boolean };
+  topics: {
+    taskCompleted: string;
+    reflectionAccepted: string;
+    reflectionRejected: string;
+    loopDecision: string;
+    deadLetter: string;
+    partitions: number;
+    replicationFactor: number;
+  };
+  schemaRegistryUrl: string | undefined;
+  databaseUrl: string;
+  redis: { url: string; keyPrefix: string };
+  http: { host: string; port: number };
+  logLevel: Env["LOG_LEVEL"];
+  generator: Env["REFLECTOR_GENERATOR"];
+  openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string | undefined };
+  mode: "lite" | "full";
+  quality: { storageMinQuality: number; maxAttempts: number };
+  handler: { maxAttempts: number; retryBaseMs: number };
+  shutdownDeadlineMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Parses the environment once; lists every problem at once rather than the first. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  // An empty variable means "not set": shells and compose files export them that way.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((issue) => `${issue.path.join(".") || "(env)"}: ${issue.message}`),
+    );
+  }
+  const e = parsed.data;
+  return deepFreeze({
+    kafka: {
+      brokers: e.KAFKA_BROKERS,
+      clientId: e.KAFKA_CLIENT_ID,
+      groupId: e.KAFKA_GROUP_ID,
+      fromBeginning: e.KAFKA_FROM_BEGINNING,
+    },
+    topics: {
+      taskCompleted: e.TOPIC_TASK_COMPLETED,
+      reflectionAccepted: e.TOPIC_REFLECTION_ACCEPTED,
+      reflectionRejected: e.TOPIC_REFLECTION_REJECTED,
+      loopDecision: e.TOPIC_LOOP_DECISION,
+      deadLetter: e.TOPIC_DLQ,
+      partitions: e.TOPIC_PARTITIONS,
+      replicationFactor: e.TOPIC_REPLICATION_FACTOR,
+    },
+    schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
+    databaseUrl: e.DATABASE_URL,
+    redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },
+    http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
+    logLevel: e.LOG_LEVEL,
+    generator: e.REFLECTOR_GENERATOR,
+    openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL, model: e.REFLECTOR_MODEL },
+    mode: e.REFLECTOR_MODE,
+    quality: { storageMinQuality: e.STORAGE_MIN_QUALITY, maxAttempts: e.MAX_REFLECTION_ATTEMPTS },
+    handler: { maxAttempts: e.HANDLER_MAX_ATTEMPTS, retryBaseMs: e.HANDLER_RETRY_BASE_MS },
+    shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
+  });
+}
+
+/** Every variable Reflector reads; a test keeps the README's table in step with it. */
+export const envVariableNames = Object.keys(EnvSchema.shape) as (keyof Env)[];

@@ -1,0 +1,79 @@
+/**
+ * The one error type of Reflector. Every code is in `errorCodes`; docs/error-codes.md lists
+ * them and a test keeps the two in sync.
+ */
+export const errorCodes = {
+  DECODE_FAILED: {
+    action: "dead-letter",
+    summary: "The value is neither JSON nor a Confluent wire-format JSON payload.",
+  },
+  SCHEMA_INVALID: { action: "dead-letter", summary: "The value decoded but does not match the contract." },
+  UNSUPPORTED_SCHEMA_VERSION: {
+    action: "dead-letter",
+    summary: "schemaVersion is not one this build reads.",
+  },
+  REGISTRY_UNAVAILABLE: { action: "retry", summary: "The schema registry could not be reached." },
+  STORE_UNAVAILABLE: { action: "retry", summary: "Postgres could not be reached or the transaction failed." },
+  INDEX_UNAVAILABLE: { action: "retry", summary: "Redis could not be reached." },
+  GENERATOR_FAILED: {
+    action: "retry",
+    summary: "The reflection generator failed in a way that may pass on retry.",
+  },
+  PUBLISH_FAILED: { action: "retry", summary: "Producing to Kafka failed." },
+  RETRIES_EXHAUSTED: {
+    action: "dead-letter",
+    summary: "A retryable failure kept failing past the retry budget.",
+  },
+  CONFIG_INVALID: { action: "crash", summary: "Configuration is invalid; the process must not start." },
+  INTERNAL: { action: "crash", summary: "A bug: an invariant did not hold." },
+} as const satisfies Record<string, { action: FailureAction; summary: string }>;
+
+export type FailureAction = "retry" | "dead-letter" | "crash";
+export type ErrorCode = keyof typeof errorCodes;
+
+export class ReflectorError extends Error {
+  override readonly name = "ReflectorError";
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  get retryable(): boolean {
+    return errorCodes[this.code].action === "retry";
+  }
+}
+
+// Node/pg/ioredis report transport trouble with these codes; all of them may pass on retry.
+const transientCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "57P01", // admin_shutdown
+  "57P03", // cannot_connect_now
+  "53300", // too_many_connections
+  "40001", // serialization_failure
+  "40P01", // deadlock_detected
+]);
+
+/** Total: every thrown value maps to exactly one action. */
+export function classifyFailure(err: unknown): FailureAction {
+  if (err instanceof ReflectorError) return errorCodes[err.code].action;
+  if (typeof err === "object" && err !== null) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === "string" && transientCodes.has(code)) return "retry";
+    const retriable = (err as { retriable?: unknown }).retriable; // kafkajs marks its errors this way
+    if (retriable === true) return "retry";
+    if (err instanceof Error && /connection|connect|socket|timeout/i.test(err.message)) return "retry";
+  }
+  return "crash";
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

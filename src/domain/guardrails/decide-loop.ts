@@ -1,0 +1,211 @@
+import type { Decision, TaskCompleted } from "../contracts/index.js";
+import type { GuardrailConfig } from "./guardrail-config.js";
+
+/** The stored trace of an earlier loop of the same family, as far as the decision needs it. */
+export interface PreviousLoop {
+  rootLoopId: string;
+  rerunDepth: number;
+  maxReruns: number;
+  alignment: number | null;
+  drift: number | null;
+  fatigue: number;
+}
+
+export interface LoopOverride {
+  overrideFatigue: boolean;
+  overrideMaxReruns: boolean;
+  overriddenBy: string | null;
+}
+
+export interface LoopDecisionInput {
+  event: Pick<TaskCompleted, "loopId" | "rerunOf" | "outcome" | "scores" | "biasTags">;
+  previous: PreviousLoop | null;
+  override: LoopOverride | null;
+  /** Occurrences of each bias tag for the tenant before this event. */
+  biasHistory: ReadonlyMap<string, number>;
+  /** The answer's self-evaluation asked for a retry (seed 001). */
+  answerNeedsRetry: boolean;
+}
+
+export interface LoopDecisionResult {
+  decision: Decision;
+  rootLoopId: string;
+  rerunDepth: number;
+  newLoopId: string | null;
+  rerunCount: number;
+  maxReruns: number;
+  reason: string;
+  reasonDetail: string;
+  triggers: string[];
+  fatigue: number;
+  fatigueIncreased: boolean;
+  biasEcho: boolean;
+  repeatedTags: string[];
+  /** Occurrences of each of this event's bias tags, this event included. */
+  biasCounts: Map<string, number>;
+  forceFinalize: boolean;
+  overriddenBy: string | null;
+  alignment: number | null;
+  drift: number | null;
+}
+
+const rerunSuffix = /_r(\d+)$/;
+
+/** Where a loop sits in its family when its parent's trace is not (yet) known. */
+function lineageFromIds(loopId: string, rerunOf: string | undefined): { root: string; depth: number } {
+  if (rerunOf === undefined) return { root: loopId, depth: 0 };
+  const depth = Number(rerunSuffix.exec(loopId)?.[1] ?? "1");
+  return { root: rerunOf.replace(rerunSuffix, ""), depth };
+}
+
+function round(value: number): number {
+  return Math.round(value * 1e6) / 1e6;
+}
+
+/**
+ * Seed 004's guardrails as one pure decision: bias echo halts; a loop that meets its thresholds
+ * finalizes; otherwise it reruns unless the rerun limit or reflection fatigue forces finalization
+ * (each can be overridden).
+ */
+export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): LoopDecisionResult {
+  const { event, previous, override } = input;
+  const alignment = event.scores?.alignment ?? null;
+  const drift = event.scores?.drift ?? null;
+
+  const lineage = previous
+    ? { root: previous.rootLoopId, depth: previous.rerunDepth + 1 }
+    : lineageFromIds(event.loopId, event.rerunOf);
+  const maxReruns = previous?.maxReruns ?? config.maxReruns;
+
+  let fatigue = previous?.fatigue ?? 0;
+  let fatigueIncreased = false;
+  if (previous) {
+    const alignmentGain = (alignment ?? 0) - (previous.alignment ?? 0);
+    const driftGain = (previous.drift ?? 1) - (drift ?? 1);
+    const improved =
+      alignmentGain >= config.fatigueImprovementThreshold || driftGain >= config.fatigueImprovementThreshold;
+    fatigueIncreased = !improved;
+    fatigue += improved ? -config.fatigueDecay : config.fatigueIncrement;
+    fatigue = round(Math.min(config.maxFatigue, Math.max(0, fatigue)));
+  }
+
+  const biasCounts = new Map<string, number>();
+  for (const { tag } of event.biasTags ?? []) {
+    biasCounts.set(tag, (biasCounts.get(tag) ?? input.biasHistory.get(tag) ?? 0) + 1);
+  }
+  const repeatedTags = [...biasCounts]
+    .filter(([, count]) => count >= config.biasRepetitionThreshold)
+    .map(([tag]) => tag)
+    .sort();
+
+  const triggers: string[] = [];
+  const reasons: string[] = [];
+  if (alignment !== null && alignment < config.alignmentThreshold) {
+    triggers.push("alignment");
+    reasons.push(`alignment ${alignment} < ${config.alignmentThreshold}`);
+  }
+  if (drift !== null && drift > config.driftThreshold) {
+    triggers.push("drift");
+    reasons.push(`drift ${drift} > ${config.driftThreshold}`);
+  }
+  if (alignment === null && drift === null && event.outcome !== "success") {
+    triggers.push("outcome");
+    reasons.push(`outcome was ${event.outcome} and no alignment/drift scores were given`);
+  }
+  if (input.answerNeedsRetry) {
+    triggers.push("self_evaluation");
+    reasons.push("the answer's self-evaluation scored below 0.5");
+  }
+
+  const base = {
+    rootLoopId: lineage.root,
+    rerunDepth: lineage.depth,
+    maxReruns,
+    triggers,
+    fatigue,
+    fatigueIncreased,
+    biasEcho: repeatedTags.length > 0,
+    repeatedTags,
+    biasCounts,
+    alignment,
+    drift,
+  };
+  const finalize = (
+    reason: string,
+    reasonDetail: string,
+    forceFinalize: boolean,
+    overriddenBy: string | null,
+  ) => ({
+    ...base,
+    decision: "finalize" as const,
+    newLoopId: null,
+    rerunCount: lineage.depth,
+    reason,
+    reasonDetail,
+    forceFinalize,
+    overriddenBy,
+  });
+
+  if (repeatedTags.length > 0) {
+    return {
+      ...base,
+      decision: "halt",
+      newLoopId: null,
+      rerunCount: lineage.depth,
+      reason: "bias_echo_detected",
+      reasonDetail: `bias tags raised ${config.biasRepetitionThreshold}+ times: ${repeatedTags.join(", ")}`,
+      triggers: [...triggers, "pessimist"],
+      forceFinalize: false,
+      overriddenBy: null,
+    };
+  }
+  if (triggers.length === 0) {
+    const detail =
+      alignment !== null || drift !== null
+        ? `alignment ${alignment ?? "n/a"} and drift ${drift ?? "n/a"} are within thresholds`
+        : "task succeeded";
+    return finalize("thresholds_met", detail, false, null);
+  }
+
+  let overriddenBy: string | null = null;
+  if (lineage.depth >= maxReruns) {
+    if (!override?.overrideMaxReruns) {
+      return finalize(
+        "max_reruns_reached",
+        `${lineage.depth} of ${maxReruns} reruns used; wanted a rerun because ${reasons.join("; ")}`,
+        true,
+        null,
+      );
+    }
+    overriddenBy = override.overriddenBy ?? "unknown";
+  }
+  if (fatigue >= config.fatigueCriticalThreshold) {
+    if (!override?.overrideFatigue) {
+      return finalize(
+        "reflection_fatigue",
+        `fatigue ${fatigue} >= ${config.fatigueCriticalThreshold}; reruns stopped improving alignment or drift`,
+        true,
+        null,
+      );
+    }
+    overriddenBy = override.overriddenBy ?? "unknown";
+  }
+
+  const reason = triggers.includes("alignment")
+    ? "alignment_threshold_not_met"
+    : triggers.includes("drift")
+      ? "drift_threshold_exceeded"
+      : triggers.includes("outcome")
+        ? "task_failed"
+        : "answer_quality_low";
+  return {
+    ...base,
+    decision: "rerun",
+    newLoopId: `${lineage.root}_r${lineage.depth + 1}`,
+    rerunCount: lineage.depth + 1,
+    reason,
+    reasonDetail: reasons.join("; "),
+    forceFinalize: false,
+    overriddenBy,
+  };
+}

@@ -1,0 +1,17 @@
+import { z } from "zod";
+
+/** Seed 004's RERUN_CONFIG and FATIGUE_CONFIG, as one validated object. */
+export const GuardrailConfig = z.object({
+  alignmentThreshold: z.number().min(0).max(1).default(0.75),
+  driftThreshold: z.number().min(0).max(1).default(0.25),
+  maxReruns: z.number().int().min(0).default(3),
+  biasRepetitionThreshold: z.number().int().min(1).default(3),
+  fatigueIncrement: z.number().min(0).max(1).default(0.15),
+  fatigueImprovementThreshold: z.number().min(0).max(1).default(0.05),
+  fatigueDecay: z.number().min(0).max(1).default(0.05),
+  fatigueCriticalThreshold: z.number().min(0).max(1).default(0.5),
+  maxFatigue: z.number().min(0).max(1).default(1),
+});
+export type GuardrailConfig = z.infer<typeof GuardrailConfig>;
+
+export const defaultGuardrailConfig: GuardrailConfig = Object.freeze(GuardrailConfig.parse({}));

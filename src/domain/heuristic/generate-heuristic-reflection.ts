@@ -1,0 +1,286 @@
+import type { Reflection, TaskCompleted } from "../contracts/index.js";
+import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";
+
+export interface HeuristicGuidance {
+  attempt: number;
+  violations: string[];
+  missingFields: string[];
+  insights?: string[];
+}
+
+interface Lesson {
+  cause: string;
+  assumption: string;
+  adjustments: string[];
+  learning: string;
+  tags: string[];
+}
+
+const quote = (text: string, max = 160) => `"${text.length > max ? `${text.slice(0, max - 1)}…` : text}"`;
+
+/** Root cause and executable adjustments per failure kind, filled with the trace's own numbers. */
+function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted): Lesson {
+  const tool = a.tool ?? "the failing tool";
+  const n = a.numbers;
+  switch (kind) {
+    case "timeout": {
+      const limit = n.timeoutMs;
+      const rows = n.rows ? ` over an estimated ${n.rows} rows` : "";
+      return {
+        cause: `${tool} ran past its ${limit ? `${limit} ms ` : ""}limit${rows} because the call fetched everything in one request instead of a bounded page`,
+        assumption: `the whole result could be fetched in one call within the time limit`,
+        adjustments: [
+          `add constraint: ${tool} calls must filter on an indexed key and fetch pages with LIMIT 1000`,
+          `set timeout_ms = ${limit ? limit * 2 : 60000} for ${tool} only while paginated batches are in place`,
+          `change the fetch strategy from one full query to paginated batches, resuming from the last key on timeout`,
+        ],
+        learning: `Large reads through ${tool} must be bounded and paginated; a raised timeout alone only moves the failure.`,
+        tags: ["timeout", "performance", tool],
+      };
+    }
+    case "rate_limit": {
+      const wait = n.retryAfterS ?? 30;
+      return {
+        cause: `${tool} was rate limited (HTTP 429)${n.attempts > 1 ? ` and was called ${n.attempts} times` : ""} because retries ignored the Retry-After of ${wait}s`,
+        assumption: `an immediate retry would succeed after a rate-limit response`,
+        adjustments: [
+          `set retry_wait_s = ${wait} for ${tool} whenever the response carries Retry-After`,
+          `add constraint: at most 2 retries of ${tool} per task, with jittered exponential backoff starting at ${wait}s`,
+          `change retry policy from immediate retry to honouring Retry-After before the next ${tool} call`,
+        ],
+        learning: `Rate-limit responses from ${tool} carry the wait time; retrying before it elapses only burns quota and time.`,
+        tags: ["rate-limit", "retry", tool],
+      };
+    }
+    case "auth":
+      return {
+        cause: `${tool} rejected the credentials${n.status ? ` (HTTP ${n.status})` : ""} due to an expired or invalid token, and the agent retried with the same token`,
+        assumption: `the access token obtained earlier was still valid for this call`,
+        adjustments: [
+          `add constraint: refresh the access token before calling ${tool} when it expires within 60 s`,
+          `change handling of 401 responses from retrying the same request to one token refresh followed by a single retry`,
+          `set max_auth_retries = 1 for ${tool}`,
+        ],
+        learning: `Authentication failures from ${tool} need a credential refresh, not a retry of the same request.`,
+        tags: ["auth", "credentials", tool],
+      };
+    case "validation": {
+      const detail = a.failingStep?.error?.message ?? event.error?.message ?? "the tool's input rules";
+      return {
+        cause: `${tool} rejected its arguments (${quote(detail, 100)}) because the agent passed a value in a form the tool does not accept`,
+        assumption: `${tool} would interpret free-form argument values the way a person would`,
+        adjustments: [
+          `add constraint: validate ${tool} arguments against the tool's schema before the call`,
+          `change argument construction to convert relative or free-text values into the exact formats ${tool} requires (e.g. RFC 3339 date-times)`,
+          `set max_identical_retries = 0 for ${tool} after a 400 response`,
+        ],
+        learning: `Arguments to ${tool} must be normalised to the documented format before the call; repeating a rejected call cannot succeed.`,
+        tags: ["validation", "tool-arguments", tool],
+      };
+    }
+    case "network":
+      return {
+        cause: `${tool} lost its connection (${quote(a.failingStep?.error?.code ?? event.error?.code ?? "connection error", 40)})${n.attempts > 1 ? ` on ${n.attempts} attempts` : ""} and the task gave up without a recovery path`,
+        assumption: `a single connection attempt to the remote endpoint would be reliable`,
+        adjustments: [
+          `set max_retries = 3 with jittered backoff for ${tool}`,
+          `add constraint: send an Idempotency-Key with every ${tool} POST so retries are safe`,
+          `change the failure path from giving up to queueing the request for a later retry`,
+        ],
+        learning: `Transient network failures of ${tool} are expected; calls must be idempotent and retried with backoff.`,
+        tags: ["network", "retry", tool],
+      };
+    case "not_found":
+      return {
+        cause: `${tool} was asked for something that does not exist, because the identifier was assumed rather than looked up`,
+        assumption: `the identifier used in the call was correct`,
+        adjustments: [
+          `add constraint: look the resource up (list or search) before calling ${tool} with an id`,
+          `change id handling to use only ids returned by a previous tool response`,
+        ],
+        learning: `Identifiers passed to ${tool} must come from earlier tool output, not from inference.`,
+        tags: ["not-found", tool],
+      };
+    case "resource_exhausted":
+      return {
+        cause: `${tool} ran out of a resource (memory, context or quota) due to an input larger than it can hold`,
+        assumption: `the whole input fits into one call`,
+        adjustments: [
+          `add constraint: split inputs to ${tool} into chunks below 50% of its limit`,
+          `set max_input_tokens = 8000 for ${tool}`,
+        ],
+        learning: `Inputs to ${tool} must be chunked below its limits; one oversized call fails outright.`,
+        tags: ["resource-limit", tool],
+      };
+    case "parse_error":
+      return {
+        cause: `the output of ${tool} could not be parsed because it did not follow the expected format`,
+        assumption: `${tool} always returns well-formed structured output`,
+        adjustments: [
+          `add constraint: validate ${tool} output against a schema and request a repair once on failure`,
+          `set response_format = json_object for ${tool}`,
+        ],
+        learning: `Structured output from ${tool} must be validated before use, with one repair attempt.`,
+        tags: ["parsing", tool],
+      };
+    case "conflicting_claim":
+    case "unverified_claim": {
+      const conflict = event.verificationResults?.find(
+        (v) => v.status === "conflict" || v.status === "refuted",
+      );
+      const claim = event.verificationResults?.find((v) => v.status === "unverified");
+      const what =
+        conflict?.conflictReason ?? conflict?.claimText ?? claim?.claimText ?? "a claim in the answer";
+      return {
+        cause: `the answer stated ${quote(what, 140)} ${kind === "conflicting_claim" ? "which contradicts a verified source" : "without verification"}, because claims were written from memory before the sources were checked`,
+        assumption: `facts recalled while drafting were correct and did not need a source`,
+        adjustments: [
+          `add constraint: every date, number and named fact in an answer must cite a source verified in this session`,
+          `remove claims that verification marks as conflicting before the answer is returned`,
+          `change the answer workflow from draft-then-verify to verify-then-draft for factual questions`,
+        ],
+        learning: `Factual answers must be grounded in verified sources; conflicting or unverified claims are dropped or flagged.`,
+        tags: ["factuality", "verification", kind === "conflicting_claim" ? "conflict" : "unverified-claim"],
+      };
+    }
+    case "wrong_choice": {
+      const goal = event.task.goal ?? event.task.description;
+      return {
+        cause: `the agent's choice did not serve the goal ${quote(goal, 120)} because it optimised a default criterion (such as price) instead of the priority the user stated`,
+        assumption: `the cheapest or first acceptable option satisfies the user`,
+        adjustments: [
+          `add constraint: rank options by the user's stated priority before price`,
+          `change the selection criterion from lowest price to the goal's stated priority`,
+          `filter candidates where rating < 8 when the user asks for quality`,
+        ],
+        learning: `Choices must be ranked by what the user asked for; a budget-first default conflicts with a stated quality preference.`,
+        tags: ["decision-making", "user-preference", "alignment"],
+      };
+    }
+    case "quality":
+      return {
+        cause: `the output drifted from the task${event.scores?.drift !== undefined ? ` (drift ${event.scores.drift})` : ""} because the agent did not check its result against the goal before finishing`,
+        assumption: `a complete-looking output is aligned with the goal`,
+        adjustments: [
+          `add constraint: check each section of the output against the goal before returning it`,
+          `set min_alignment = 0.75 as the bar before a loop may finalize`,
+        ],
+        learning: `Outputs must be checked against the goal before they are returned; looking complete is not being aligned.`,
+        tags: ["quality", "alignment"],
+      };
+    case "tool_error":
+    case "unknown":
+      return {
+        cause: a.failingStep
+          ? `${tool} failed at step ${a.failingStep.eventId} with ${quote(a.failingStep.error?.message ?? a.failingStep.content, 120)}; the trace does not show why`
+          : `the task failed and the trace holds no error event that explains it`,
+        assumption: `${tool} would succeed without a fallback`,
+        adjustments: [
+          `add constraint: log the inputs and the full error of ${tool} on failure so the cause can be found`,
+          `set max_retries = 1 for ${tool} with a fallback path when it fails`,
+        ],
+        learning: `When a failure's cause is not in the trace, the first lesson is to record enough to find it next time.`,
+        tags: ["tool-error", tool],
+      };
+  }
+}
+
+function successReflection(event: TaskCompleted): Reflection {
+  const tools = [...new Set(event.events.map((e) => e.toolName).filter((t): t is string => Boolean(t)))];
+  const cacheHit = event.events.find(
+    (e) => e.metadata?.cache_hit === true || e.metadata?.cache === "hit" || /cache hit/i.test(e.content),
+  );
+  const latencies = event.events
+    .map((e) => e.metadata?.latency_ms)
+    .filter((v): v is number => typeof v === "number");
+  const fastest = latencies.length ? Math.min(...latencies) : undefined;
+  const what = cacheHit
+    ? `a cache hit (${quote(cacheHit.content, 80)}) avoided recomputation`
+    : `the sequence ${tools.join(" → ") || "of steps"} reached the goal without errors`;
+  return {
+    reflectionText:
+      `The task ${quote(event.task.description, 100)} succeeded because ${what}` +
+      `${fastest !== undefined ? `, with the fastest step at ${fastest} ms` : ""}. ` +
+      `The approach of checking cheap sources before expensive ones is a strategy worth reusing for similar requests.`,
+    strategyText: cacheHit
+      ? `Check the cache before computing for repeated requests; it cut the work to ${fastest ?? "a few"} ms.`
+      : `Reuse the tool sequence ${tools.join(" → ")} for tasks like this one.`,
+    importance: Math.min(1, (event.task.importance ?? 0.5) * 0.9),
+    confidence: cacheHit || fastest !== undefined ? 0.7 : 0.5,
+    tags: ["success", "best-practice", ...(cacheHit ? ["caching"] : []), ...tools],
+    errorCategory: null,
+    patterns: cacheHit ? [`cache hit on ${tools[0] ?? "lookup"}`] : [`success with ${tools.join(" ")}`],
+    adjustments: cacheHit
+      ? [`set cache_first = true for ${tools[0] ?? "lookups"} on repeated requests`]
+      : [
+          `add constraint: use ${tools.join(" then ") || "the same steps"} for tasks like ${quote(event.task.description, 60)}`,
+        ],
+    learning: `What worked here (${cacheHit ? "cache first" : tools.join(", ")}) is a reusable pattern for tasks of this kind.`,
+  };
+}
+
+/**
+ * The offline generator: reads the trace, classifies the failure, finds the failing step and
+ * what led to it, and writes a root cause with executable adjustments that use the trace's own
+ * numbers. Deterministic. On retries it uses the validator's feedback (generalises patterns
+ * that lacked evidence, restates the task when relevance was low, lengthens short fields).
+ */
+export function generateHeuristicReflection(event: TaskCompleted, guidance?: HeuristicGuidance): Reflection {
+  if (event.outcome === "success") return successReflection(event);
+  const analysis = classifyFailure(event);
+  const lesson = lessonFor(analysis.kind, analysis, event);
+  const step = analysis.failingStep;
+  const led = analysis.precedingStep;
+  const retry = guidance && guidance.attempt > 1 ? guidance : undefined;
+  const feedback = (retry?.violations ?? []).join(" ");
+
+  const sentences = [
+    `Task ${quote(event.task.description, 120)}${event.task.goal ? ` (goal: ${quote(event.task.goal, 120)})` : ""} ended as ${event.outcome}.`,
+    step
+      ? `The failing step was ${step.eventId} (${step.type}${step.toolName ? ` on ${step.toolName}` : ""}): ${quote(step.error?.message ?? step.content, 140)}.`
+      : "",
+    led ? `It followed the call ${led.eventId}: ${quote(led.content, 140)}.` : "",
+    `Root cause: ${lesson.cause}.`,
+    `The approach assumed ${lesson.assumption}; that incorrect assumption is the strategy flaw to fix.`,
+    analysis.kind === "unknown" || analysis.kind === "tool_error"
+      ? "Confidence is low: the evidence in the trace is thin."
+      : `Evidence: ${analysis.evidence.slice(0, 3).join("; ")}.`,
+  ];
+  if (/relevan/i.test(feedback) && event.task.goal)
+    sentences.push(`The goal was ${quote(event.task.goal, 160)}.`);
+  if (retry?.insights?.length)
+    sentences.push(`Known recurring issues: ${retry.insights.slice(0, 3).join("; ")}.`);
+
+  const specific = analysis.tool
+    ? `${analysis.kind.replace(/_/g, " ")} on ${analysis.tool}`
+    : analysis.kind.replace(/_/g, " ");
+  // A pattern that lacked statistical support is widened to the failure family on the next try.
+  const patterns = feedback.includes("Invalid pattern")
+    ? [event.error?.category ?? analysis.kind]
+    : [specific];
+  const confidence =
+    analysis.kind === "unknown"
+      ? 0.3
+      : analysis.kind === "tool_error"
+        ? 0.45
+        : Math.min(0.9, 0.55 + 0.1 * analysis.evidence.length);
+  const base = event.task.importance ?? 0.6;
+  const importance = Math.min(
+    1,
+    base + (event.outcome === "failure" || event.outcome === "error" ? 0.2 : 0.1),
+  );
+
+  return {
+    reflectionText: sentences.filter(Boolean).join(" "),
+    strategyText: lesson.adjustments[0]
+      ? `${lesson.learning} First step: ${lesson.adjustments[0]}.`
+      : lesson.learning,
+    importance: Math.round(importance * 100) / 100,
+    confidence: Math.round(confidence * 100) / 100,
+    tags: [...new Set([...lesson.tags, event.outcome])],
+    errorCategory: event.error?.category ?? analysis.kind,
+    patterns,
+    adjustments: lesson.adjustments,
+    learning: lesson.learning,
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * RT-010 pattern validity. A pattern is evidenced by the tenant's stored episodes: an episode
+ * matches when it contains at least 70% of the pattern's keywords; fewer than 3 matches means
+ * "insufficient data" (0), otherwise confidence = matches / episodes retrieved.
+ */
+
+const stopWords = new Set([
+  "a",
+  "an",
+  "the",
+  "of",
+  "on",
+  "in",
+  "to",
+  "for",
+  "and",
+  "or",
+  "with",
+  "is",
+  "at",
+  "by",
+]);
+
+export function patternKeywords(pattern: string): string[] {
+  return (pattern.toLowerCase().match(/[a-z0-9_]+/g) ?? []).filter((word) => !stopWords.has(word));
+}
+
+export function episodeMatchesPattern(episode: string, pattern: string, keywordShare = 0.7): boolean {
+  const keywords = patternKeywords(pattern);
+  if (keywords.length === 0) return false;
+  const text = episode.toLowerCase();
+  const found = keywords.filter((keyword) => text.includes(keyword)).length;
+  return found >= keywords.length * keywordShare;
+}
+
+export function patternValidity(
+  evidence: { occurrences: number; total: number },
+  minOccurrences = 3,
+): number {
+  if (evidence.occurrences < minOccurrences || evidence.total === 0) return 0;
+  return Math.min(1, evidence.occurrences / evidence.total);
+}

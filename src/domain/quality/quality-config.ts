@@ -1,0 +1,117 @@
+import { z } from "zod";
+
+/**
+ * RT-010's thresholds, indicator lists, patterns and weights, with the seed's values as
+ * defaults. One object so operators can tune them and tests can see every number.
+ */
+export const QualityConfig = z.object({
+  depth: z.object({
+    minThreshold: z.number().default(0.7),
+    levels: z
+      .object({ surface: z.number(), shallow: z.number(), medium: z.number(), deep: z.number() })
+      .default({ surface: 0.3, shallow: 0.5, medium: 0.7, deep: 0.9 }),
+    indicators: z
+      .object({
+        surface: z.array(z.string()),
+        shallow: z.array(z.string()),
+        medium: z.array(z.string()),
+        deep: z.array(z.string()),
+      })
+      .default({
+        surface: ["it failed", "it didn't work", "error occurred", "task unsuccessful"],
+        shallow: ["wrong result", "incorrect output", "selected wrong", "chose bad option"],
+        medium: ["because", "due to", "caused by", "resulted from", "prioritized", "assumed", "overlooked"],
+        deep: [
+          "strategy",
+          "approach",
+          "methodology",
+          "reasoning",
+          "conflicting",
+          "contradictory",
+          "fundamental flaw",
+          "incorrect assumption",
+          "systematic error",
+        ],
+      }),
+    /** Indicators needed at a level for it to count. */
+    minDeepIndicators: z.number().int().default(2),
+    minMediumIndicators: z.number().int().default(2),
+    minShallowIndicators: z.number().int().default(1),
+    /** Longer analyses earn up to `maxLengthBonus`, at one point per `lengthBonusChars` characters. */
+    maxLengthBonus: z.number().default(0.1),
+    lengthBonusChars: z.number().default(5000),
+    /** Analyses shorter than this score `shortScore` whatever they say. */
+    shortLengthChars: z.number().int().default(50),
+    shortScore: z.number().default(0.2),
+  }),
+  actionability: z.object({
+    minThreshold: z.number().default(0.8),
+    actionablePatterns: z
+      .array(z.string())
+      .default([
+        "change .+ to .+",
+        "add constraint: .+",
+        "set .+ = .+",
+        "increase .+ by .+",
+        "decrease .+ from .+ to .+",
+        "remove .+",
+        "filter .+ where .+",
+      ]),
+    vaguePatterns: z
+      .array(z.string())
+      .default(["do better", "improve", "try harder", "be more careful", "pay attention"]),
+  }),
+  patternValidity: z.object({
+    minThreshold: z.number().default(0.75),
+    minOccurrences: z.number().int().default(3),
+    minConfidence: z.number().default(0.75),
+    /** Share of a pattern's keywords an episode must contain to count as an occurrence. */
+    keywordMatchShare: z.number().default(0.7),
+    /** Episodes retrieved per pattern. */
+    topK: z.number().int().default(50),
+  }),
+  relevance: z.object({ minThreshold: z.number().default(0.6) }),
+  novelty: z.object({ minThreshold: z.number().default(0.3) }),
+  completeness: z.object({
+    minThreshold: z.number().default(0.9),
+    /** A required text field counts when it is longer than this. */
+    minTextChars: z.number().int().default(10),
+  }),
+  weights: z
+    .object({
+      completeness: z.number(),
+      depthScore: z.number(),
+      actionabilityScore: z.number(),
+      relevanceScore: z.number(),
+      noveltyScore: z.number(),
+    })
+    .default({
+      completeness: 0.2,
+      depthScore: 0.3,
+      actionabilityScore: 0.3,
+      relevanceScore: 0.1,
+      noveltyScore: 0.1,
+    }),
+  /** Below this score a reflection is rejected. */
+  rejectBelow: z.number().default(0.5),
+  /** RT-010 "Cumplimiento": quality ≥ 0.8 to be stored. Separate from the verdict on purpose. */
+  storageMinQuality: z.number().default(0.8),
+  maxAttempts: z.number().int().min(1).default(3),
+  /** The improvement prompt's minimum lengths, told to generators on retries. */
+  guidance: z
+    .object({ analysisMinChars: z.number().default(100), learningMinChars: z.number().default(50) })
+    .default({
+      analysisMinChars: 100,
+      learningMinChars: 50,
+    }),
+});
+export type QualityConfig = z.infer<typeof QualityConfig>;
+
+export const defaultQualityConfig: QualityConfig = QualityConfig.parse({
+  depth: {},
+  actionability: {},
+  patternValidity: {},
+  relevance: {},
+  novelty: {},
+  completeness: {},
+});

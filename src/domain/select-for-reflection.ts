@@ -1,0 +1,31 @@
+import type { TaskCompleted } from "./contracts/index.js";
+
+export type ReflectionMode = "lite" | "full";
+
+export interface Selection {
+  reflect: boolean;
+  reason: string;
+}
+
+/**
+ * Selective reflection (seed 001): reflecting costs an LLM call, so trivial successes are
+ * finalized without one. Every non-success is reflected on. In `lite` mode (seed 002)
+ * successes never are; in `full` mode a success is worth a reflection when it ran at the
+ * `container-full` tier or its importance is above `minSuccessImportance`.
+ */
+export function selectForReflection(
+  event: Pick<TaskCompleted, "outcome" | "task">,
+  mode: ReflectionMode,
+  minSuccessImportance = 0.7,
+): Selection {
+  if (event.outcome !== "success") return { reflect: true, reason: `outcome ${event.outcome}` };
+  if (mode === "lite") return { reflect: false, reason: "lite mode reflects on failures only" };
+  const { tier, importance } = event.task;
+  if (tier === "inline" || tier === "oracle-only")
+    return { reflect: false, reason: `success at tier ${tier}` };
+  if (tier === "container-full") return { reflect: true, reason: "success at tier container-full" };
+  if (importance !== undefined && importance > minSuccessImportance) {
+    return { reflect: true, reason: `success with importance ${importance} > ${minSuccessImportance}` };
+  }
+  return { reflect: false, reason: "routine success" };
+}

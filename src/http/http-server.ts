@@ -1,0 +1,41 @@
+import Fastify, { type FastifyInstance } from "fastify";
+import type { Registry } from "prom-client";
+
+export interface HealthCheck {
+  name: string;
+  check(): Promise<boolean>;
+}
+
+export interface HttpServerDeps {
+  registry: Registry;
+  /** Consumer-group membership: not ready until the processor has joined. */
+  isConsuming(): boolean;
+  dependencies: HealthCheck[];
+  /** Set while shutting down so load balancers and probes stop routing here first. */
+  isStopping(): boolean;
+}
+
+/** Operational endpoints: liveness, readiness and Prometheus metrics. */
+export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
+  const app = Fastify({ logger: false });
+
+  app.get("/healthz", () => ({ status: "ok" }));
+
+  app.get("/readyz", async (_request, reply) => {
+    const checks: Record<string, boolean> = { consumer: deps.isConsuming(), stopping: !deps.isStopping() };
+    await Promise.all(
+      deps.dependencies.map(async (dep) => {
+        checks[dep.name] = await dep.check().catch(() => false);
+      }),
+    );
+    const ready = Object.values(checks).every(Boolean);
+    return reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "not_ready", checks });
+  });
+
+  app.get("/metrics", async (_request, reply) => {
+    const body = await deps.registry.metrics();
+    return reply.header("content-type", deps.registry.contentType).send(body);
+  });
+
+  return app;
+}

@@ -1,0 +1,27 @@
+import { pino, type Logger } from "pino";
+
+export type { Logger };
+
+/** JSON logs; credentials and prompt bodies never reach them. */
+export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+  const options = {
+    level,
+    base: { service: "reflector" },
+    redact: {
+      paths: [
+        "config.openai.apiKey",
+        "apiKey",
+        "*.apiKey",
+        "authorization",
+        "*.authorization",
+        "headers.authorization",
+        "prompt",
+        "*.prompt",
+        "messages",
+        "*.messages",
+      ],
+      censor: "[redacted]",
+    },
+  };
+  return destination ? pino(options, destination as pino.DestinationStream) : pino(options);
+}

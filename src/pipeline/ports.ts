@@ -1,0 +1,127 @@
+import type {
+  GeneratorName,
+  QualityMetrics,
+  Reflection,
+  TaskCompleted,
+  Verdict,
+} from "../domain/contracts/index.js";
+import type { LoopDecisionResult, LoopOverride, PreviousLoop } from "../domain/guardrails/decide-loop.js";
+
+/** The ports the pipeline needs; adapters implement them and `app.ts` wires them. */
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface GenerationRequest {
+  event: TaskCompleted;
+  attempt: number;
+  /** The previous attempt's RT-010 violations, for the generator to fix. */
+  violations: string[];
+  missingFields: string[];
+  /** Adaptive prompting: common issues of the tenant's recent low-quality reflections. */
+  insights: string[];
+}
+
+export interface ReflectionGenerator {
+  readonly name: Exclude<GeneratorName, "reused">;
+  generate(request: GenerationRequest): Promise<Reflection>;
+}
+
+export interface Embedder {
+  readonly name: string;
+  embed(texts: string[]): Promise<number[][]>;
+}
+
+export type OutputRole = "reflectionAccepted" | "reflectionRejected" | "loopDecision";
+
+/** A message the pipeline wants published; the Kafka adapter maps roles to topics and headers. */
+export interface OutboundMessage {
+  role: OutputRole;
+  key: string;
+  /** CloudEvents id and type. */
+  id: string;
+  type: string;
+  subject: string;
+  time: string;
+  value: Record<string, unknown>;
+}
+
+export interface StoredReflection {
+  id: string;
+  signature: string;
+  reflection: Reflection;
+  verdict: Exclude<Verdict, "rejected">;
+  qualityScore: number;
+  metrics: QualityMetrics;
+  violations: string[];
+  occurrences: number;
+  generator: GeneratorName;
+  attempts: number;
+}
+
+export interface PatternEvidence {
+  occurrences: number;
+  total: number;
+}
+
+export interface LoopContext {
+  previous: PreviousLoop | null;
+  override: LoopOverride | null;
+  biasHistory: Map<string, number>;
+}
+
+export interface NewReflection {
+  id: string;
+  signatureType: string;
+  reflection: Reflection;
+  verdict: Exclude<Verdict, "rejected">;
+  qualityScore: number;
+  metrics: QualityMetrics;
+  violations: string[];
+  generator: Exclude<GeneratorName, "reused">;
+  attempts: number;
+  embedding: number[];
+}
+
+/** Everything one event changes, written in one transaction. */
+export interface UnitOfWork {
+  event: TaskCompleted;
+  signature: string | null;
+  /** A new reflection to insert, or an existing one whose occurrence count goes up. */
+  store: { kind: "insert"; reflection: NewReflection } | { kind: "increment"; reflectionId: string } | null;
+  loop: LoopDecisionResult;
+  decidedAt: Date;
+}
+
+export interface CommitResult {
+  /** False when another worker had already processed this event id: `outputs` are theirs. */
+  committed: boolean;
+  outputs: OutboundMessage[];
+  occurrences: number | null;
+}
+
+export interface ReflectionStore {
+  findProcessedOutputs(tenantId: string, eventId: string): Promise<OutboundMessage[] | null>;
+  findBySignature(tenantId: string, signature: string): Promise<StoredReflection | null>;
+  patternEvidence(tenantId: string, patterns: string[]): Promise<Map<string, PatternEvidence>>;
+  /** Embeddings of the tenant's stored reflections closest to `text` (for novelty). */
+  nearbyEmbeddings(tenantId: string, text: string, limit: number): Promise<number[][]>;
+  loopContext(event: TaskCompleted): Promise<LoopContext>;
+  /**
+   * Writes the unit of work and the outputs built from what the write returned (the
+   * occurrence count after an upsert) in one transaction.
+   */
+  commit(
+    unit: UnitOfWork,
+    buildOutputs: (occurrences: number | null) => OutboundMessage[],
+  ): Promise<CommitResult>;
+}
+
+/** Redis: a cache in front of Postgres, never the truth. */
+export interface SignatureIndex {
+  lookup(tenantId: string, signature: string): Promise<StoredReflection | null>;
+  remember(tenantId: string, stored: StoredReflection): Promise<void>;
+  wasProcessed(tenantId: string, eventId: string): Promise<boolean>;
+  markProcessed(tenantId: string, eventId: string): Promise<void>;
+}

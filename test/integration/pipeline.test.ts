@@ -1,0 +1,258 @@
+import { execFileSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHeuristicGenerator } from "../../src/adapters/llm/heuristic-generator.js";
+import { ReflectionOutcomeV1, LoopDecisionV1 } from "../../src/domain/contracts/index.js";
+import type { ReflectionGenerator } from "../../src/pipeline/ports.js";
+import { startHarness, type Harness } from "../support/harness.js";
+import { taskEvent } from "../support/task-events.js";
+import { waitFor } from "../support/wait-for.js";
+
+let h: Harness;
+let tenantId: string;
+let generatorCalls = 0;
+
+const counting: ReflectionGenerator = (() => {
+  const inner = createHeuristicGenerator();
+  return {
+    name: inner.name,
+    generate: (request) => {
+      generatorCalls += 1;
+      return inner.generate(request);
+    },
+  };
+})();
+
+beforeAll(async () => {
+  h = await startHarness({ overrides: { generator: counting } });
+  tenantId = `tenant-${h.id}`;
+});
+
+afterAll(async () => {
+  await h.close();
+});
+
+async function count(sql: string, ...params: unknown[]): Promise<number> {
+  const res = await h.pool.query<{ n: string }>(sql, params);
+  return Number(res.rows[0]?.n ?? 0);
+}
+
+describe("the pipeline on real Kafka, Postgres and Redis", () => {
+  it("reflects on a failed task, stores the lesson, caches it and publishes outcome and decision", async () => {
+    const event = taskEvent({ tenantId });
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    await h.publish(event, { traceparent });
+    const outputs = await h.waitForOutputs(event.eventId, 2);
+
+    const outcomeMsg = outputs.find((o) => o.topic === h.config.topics.reflectionAccepted);
+    const decisionMsg = outputs.find((o) => o.topic === h.config.topics.loopDecision);
+    expect(outcomeMsg, "outcome on reflection.accepted").toBeDefined();
+    expect(decisionMsg, "decision on loop.decision").toBeDefined();
+    const outcome = ReflectionOutcomeV1.parse(outcomeMsg?.value);
+    const decision = LoopDecisionV1.parse(decisionMsg?.value);
+
+    expect(outcome).toMatchObject({
+      tenantId,
+      loopId: event.loopId,
+      generator: "heuristic",
+      deduplicated: false,
+      occurrences: 1,
+      stored: true,
+    });
+    expect(outcome.signature).toMatch(/^[0-9a-f]{16}$/);
+    // The lesson uses the trace's own numbers: twice the 30000 ms limit the call ran with.
+    expect(outcome.reflection.adjustments.join(" ")).toMatch(/set timeout_ms = 60000 for postgres_query/);
+    // A timeout without alignment/drift scores asks for a rerun of the loop.
+    expect(decision).toMatchObject({
+      loopId: event.loopId,
+      decision: "rerun",
+      newLoopId: `${event.loopId}_r1`,
+      rerunCount: 1,
+    });
+
+    for (const msg of [outcomeMsg, decisionMsg]) {
+      expect(msg?.key).toBe(event.loopId);
+      expect(msg?.headers).toMatchObject({
+        ce_specversion: "1.0",
+        ce_source: `/reflector/${h.config.kafka.groupId}`,
+        traceparent,
+        "content-type": "application/json",
+      });
+      expect(msg?.headers.ce_id).toBe(msg?.value?.outcomeId ?? msg?.value?.decisionId);
+    }
+
+    const row = await h.pool.query<{ id: string; occurrences: number; generator: string; verdict: string }>(
+      "SELECT id, occurrences, generator, verdict FROM reflections WHERE tenant_id = $1 AND signature = $2",
+      [tenantId, outcome.signature],
+    );
+    expect(row.rows).toEqual([
+      { id: outcome.reflectionId, occurrences: 1, generator: "heuristic", verdict: outcome.verdict },
+    ]);
+    expect(
+      await count("SELECT count(*) AS n FROM strategies WHERE reflection_id = $1", outcome.reflectionId),
+    ).toBe(1);
+    expect(
+      await count(
+        "SELECT count(*) AS n FROM loop_traces WHERE tenant_id = $1 AND loop_id = $2 AND decision = 'rerun'",
+        tenantId,
+        event.loopId,
+      ),
+    ).toBe(1);
+    expect(
+      await count(
+        "SELECT count(*) AS n FROM processed_events WHERE tenant_id = $1 AND event_id = $2",
+        tenantId,
+        event.eventId,
+      ),
+    ).toBe(1);
+
+    const prefix = h.config.redis.keyPrefix;
+    expect(await h.redis.exists(`${prefix}:evt:${tenantId}:${event.eventId}`)).toBe(1);
+    const cached = JSON.parse(
+      (await h.redis.get(`${prefix}:sig:${tenantId}:${outcome.signature}`)) ?? "null",
+    ) as { id?: string } | null;
+    expect(cached?.id).toBe(outcome.reflectionId);
+  });
+
+  it("reuses a known signature without calling the generator and counts the occurrence", async () => {
+    const first = taskEvent({
+      tenantId,
+      projectId: "dedupe",
+      error: {
+        category: "timeout_error",
+        type: "lock_timeout",
+        message: "Lock wait on table orders exceeded 15s",
+      },
+    });
+    await h.publish(first);
+    const [firstOutcome] = (await h.waitForOutputs(first.eventId, 2)).filter((o) => o.value?.outcomeId);
+    const callsBefore = generatorCalls;
+
+    // Same failure, other ids and numbers: the masked signature is the same.
+    const second = taskEvent({
+      tenantId,
+      projectId: "dedupe",
+      error: {
+        category: "timeout_error",
+        type: "lock_timeout",
+        message: "Lock wait on table orders exceeded 22s",
+      },
+    });
+    await h.publish(second);
+    const secondOutcome = (await h.waitForOutputs(second.eventId, 2)).find((o) => o.value?.outcomeId);
+    expect(secondOutcome?.value).toMatchObject({
+      signature: firstOutcome?.value?.signature,
+      reflectionId: firstOutcome?.value?.reflectionId,
+      deduplicated: true,
+      occurrences: 2,
+      generator: "reused",
+      attempts: 0,
+    });
+    expect(generatorCalls).toBe(callsBefore);
+    expect(
+      await count(
+        "SELECT occurrences AS n FROM reflections WHERE id = $1",
+        firstOutcome?.value?.reflectionId,
+      ),
+    ).toBe(2);
+  });
+
+  it("dead-letters malformed inputs with their reasons while valid events keep flowing", async () => {
+    const before = taskEvent({ tenantId });
+    const after = taskEvent({ tenantId });
+    await h.publish(before);
+    const notJson = await h.publish("{not json");
+    const invalid = await h.publish(
+      JSON.stringify({ ...taskEvent({ tenantId }), outcome: "exploded", tenantId: undefined }),
+    );
+    const future = await h.publish(JSON.stringify({ ...taskEvent({ tenantId }), schemaVersion: 2 }));
+    await h.publish(after);
+
+    await h.waitForOutputs(after.eventId, 2);
+    await h.waitForOutputs(before.eventId, 2);
+    const dlq = await waitFor(() => {
+      const found = h.on(h.config.topics.deadLetter);
+      return found.length >= 3 ? found : undefined;
+    });
+    const byOffset = (partition: number, offset: string | undefined) =>
+      dlq.find(
+        (d) =>
+          d.headers["reflector.original.partition"] === String(partition) &&
+          d.headers["reflector.original.offset"] === offset,
+      );
+
+    const cases = [
+      { meta: notJson, code: "DECODE_FAILED", reason: /not JSON/, raw: "{not json" },
+      {
+        meta: invalid,
+        code: "SCHEMA_INVALID",
+        reason: /tenantId: .*outcome: Invalid option|outcome: .*tenantId/,
+      },
+      { meta: future, code: "UNSUPPORTED_SCHEMA_VERSION", reason: /schemaVersion 2/ },
+    ];
+    for (const c of cases) {
+      const letter = byOffset(c.meta.partition, c.meta.offset);
+      expect(letter, `dead letter for ${c.code}`).toBeDefined();
+      expect(letter?.headers["reflector.error.code"]).toBe(c.code);
+      expect(letter?.headers["reflector.error.message"]).toMatch(c.reason);
+      expect(letter?.headers["reflector.original.topic"]).toBe(h.config.topics.taskCompleted);
+      expect(letter?.headers["reflector.consumer.group"]).toBe(h.config.kafka.groupId);
+      if (c.raw) expect(letter?.raw?.toString()).toBe(c.raw);
+    }
+  });
+
+  it("replaying the same event republishes the same outputs and writes nothing new", async () => {
+    const event = taskEvent({
+      tenantId,
+      projectId: "replay",
+      task: { description: "Export invoices to the billing warehouse" },
+      error: { category: "timeout_error", type: "export_timeout", message: "Export job exceeded 120s limit" },
+    });
+    await h.publish(event);
+    const first = await h.waitForOutputs(event.eventId, 2);
+    const rowsBefore = await count("SELECT count(*) AS n FROM reflections WHERE tenant_id = $1", tenantId);
+
+    await h.publish(event);
+    await h.publish(event);
+    const all = await h.waitForOutputs(event.eventId, 6);
+    expect(new Set(all.map((o) => o.headers.ce_id))).toEqual(new Set(first.map((o) => o.headers.ce_id)));
+    expect(await count("SELECT count(*) AS n FROM reflections WHERE tenant_id = $1", tenantId)).toBe(
+      rowsBefore,
+    );
+    expect(
+      await count(
+        "SELECT count(*) AS n FROM processed_events WHERE tenant_id = $1 AND event_id = $2",
+        tenantId,
+        event.eventId,
+      ),
+    ).toBe(1);
+    const outcome = all.find((o) => o.value?.outcomeId)?.value;
+    if (outcome?.reflectionId) {
+      expect(
+        await count("SELECT occurrences AS n FROM reflections WHERE id = $1", outcome.reflectionId),
+      ).toBe(1);
+    }
+  });
+
+  it("processes plain JSON produced by a third-party client (kcat)", async () => {
+    const event = taskEvent({ tenantId, projectId: "kcat" });
+    execFileSync(
+      "kcat",
+      [
+        "-P",
+        "-b",
+        h.config.kafka.brokers.join(","),
+        "-t",
+        h.config.topics.taskCompleted,
+        "-k",
+        event.loopId,
+        "-H",
+        "ce_id=from-kcat",
+      ],
+      { input: JSON.stringify(event) },
+    );
+    const outputs = await h.waitForOutputs(event.eventId, 2);
+    expect(outputs.map((o) => o.topic).sort()).toEqual(
+      [h.config.topics.loopDecision, h.config.topics.reflectionAccepted].sort(),
+    );
+  });
+});

@@ -1,0 +1,134 @@
+import type { TaskCompleted } from "../../src/domain/contracts/index.js";
+import type {
+  CommitResult,
+  OutboundMessage,
+  ReflectionStore,
+  SignatureIndex,
+  StoredReflection,
+  UnitOfWork,
+} from "../../src/pipeline/ports.js";
+
+/** In-memory ReflectionStore for unit tests of the processor: same contract, no Postgres. */
+export function createFakeStore() {
+  const reflections = new Map<string, StoredReflection & { tenantId: string; embedding: number[] }>();
+  const processed = new Map<string, OutboundMessage[]>();
+  const traces = new Map<string, UnitOfWork["loop"] & { tenantId: string }>();
+  const bias = new Map<string, number>();
+  const key = (...parts: string[]) => parts.join("|");
+  let failCommits = 0;
+
+  const store: ReflectionStore = {
+    findProcessedOutputs: (tenantId, eventId) =>
+      Promise.resolve(processed.get(key(tenantId, eventId)) ?? null),
+    findBySignature: (tenantId, signature) => {
+      const found = [...reflections.values()].find(
+        (r) => r.tenantId === tenantId && r.signature === signature,
+      );
+      if (!found) return Promise.resolve(null);
+      const { tenantId: _t, embedding: _e, ...stored } = found;
+      return Promise.resolve(stored);
+    },
+    patternEvidence: (_tenantId, patterns) =>
+      Promise.resolve(new Map(patterns.map((p) => [p, { occurrences: 0, total: 0 }]))),
+    nearbyEmbeddings: (tenantId) =>
+      Promise.resolve(
+        [...reflections.values()].filter((r) => r.tenantId === tenantId).map((r) => r.embedding),
+      ),
+    loopContext: (event: TaskCompleted) => {
+      const previous = event.rerunOf ? traces.get(key(event.tenantId, event.rerunOf)) : undefined;
+      return Promise.resolve({
+        previous: previous
+          ? {
+              rootLoopId: previous.rootLoopId,
+              rerunDepth: previous.rerunDepth,
+              maxReruns: previous.maxReruns,
+              alignment: previous.alignment,
+              drift: previous.drift,
+              fatigue: previous.fatigue,
+            }
+          : null,
+        override: null,
+        biasHistory: new Map(
+          (event.biasTags ?? []).map((t) => [t.tag, bias.get(key(event.tenantId, t.tag)) ?? 0]),
+        ),
+      });
+    },
+    commit: (unit, buildOutputs): Promise<CommitResult> => {
+      if (failCommits > 0) {
+        failCommits -= 1;
+        return Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }));
+      }
+      const { event } = unit;
+      const seen = processed.get(key(event.tenantId, event.eventId));
+      if (seen) return Promise.resolve({ committed: false, outputs: seen, occurrences: null });
+      let occurrences: number | null = null;
+      if (unit.store?.kind === "insert") {
+        const r = unit.store.reflection;
+        const existing = reflections.get(r.id);
+        if (existing) {
+          existing.occurrences += 1;
+          occurrences = existing.occurrences;
+        } else {
+          reflections.set(r.id, {
+            tenantId: event.tenantId,
+            id: r.id,
+            signature: unit.signature ?? "",
+            reflection: r.reflection,
+            verdict: r.verdict,
+            qualityScore: r.qualityScore,
+            metrics: r.metrics,
+            violations: r.violations,
+            occurrences: 1,
+            generator: r.generator,
+            attempts: r.attempts,
+            embedding: r.embedding,
+          });
+          occurrences = 1;
+        }
+      } else if (unit.store?.kind === "increment") {
+        const existing = reflections.get(unit.store.reflectionId);
+        if (existing) {
+          existing.occurrences += 1;
+          occurrences = existing.occurrences;
+        }
+      }
+      traces.set(key(event.tenantId, event.loopId), { ...unit.loop, tenantId: event.tenantId });
+      for (const tag of unit.loop.biasCounts.keys())
+        bias.set(key(event.tenantId, tag), (bias.get(key(event.tenantId, tag)) ?? 0) + 1);
+      const outputs = buildOutputs(occurrences);
+      processed.set(key(event.tenantId, event.eventId), outputs);
+      return Promise.resolve({ committed: true, outputs, occurrences });
+    },
+  };
+  return {
+    store,
+    reflections,
+    processed,
+    traces,
+    failNextCommits(n: number) {
+      failCommits = n;
+    },
+  };
+}
+
+export function createFakeIndex() {
+  const signatures = new Map<string, StoredReflection>();
+  const events = new Set<string>();
+  const index: SignatureIndex = {
+    lookup: (tenantId, signature) => Promise.resolve(signatures.get(`${tenantId}|${signature}`) ?? null),
+    remember: (tenantId, stored) => {
+      signatures.set(`${tenantId}|${stored.signature}`, stored);
+      return Promise.resolve();
+    },
+    wasProcessed: (tenantId, eventId) => Promise.resolve(events.has(`${tenantId}|${eventId}`)),
+    markProcessed: (tenantId, eventId) => {
+      events.add(`${tenantId}|${eventId}`);
+      return Promise.resolve();
+    },
+  };
+  const clear = () => {
+    signatures.clear();
+    events.clear();
+  };
+  return { index, signatures, events, clear };
+}

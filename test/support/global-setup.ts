@@ -1,0 +1,49 @@
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { TestProject } from "vitest/node";
+import { migrate } from "../../src/adapters/postgres/migrate.js";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    kafkaBrokers: string;
+    schemaRegistryUrl: string;
+    databaseUrl: string;
+    redisUrl: string;
+  }
+}
+
+function servicesEnv(): Record<string, string> {
+  const out = execFileSync("bash", [`${root}scripts/services.sh`, "env"], { encoding: "utf8" });
+  return Object.fromEntries(
+    out
+      .split("\n")
+      .map((line) => /^([A-Z_]+)=(.*)$/.exec(line.trim()))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [m[1] ?? "", m[2] ?? ""]),
+  );
+}
+
+/**
+ * Integration tests run against real services. Without KAFKA_BROKERS, the project's own script
+ * starts Kafka and the schema registry (idempotent), so `npm test` works on a fresh clone.
+ */
+export default async function setup(project: TestProject): Promise<void> {
+  let kafkaBrokers = process.env.KAFKA_BROKERS;
+  let schemaRegistryUrl = process.env.SCHEMA_REGISTRY_URL;
+  if (!kafkaBrokers) {
+    execFileSync("bash", [`${root}scripts/services.sh`, "start"], { stdio: "inherit" });
+    const env = servicesEnv();
+    kafkaBrokers = env.KAFKA_BROKERS;
+    schemaRegistryUrl ??= env.SCHEMA_REGISTRY_URL;
+  }
+  if (!kafkaBrokers || !schemaRegistryUrl)
+    throw new Error("KAFKA_BROKERS and SCHEMA_REGISTRY_URL are needed");
+  const databaseUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/reflector_test";
+  await migrate({ databaseUrl });
+  project.provide("kafkaBrokers", kafkaBrokers);
+  project.provide("schemaRegistryUrl", schemaRegistryUrl);
+  project.provide("databaseUrl", databaseUrl);
+  project.provide("redisUrl", process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379/0");
+}

@@ -1,0 +1,60 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { ConfigError, envVariableNames, loadConfig } from "../../../src/config/config.js";
+
+describe("config", () => {
+  it("has local defaults for every setting", () => {
+    const config = loadConfig({});
+    expect(config.kafka).toEqual({
+      brokers: ["127.0.0.1:9092"],
+      clientId: "reflector",
+      groupId: "reflector",
+      fromBeginning: true,
+    });
+    expect(config.topics.taskCompleted).toBe("agent.task.completed");
+    expect(config.topics.deadLetter).toBe("agent.task.completed.dlq");
+    expect(config.generator).toBe("heuristic");
+    expect(config.quality.storageMinQuality).toBe(0.8);
+    expect(Object.isFrozen(config.kafka)).toBe(true);
+  });
+
+  it("parses lists and numbers, treating empty variables as unset", () => {
+    const config = loadConfig({
+      KAFKA_BROKERS: "a:9092, b:9093",
+      HTTP_PORT: "9000",
+      SCHEMA_REGISTRY_URL: "",
+    });
+    expect(config.kafka.brokers).toEqual(["a:9092", "b:9093"]);
+    expect(config.http.port).toBe(9000);
+    expect(config.schemaRegistryUrl).toBeUndefined();
+  });
+
+  it("lists every problem at once", () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        KAFKA_BROKERS: "no-port",
+        HTTP_PORT: "99999",
+        DATABASE_URL: "mysql://x",
+        TOPIC_DLQ: "bad topic!",
+        REFLECTOR_MODE: "turbo",
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems).toHaveLength(5);
+    expect(problems.join("\n")).toMatch(/KAFKA_BROKERS.*host:port/);
+    expect(problems.join("\n")).toMatch(/HTTP_PORT/);
+    expect(problems.join("\n")).toMatch(/DATABASE_URL.*postgres/);
+    expect(problems.join("\n")).toMatch(/TOPIC_DLQ/);
+    expect(problems.join("\n")).toMatch(/REFLECTOR_MODE/);
+  });
+
+  it("README documents every variable", () => {
+    const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
+    const missing = envVariableNames.filter((name) => !readme.includes(`\`${name}\``));
+    expect(missing).toEqual([]);
+  });
+});

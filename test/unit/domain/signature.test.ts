@@ -1,0 +1,61 @@
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import {
+  computeErrorSignature,
+  maskVolatileTokens,
+  signatureFor,
+  signatureInputFor,
+} from "../../../src/domain/signature.js";
+import { taskEvent } from "../../support/task-events.js";
+
+describe("error signature (seed 003)", () => {
+  it("is the first 16 hex chars of sha256('type:lower-cased trimmed content')", () => {
+    const expected = createHash("sha256")
+      .update("conflict:detected conflict: dates differ")
+      .digest("hex")
+      .slice(0, 16);
+    expect(computeErrorSignature("conflict", "  Detected conflict: Dates differ ")).toBe(expected);
+    expect(computeErrorSignature("conflict", "x")).not.toBe(computeErrorSignature("factual_error", "x"));
+  });
+
+  it("masks ids, numbers and timestamps so two occurrences of one failure match", () => {
+    expect(
+      maskVolatileTokens(
+        "order 4411 failed at 2026-11-20T10:00:03Z (req 3f2a9c1d-1b2c-4d5e-8f90-a1b2c3d4e5f6)",
+      ),
+    ).toBe("order <n> failed at <time> (req <uuid>)");
+    expect(maskVolatileTokens("trace deadbeef42 took 1.5s")).toBe("trace <hex> took <n>s");
+  });
+
+  it("uses the error's type and message, then the last error event, then the task", () => {
+    const withError = taskEvent();
+    expect(signatureInputFor(withError)).toEqual({
+      errorType: "query_timeout",
+      content: "QUERY_TIMEOUT Query execution exceeded <n>s limit",
+    });
+
+    const { error: _dropped, ...noError } = withError;
+    expect(signatureInputFor(noError)).toEqual({
+      errorType: "QUERY_TIMEOUT",
+      content: "postgres_query canceling statement due to statement timeout",
+    });
+
+    const success = taskEvent({ outcome: "success", error: undefined, events: [] });
+    expect(signatureInputFor(success)).toEqual({
+      errorType: "success",
+      content: "Fetch customer order history",
+    });
+  });
+
+  it("gives the same signature to the same failure with other numbers", () => {
+    const error = {
+      category: "timeout_error",
+      type: "query_timeout",
+      message: "Query execution exceeded 30s limit",
+    };
+    const a = taskEvent({ error });
+    const b = taskEvent({ error: { ...error, message: "Query execution exceeded 45s limit" } });
+    expect(signatureFor(a)).toBe(signatureFor(b));
+    expect(signatureFor(a)).not.toBe(signatureFor(taskEvent({ error: { ...error, type: "lock_timeout" } })));
+  });
+});

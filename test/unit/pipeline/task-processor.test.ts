@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import { createHashingEmbedder } from "../../../src/adapters/llm/hashing-embedder.js";
+import { createHeuristicGenerator } from "../../../src/adapters/llm/heuristic-generator.js";
+import type { ReflectionOutcome, LoopDecision } from "../../../src/domain/contracts/index.js";
+import { defaultGuardrailConfig } from "../../../src/domain/guardrails/guardrail-config.js";
+import { defaultQualityConfig } from "../../../src/domain/quality/quality-config.js";
+import type { ReflectionGenerator } from "../../../src/pipeline/ports.js";
+import { untimed } from "../../../src/pipeline/stage-timer.js";
+import { createTaskProcessor } from "../../../src/pipeline/task-processor.js";
+import { createFakeIndex, createFakeStore } from "../../support/fakes.js";
+import { taskEvent } from "../../support/task-events.js";
+
+function setup(generator: ReflectionGenerator = createHeuristicGenerator()) {
+  const store = createFakeStore();
+  const index = createFakeIndex();
+  let calls = 0;
+  const counting: ReflectionGenerator = {
+    name: generator.name,
+    generate: (request) => {
+      calls += 1;
+      return generator.generate(request);
+    },
+  };
+  const processor = createTaskProcessor({
+    store: store.store,
+    index: index.index,
+    generator: counting,
+    embedder: createHashingEmbedder(),
+    clock: { now: () => new Date("2026-11-20T10:00:05.000Z") },
+    timer: untimed,
+    quality: defaultQualityConfig,
+    guardrails: defaultGuardrailConfig,
+    mode: "full",
+  });
+  return { processor, store, index, calls: () => calls };
+}
+
+const outcomeOf = (outputs: { role: string; value: unknown }[]) =>
+  outputs.find((o) => o.role !== "loopDecision")?.value as ReflectionOutcome | undefined;
+const decisionOf = (outputs: { role: string; value: unknown }[]) =>
+  outputs.find((o) => o.role === "loopDecision")?.value as LoopDecision | undefined;
+
+describe("task processor (in-memory ports)", () => {
+  it("reflects, stores, decides and returns both outputs with stable ids", async () => {
+    const { processor, store, index } = setup();
+    const event = taskEvent();
+    const result = await processor.process(event);
+    expect(result.status).toBe("processed");
+    const outcome = outcomeOf(result.outputs);
+    expect(outcome).toMatchObject({
+      generator: "heuristic",
+      stored: true,
+      deduplicated: false,
+      occurrences: 1,
+    });
+    expect(outcome?.attempts).toBeGreaterThanOrEqual(1);
+    expect(decisionOf(result.outputs)).toMatchObject({ decision: "rerun", newLoopId: `${event.loopId}_r1` });
+    expect(store.reflections.size).toBe(1);
+    expect(index.signatures.size).toBe(1);
+    expect(index.events.has(`${event.tenantId}|${event.eventId}`)).toBe(true);
+  });
+
+  it("replays an already processed event from the store without work", async () => {
+    const { processor, calls } = setup();
+    const event = taskEvent();
+    const first = await processor.process(event);
+    const before = calls();
+    const again = await processor.process(event);
+    expect(again.status).toBe("replayed");
+    expect(again.outputs).toEqual(first.outputs);
+    expect(calls()).toBe(before);
+  });
+
+  it("reuses a known signature at no generator cost, also after Redis is lost", async () => {
+    const { processor, index, calls } = setup();
+    await processor.process(taskEvent());
+    const afterFirst = calls();
+    const second = await processor.process(taskEvent());
+    expect(outcomeOf(second.outputs)).toMatchObject({
+      deduplicated: true,
+      occurrences: 2,
+      generator: "reused",
+      attempts: 0,
+    });
+    index.clear(); // Redis lost: Postgres answers and the cache refills.
+    const third = await processor.process(taskEvent());
+    expect(outcomeOf(third.outputs)).toMatchObject({ deduplicated: true, occurrences: 3 });
+    expect(calls()).toBe(afterFirst);
+    expect(index.signatures.size).toBe(1);
+  });
+
+  it("finalizes routine successes without reflecting", async () => {
+    const { processor, calls } = setup();
+    const result = await processor.process(
+      taskEvent({ outcome: "success", error: undefined, task: { description: "say hi", tier: "inline" } }),
+    );
+    expect(result.outputs.map((o) => o.role)).toEqual(["loopDecision"]);
+    expect(decisionOf(result.outputs)?.decision).toBe("finalize");
+    expect(calls()).toBe(0);
+  });
+
+  it("publishes a rejected reflection without storing it", async () => {
+    const vague: ReflectionGenerator = {
+      name: "heuristic",
+      generate: () =>
+        Promise.resolve({
+          reflectionText: "It failed.",
+          strategyText: null,
+          importance: 0.2,
+          confidence: 0.2,
+          tags: [],
+          errorCategory: null,
+          patterns: [],
+          adjustments: ["do better next time"],
+          learning: "be careful",
+        }),
+    };
+    const { processor, store, calls } = setup(vague);
+    const result = await processor.process(taskEvent());
+    const outcome = outcomeOf(result.outputs);
+    expect(result.outputs.find((o) => o.role !== "loopDecision")?.role).toBe("reflectionRejected");
+    expect(outcome).toMatchObject({ verdict: "rejected", stored: false, reflectionId: null, attempts: 3 });
+    expect(outcome?.violations.length).toBeGreaterThan(0);
+    expect(calls()).toBe(3);
+    expect(store.reflections.size).toBe(0);
+  });
+
+  it("surfaces a store outage as a retryable error and succeeds on retry", async () => {
+    const { processor, store } = setup();
+    store.failNextCommits(1);
+    const event = taskEvent();
+    await expect(processor.process(event)).rejects.toMatchObject({ code: "ECONNREFUSED" });
+    const result = await processor.process(event);
+    expect(result.status).toBe("processed");
+    expect(store.processed.size).toBe(1);
+  });
+});
