@@ -6,6 +6,7 @@ import { createOutputPublisher } from "./adapters/kafka/output-publisher.js";
 import { createTaskConsumer, type TaskConsumer } from "./adapters/kafka/task-consumer.js";
 import { createHashingEmbedder } from "./adapters/llm/hashing-embedder.js";
 import { createHeuristicGenerator } from "./adapters/llm/heuristic-generator.js";
+import { createHeuristicAnswerEvaluator } from "./adapters/llm/heuristic-answer-evaluator.js";
 import { createPgReflectionStore } from "./adapters/postgres/pg-reflection-store.js";
 import { createRedisSignatureIndex } from "./adapters/redis/redis-signature-index.js";
 import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
@@ -15,6 +16,7 @@ import { defaultQualityConfig } from "./domain/quality/quality-config.js";
 import { createHttpServer } from "./http/http-server.js";
 import type { Logger } from "./observability/logger.js";
 import { createMetrics } from "./observability/metrics.js";
+import { createQualityMetrics } from "./observability/quality-metrics.js";
 import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
 import { createTaskProcessor } from "./pipeline/task-processor.js";
 
@@ -67,6 +69,8 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   const generator = overrides.generator ?? createHeuristicGenerator();
   const processor = createTaskProcessor({
     store: createPgReflectionStore(pool),
+    answerEvaluator: createHeuristicAnswerEvaluator(),
+    observer: createQualityMetrics(metrics.registry, metrics.qualityScore),
     index: createRedisSignatureIndex(redis, { keyPrefix: config.redis.keyPrefix }),
     generator,
     embedder: createHashingEmbedder(),

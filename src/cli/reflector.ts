@@ -93,6 +93,15 @@ program
   });
 
 program
+  .command("score")
+  .description('judge a reflection by RT-010: reads {"reflection": {...}, "task": {...}?} as JSON on stdin')
+  .option("--tenant <tenantId>", "count pattern evidence and novelty from this tenant's stored reflections")
+  .action(async (options: { tenant?: string }) => {
+    const { runScoreCommand } = await import("./score-command.js");
+    process.exitCode = await runScoreCommand(options.tenant);
+  });
+
+program
   .command("demo")
   .description("start local services if needed, process the examples and print what came out")
   .action(async () => {

@@ -1,4 +1,5 @@
 import type { TaskCompleted } from "./contracts/index.js";
+import { findingFromEvaluation } from "./evaluation/reflection-from-evaluation.js";
 
 export type ReflectionMode = "lite" | "full";
 
@@ -14,12 +15,16 @@ export interface Selection {
  * `container-full` tier or its importance is above `minSuccessImportance`.
  */
 export function selectForReflection(
-  event: Pick<TaskCompleted, "outcome" | "task">,
+  event: Pick<TaskCompleted, "outcome" | "task" | "verificationResults" | "evaluation" | "scores">,
   mode: ReflectionMode,
   minSuccessImportance = 0.7,
 ): Selection {
   if (event.outcome !== "success") return { reflect: true, reason: `outcome ${event.outcome}` };
   if (mode === "lite") return { reflect: false, reason: "lite mode reflects on failures only" };
+  // Seed 003: a success the evaluator had to correct (a conflict, an unverified claim, a big
+  // quality gain) carries a lesson even though the task did not fail.
+  const finding = findingFromEvaluation(event);
+  if (finding) return { reflect: true, reason: `success with evaluation finding ${finding.errorType}` };
   const { tier, importance } = event.task;
   if (tier === "inline" || tier === "oracle-only")
     return { reflect: false, reason: `success at tier ${tier}` };

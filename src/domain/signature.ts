@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { TaskCompleted } from "./contracts/index.js";
+import { findingFromEvaluation } from "./evaluation/reflection-from-evaluation.js";
 
 // node:crypto is the one non-zod import in the domain: hashing is deterministic and pure.
 
@@ -25,26 +26,40 @@ export function maskVolatileTokens(text: string): string {
 export interface SignatureInput {
   errorType: string;
   content: string;
+  /** What the signature rests on: the reported error, the evaluator's finding, a failed step, or the task. */
+  source: "error" | "evaluation" | "trace" | "task";
 }
 
-/** What a task's signature is computed from, before any LLM call. */
+/**
+ * What a task's signature is computed from, before any LLM call. A reported error wins; then
+ * the evaluator's finding (seed 003: conflict, unverified claim, factual error, quality gain);
+ * then the last failed step; successes and bare failures fall back to the task itself.
+ */
 export function signatureInputFor(event: TaskCompleted): SignatureInput {
   if (event.error) {
     return {
       errorType: event.error.type ?? event.error.category,
       content: maskVolatileTokens(`${event.error.code ?? ""} ${event.error.message}`),
+      source: "error",
     };
   }
+  const finding = findingFromEvaluation(event);
+  if (finding)
+    return {
+      errorType: finding.errorType,
+      content: maskVolatileTokens(finding.content),
+      source: "evaluation",
+    };
   const lastError = event.events.findLast((e) => e.type === "error_event" || e.error !== undefined);
   if (event.outcome !== "success" && lastError) {
     const message = lastError.error?.message ?? lastError.content;
     return {
       errorType: lastError.error?.code ?? event.outcome,
       content: maskVolatileTokens(`${lastError.toolName ?? ""} ${message}`),
+      source: "trace",
     };
   }
-  // Successes and failures without an error say nothing more specific than the task itself.
-  return { errorType: event.outcome, content: maskVolatileTokens(event.task.description) };
+  return { errorType: event.outcome, content: maskVolatileTokens(event.task.description), source: "task" };
 }
 
 export function signatureFor(event: TaskCompleted): string {

@@ -5,6 +5,7 @@ import type {
   TaskCompleted,
   Verdict,
 } from "../domain/contracts/index.js";
+import type { AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
 import type { LoopDecisionResult, LoopOverride, PreviousLoop } from "../domain/guardrails/decide-loop.js";
 
 /** The ports the pipeline needs; adapters implement them and `app.ts` wires them. */
@@ -21,6 +22,15 @@ export interface GenerationRequest {
   missingFields: string[];
   /** Adaptive prompting: common issues of the tenant's recent low-quality reflections. */
   insights: string[];
+  /** Seed 001: the self-evaluation of the agent's answer, when the task carried one. */
+  answerEvaluation: AnswerEvaluation | null;
+}
+
+/** Seed 001's post-response evaluation of an agent's answer. */
+export interface AnswerEvaluator {
+  readonly name: AnswerEvaluation["evaluator"];
+  /** Null when the task carries no question and answer to judge. */
+  evaluate(event: TaskCompleted): Promise<AnswerEvaluation | null>;
 }
 
 export interface ReflectionGenerator {
@@ -91,6 +101,8 @@ export interface UnitOfWork {
   /** A new reflection to insert, or an existing one whose occurrence count goes up. */
   store: { kind: "insert"; reflection: NewReflection } | { kind: "increment"; reflectionId: string } | null;
   loop: LoopDecisionResult;
+  /** Seed 001: stored for adaptive prompting and the insights API. */
+  answerEvaluation: AnswerEvaluation | null;
   decidedAt: Date;
 }
 

@@ -10,17 +10,14 @@ import { decideLoop, type LoopDecisionResult } from "../domain/guardrails/decide
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
-import {
-  decideVerdict,
-  shouldStore,
-  validateReflection,
-  type ValidationResult,
-} from "../domain/quality/validate-reflection.js";
-import { cosineSimilarity } from "../domain/embedding/hashing-embedding.js";
+import { decideVerdict, shouldStore, type ValidationResult } from "../domain/quality/validate-reflection.js";
 import { selectForReflection, type ReflectionMode } from "../domain/select-for-reflection.js";
-import { signatureFor, signatureInputFor } from "../domain/signature.js";
+import type { AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
+import { findingFromEvaluation } from "../domain/evaluation/reflection-from-evaluation.js";
+import { computeErrorSignature, signatureInputFor } from "../domain/signature.js";
 import { stableId } from "../domain/stable-id.js";
 import type {
+  AnswerEvaluator,
   Clock,
   Embedder,
   NewReflection,
@@ -31,6 +28,7 @@ import type {
   StoredReflection,
   UnitOfWork,
 } from "./ports.js";
+import { judgeReflection } from "./judge-reflection.js";
 import type { StageTimer } from "./stage-timer.js";
 
 function toStored(created: NewReflection, signature: string): StoredReflection {
@@ -48,8 +46,15 @@ function toStored(created: NewReflection, signature: string): StoredReflection {
   };
 }
 
+/** Receives every judged reflection, for the RT-010 quality metrics. */
+export interface QualityObserver {
+  observe(judgement: { validation: ValidationResult; verdict: Verdict; attempts: number }): void;
+}
+
 export interface TaskProcessorDeps {
   store: ReflectionStore;
+  answerEvaluator: AnswerEvaluator;
+  observer?: QualityObserver;
   index: SignatureIndex;
   generator: ReflectionGenerator;
   embedder: Embedder;
@@ -88,10 +93,6 @@ function taskText(event: TaskCompleted): string {
     .join("\n");
 }
 
-function reflectionBody(reflection: Reflection): string {
-  return [reflection.reflectionText, reflection.strategyText, reflection.learning].filter(Boolean).join("\n");
-}
-
 /**
  * One event through the pipeline: idempotency → select → signature → reflect → score →
  * dedupe → decide → persist. Publishing and committing belong to the caller, which owns
@@ -100,7 +101,7 @@ function reflectionBody(reflection: Reflection): string {
 export function createTaskProcessor(deps: TaskProcessorDeps) {
   const { store, index, generator, embedder, clock, timer, quality, guardrails } = deps;
 
-  async function reflect(event: TaskCompleted): Promise<Judged> {
+  async function reflect(event: TaskCompleted, answerEvaluation: AnswerEvaluation | null): Promise<Judged> {
     const [taskVector] = await embedder.embed([taskText(event)]);
     if (!taskVector) throw new Error("embedder returned no vector");
     const neighbours = await store.nearbyEmbeddings(event.tenantId, taskText(event), 50);
@@ -116,36 +117,28 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
             violations: feedback?.violations ?? [],
             missingFields: feedback?.missingFields ?? [],
             insights: [],
+            answerEvaluation,
           }),
         ),
       evaluate: async (reflection) => {
-        // Relevance compares the analysis (the root cause) with the task; novelty and storage use the
-        // whole reflection, lesson included.
-        const [vector, analysisVector] = await embedder.embed([
-          reflectionBody(reflection),
-          reflection.reflectionText,
-        ]);
-        if (!vector || !analysisVector) throw new Error("embedder returned no vector");
-        embeddings.set(reflection, vector);
         const patternEvidence = await store.patternEvidence(event.tenantId, reflection.patterns);
-        const relevance = Math.max(0, cosineSimilarity(analysisVector, taskVector));
-        const maxSimilarity = neighbours.reduce(
-          (max, other) => Math.max(max, cosineSimilarity(vector, other)),
-          0,
-        );
-        return validateReflection(
-          reflection,
-          { patternEvidence, relevance, novelty: 1 - maxSimilarity },
+        const judgement = await judgeReflection(
+          { reflection, taskVector, neighbours, patternEvidence },
+          embedder,
           quality,
         );
+        embeddings.set(reflection, judgement.embedding);
+        return judgement.validation;
       },
     });
     const embedding = embeddings.get(result.reflection);
     if (!embedding) throw new Error("best attempt was never evaluated");
+    const verdict = decideVerdict(result.validation, quality);
+    deps.observer?.observe({ validation: result.validation, verdict, attempts: result.attempts });
     return {
       reflection: result.reflection,
       validation: result.validation,
-      verdict: decideVerdict(result.validation, quality),
+      verdict,
       attempts: result.attempts,
       embedding,
     };
@@ -248,26 +241,48 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
 
     const now = clock.now();
     const selection = selectForReflection(event, deps.mode);
-    const signature = selection.reflect ? signatureFor(event) : null;
+    const signatureInput = selection.reflect ? signatureInputFor(event) : null;
+    const signature = signatureInput
+      ? computeErrorSignature(signatureInput.errorType, signatureInput.content)
+      : null;
+    // Seed 003: a reflection that rests on the evaluator's finding is kept only if it changed behaviour.
+    const finding = signatureInput?.source === "evaluation" ? findingFromEvaluation(event) : null;
+    // Seed 001: judging an answer costs what a reflection costs, so it follows the same selection.
+    const answerEvaluation = selection.reflect
+      ? await timer.time("evaluate-answer", () => deps.answerEvaluator.evaluate(event))
+      : null;
     const known = signature ? await findKnown(event.tenantId, signature) : null;
-    const judged = signature && !known ? await reflect(event) : null;
+    const judged = signature && !known ? await reflect(event, answerEvaluation) : null;
 
     const loopContext = await timer.time("store-read", () => store.loopContext(event));
-    const loop = decideLoop({ event, ...loopContext, answerNeedsRetry: false }, guardrails);
+    const loop = decideLoop(
+      { event, ...loopContext, answerNeedsRetry: answerEvaluation?.shouldRetry ?? false },
+      guardrails,
+    );
 
     let storeOp: UnitOfWork["store"] = null;
     let newReflection: NewReflection | null = null;
+    let notStoredReason: string | null = null;
+    if (judged && judged.verdict !== "rejected") {
+      if (finding && !finding.changedBehaviour) {
+        notStoredReason = `the ${finding.errorType} finding did not change the agent's behaviour (seed 003 stores only reflections that did)`;
+      } else if (!shouldStore(judged.verdict, judged.validation.qualityScore, quality)) {
+        notStoredReason = `quality ${judged.validation.qualityScore.toFixed(2)} is below the storage minimum ${quality.storageMinQuality}`;
+      }
+    }
+    const evaluationFinding = finding
+      ? {
+          errorType: finding.errorType,
+          qualityDelta: finding.qualityDelta,
+          changedBehaviour: finding.changedBehaviour,
+        }
+      : null;
     if (known) {
       storeOp = { kind: "increment", reflectionId: known.id };
-    } else if (
-      judged &&
-      signature &&
-      judged.verdict !== "rejected" &&
-      shouldStore(judged.verdict, judged.validation.qualityScore, quality)
-    ) {
+    } else if (judged && signatureInput && signature && judged.verdict !== "rejected" && !notStoredReason) {
       newReflection = {
         id: stableId("reflection", event.tenantId, signature),
-        signatureType: signatureInputFor(event).errorType,
+        signatureType: signatureInput.errorType,
         reflection: judged.reflection,
         verdict: judged.verdict,
         qualityScore: judged.validation.qualityScore,
@@ -299,6 +314,9 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
               attempts: 0,
               generator: "reused",
               reflection: known.reflection,
+              notStoredReason: null,
+              answerEvaluation,
+              evaluationFinding,
             },
             now,
           ),
@@ -321,6 +339,9 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
               attempts: judged.attempts,
               generator: generator.name,
               reflection: judged.reflection,
+              notStoredReason,
+              answerEvaluation,
+              evaluationFinding,
             },
             now,
           ),
@@ -331,7 +352,10 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     };
 
     const result = await timer.time("persist", () =>
-      store.commit({ event, signature, store: storeOp, loop, decidedAt: now }, buildOutputs),
+      store.commit(
+        { event, signature, store: storeOp, loop, answerEvaluation, decidedAt: now },
+        buildOutputs,
+      ),
     );
 
     // Refresh the cache only after the transaction that made it true has committed.

@@ -15,6 +15,7 @@ export function createHeuristicGenerator(): ReflectionGenerator {
           violations: request.violations,
           missingFields: request.missingFields,
           insights: request.insights,
+          answerIssues: request.answerEvaluation?.issues ?? [],
         }),
       ),
   };

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type pg from "pg";
 import type { Reflection, TaskCompleted } from "../../domain/contracts/index.js";
 import { ReflectorError } from "../../domain/errors.js";
@@ -345,6 +346,31 @@ export function createPgReflectionStore(pool: pg.Pool): ReflectionStore {
                ON CONFLICT (tenant_id, tag) DO UPDATE SET occurrences = bias_tag_history.occurrences + 1,
                  last_loop_id = EXCLUDED.last_loop_id, last_seen_at = EXCLUDED.last_seen_at`,
               [event.tenantId, [...loop.biasCounts.keys()], event.loopId, unit.decidedAt],
+            );
+          }
+
+          const evaluation = unit.answerEvaluation;
+          if (evaluation && event.task.query && event.task.answer) {
+            await client.query(
+              `INSERT INTO answer_evaluations (tenant_id, event_id, loop_id, question, answer_hash, evaluator, quality,
+                 confidence, relevance, completeness, issues, improvements, should_retry, created_at)
+               VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) ON CONFLICT DO NOTHING`,
+              [
+                event.tenantId,
+                event.eventId,
+                event.loopId,
+                event.task.query,
+                createHash("sha256").update(event.task.answer).digest("hex"),
+                evaluation.evaluator,
+                evaluation.quality,
+                evaluation.confidence,
+                evaluation.relevance,
+                evaluation.completeness,
+                JSON.stringify(evaluation.issues),
+                JSON.stringify(evaluation.improvements),
+                evaluation.shouldRetry,
+                unit.decidedAt,
+              ],
             );
           }
 

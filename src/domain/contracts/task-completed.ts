@@ -94,6 +94,14 @@ export const TaskCompletedV1 = z
       )
       .max(500)
       .optional(),
+    /** The agent's own evaluator pass (seed 003): its critique and whether it revised the answer. */
+    evaluation: z
+      .object({
+        critique: z.string().max(16_000).optional(),
+        iteration: z.number().int().min(0).optional(),
+        revised: z.boolean().optional(),
+      })
+      .optional(),
   })
   .superRefine((event, ctx) => {
     if (event.rerunOf !== undefined && event.rerunOf === event.loopId) {

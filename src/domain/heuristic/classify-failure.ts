@@ -1,4 +1,5 @@
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
+import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 
 export type FailureKind =
   | "timeout"
@@ -155,8 +156,18 @@ export function classifyFailure(event: TaskCompleted): FailureAnalysis {
   }
   for (const u of unverified) evidence.push(`unverified claim: ${u.claimText ?? "unspecified"}`);
 
+  // Seed 003: the agent's own evaluator may have found what the trace does not show.
+  const finding = findingFromEvaluation(event);
+  if (!kind && finding?.errorType === "factual_error") {
+    kind = "conflicting_claim";
+    evidence.push(`evaluator: ${finding.content.slice(0, 200)}`);
+  }
   kind ??= families.find(([, re]) => re.test(text))?.[0];
   kind ??= event.error ? categoryKinds[event.error.category] : undefined;
+  if (!kind && finding?.errorType === "quality_improvement") {
+    kind = "quality";
+    evidence.push(`evaluator: ${finding.content.slice(0, 200)}`);
+  }
   const alignment = event.scores?.alignment;
   if (!kind && alignment !== undefined && alignment < 0.75)
     kind = event.task.goal ? "wrong_choice" : "quality";

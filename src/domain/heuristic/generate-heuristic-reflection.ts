@@ -1,4 +1,5 @@
 import type { Reflection, TaskCompleted } from "../contracts/index.js";
+import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";
 
 export interface HeuristicGuidance {
@@ -6,6 +7,8 @@ export interface HeuristicGuidance {
   violations: string[];
   missingFields: string[];
   insights?: string[];
+  /** Seed 001's self-evaluation of the agent's answer, when the task had one. */
+  answerIssues?: string[];
 }
 
 interface Lesson {
@@ -159,7 +162,9 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
     }
     case "quality":
       return {
-        cause: `the output drifted from the task${event.scores?.drift !== undefined ? ` (drift ${event.scores.drift})` : ""} because the agent did not check its result against the goal before finishing`,
+        cause: event.evaluation?.critique
+          ? `the first draft fell short of the task (the evaluator's critique: ${quote(event.evaluation.critique, 140)}) because the agent did not check its result against the goal before finishing`
+          : `the output drifted from the task${event.scores?.drift !== undefined ? ` (drift ${event.scores.drift})` : ""} because the agent did not check its result against the goal before finishing`,
         assumption: `a complete-looking output is aligned with the goal`,
         adjustments: [
           `add constraint: check each section of the output against the goal before returning it`,
@@ -226,7 +231,7 @@ function successReflection(event: TaskCompleted): Reflection {
  * that lacked evidence, restates the task when relevance was low, lengthens short fields).
  */
 export function generateHeuristicReflection(event: TaskCompleted, guidance?: HeuristicGuidance): Reflection {
-  if (event.outcome === "success") return successReflection(event);
+  if (event.outcome === "success" && !findingFromEvaluation(event)) return successReflection(event);
   const analysis = classifyFailure(event);
   const lesson = lessonFor(analysis.kind, analysis, event);
   const step = analysis.failingStep;
@@ -246,6 +251,8 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
       ? "Confidence is low: the evidence in the trace is thin."
       : `Evidence: ${analysis.evidence.slice(0, 3).join("; ")}.`,
   ];
+  if (guidance?.answerIssues?.length)
+    sentences.push(`Self-evaluation of the answer found: ${guidance.answerIssues.slice(0, 3).join("; ")}.`);
   if (/relevan/i.test(feedback) && event.task.goal)
     sentences.push(`The goal was ${quote(event.task.goal, 160)}.`);
   if (retry?.insights?.length)

@@ -27,23 +27,36 @@ describe("error signature (seed 003)", () => {
     expect(maskVolatileTokens("trace deadbeef42 took 1.5s")).toBe("trace <hex> took <n>s");
   });
 
-  it("uses the error's type and message, then the last error event, then the task", () => {
+  it("uses the error, then the evaluator's finding, then the last error event, then the task", () => {
     const withError = taskEvent();
     expect(signatureInputFor(withError)).toEqual({
       errorType: "query_timeout",
       content: "QUERY_TIMEOUT Query execution exceeded <n>s limit",
+      source: "error",
     });
 
     const { error: _dropped, ...noError } = withError;
     expect(signatureInputFor(noError)).toEqual({
       errorType: "QUERY_TIMEOUT",
       content: "postgres_query canceling statement due to statement timeout",
+      source: "trace",
+    });
+
+    const unverified = {
+      ...noError,
+      verificationResults: [{ status: "unverified" as const, claimText: "Revenue grew 40% in Q3" }],
+    };
+    expect(signatureInputFor(unverified)).toEqual({
+      errorType: "unverified_claim",
+      content: "Made unverified claim about: Revenue grew <n>% in Q3",
+      source: "evaluation",
     });
 
     const success = taskEvent({ outcome: "success", error: undefined, events: [] });
     expect(signatureInputFor(success)).toEqual({
       errorType: "success",
       content: "Fetch customer order history",
+      source: "task",
     });
   });
 

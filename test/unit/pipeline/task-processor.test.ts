@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createHashingEmbedder } from "../../../src/adapters/llm/hashing-embedder.js";
+import { createHeuristicAnswerEvaluator } from "../../../src/adapters/llm/heuristic-answer-evaluator.js";
 import { createHeuristicGenerator } from "../../../src/adapters/llm/heuristic-generator.js";
 import type { ReflectionOutcome, LoopDecision } from "../../../src/domain/contracts/index.js";
 import { defaultGuardrailConfig } from "../../../src/domain/guardrails/guardrail-config.js";
@@ -7,6 +8,7 @@ import { defaultQualityConfig } from "../../../src/domain/quality/quality-config
 import type { ReflectionGenerator } from "../../../src/pipeline/ports.js";
 import { untimed } from "../../../src/pipeline/stage-timer.js";
 import { createTaskProcessor } from "../../../src/pipeline/task-processor.js";
+import { computeErrorSignature } from "../../../src/domain/signature.js";
 import { createFakeIndex, createFakeStore } from "../../support/fakes.js";
 import { taskEvent } from "../../support/task-events.js";
 
@@ -23,6 +25,7 @@ function setup(generator: ReflectionGenerator = createHeuristicGenerator()) {
   };
   const processor = createTaskProcessor({
     store: store.store,
+    answerEvaluator: createHeuristicAnswerEvaluator(),
     index: index.index,
     generator: counting,
     embedder: createHashingEmbedder(),
@@ -133,5 +136,67 @@ describe("task processor (in-memory ports)", () => {
     const result = await processor.process(event);
     expect(result.status).toBe("processed");
     expect(store.processed.size).toBe(1);
+  });
+
+  it("self-evaluates an answered task and asks the loop to retry when quality < 0.5 (seed 001)", async () => {
+    const { processor } = setup();
+    const result = await processor.process(
+      taskEvent({
+        outcome: "partial",
+        error: undefined,
+        scores: { alignment: 0.9, drift: 0.1 },
+        task: {
+          description: "Answer a billing question",
+          query: "Which plan includes SSO, and how much does it cost per seat per month?",
+          answer: "I'm not sure, maybe",
+        },
+        events: [],
+      }),
+    );
+    const outcome = outcomeOf(result.outputs);
+    expect(outcome?.answerEvaluation).toMatchObject({ evaluator: "heuristic", shouldRetry: true });
+    expect(outcome?.answerEvaluation?.quality).toBeLessThan(0.5);
+    expect(outcome?.reflection.reflectionText).toContain("Self-evaluation of the answer found");
+    const decision = decisionOf(result.outputs);
+    expect(decision?.decision).toBe("rerun");
+    expect(decision?.triggers).toContain("self_evaluation");
+  });
+
+  it("keeps a reflection from an evaluation only when it changed behaviour (seed 003)", async () => {
+    const { processor, store } = setup();
+    const corrected = (revised: boolean) =>
+      taskEvent({
+        outcome: "success",
+        error: undefined,
+        task: { description: "Answer when the EU AI Act entered into force", tier: "container-light" },
+        verificationResults: [
+          {
+            status: "conflict",
+            claimText: "The EU AI Act entered into force on 1 August 2025",
+            conflictReason: "EUR-Lex gives 1 August 2024; the draft said 2025",
+          },
+        ],
+        evaluation: { revised },
+        events: [],
+      });
+    const unchanged = outcomeOf((await processor.process(corrected(false))).outputs);
+    expect(unchanged).toMatchObject({
+      stored: false,
+      reflectionId: null,
+      evaluationFinding: { errorType: "conflict", changedBehaviour: false },
+    });
+    expect(unchanged?.notStoredReason).toMatch(/did not change the agent's behaviour/);
+    expect(unchanged?.signature).toBe(
+      computeErrorSignature(
+        "conflict",
+        "Detected conflict: EUR-Lex gives <n> August <n>; the draft said <n>",
+      ),
+    );
+    expect(store.reflections.size).toBe(0);
+
+    const changed = outcomeOf((await processor.process(corrected(true))).outputs);
+    expect(changed).toMatchObject({ stored: true, evaluationFinding: { changedBehaviour: true } });
+    expect(changed?.reflection.errorCategory).toBe("conflicting_claim");
+    expect(store.reflections.size).toBe(1);
   });
 });
