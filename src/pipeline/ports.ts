@@ -5,6 +5,7 @@ import type {
   TaskCompleted,
   Verdict,
 } from "../domain/contracts/index.js";
+import type { CommonIssue } from "../domain/evaluation/adaptive-insights.js";
 import type { AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
 import type { LoopDecisionResult, LoopOverride, PreviousLoop } from "../domain/guardrails/decide-loop.js";
 
@@ -103,6 +104,15 @@ export interface UnitOfWork {
   loop: LoopDecisionResult;
   /** Seed 001: stored for adaptive prompting and the insights API. */
   answerEvaluation: AnswerEvaluation | null;
+  /** The RT-010 judgement of a newly generated reflection (stored or not), for adaptive prompting. */
+  judgement: {
+    verdict: Verdict;
+    qualityScore: number;
+    violations: string[];
+    generator: Exclude<GeneratorName, "reused">;
+    attempts: number;
+    stored: boolean;
+  } | null;
   decidedAt: Date;
 }
 
@@ -120,6 +130,8 @@ export interface ReflectionStore {
   /** Embeddings of the tenant's stored reflections closest to `text` (for novelty). */
   nearbyEmbeddings(tenantId: string, text: string, limit: number): Promise<number[][]>;
   loopContext(event: TaskCompleted): Promise<LoopContext>;
+  /** Seed 001: issues common to the tenant's recent low-quality reflections and answers. */
+  commonIssues(tenantId: string): Promise<CommonIssue[]>;
   /**
    * Writes the unit of work and the outputs built from what the write returned (the
    * occurrence count after an upsert) in one transaction.

@@ -13,6 +13,7 @@ import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
 import { decideVerdict, shouldStore, type ValidationResult } from "../domain/quality/validate-reflection.js";
 import { selectForReflection, type ReflectionMode } from "../domain/select-for-reflection.js";
 import type { AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
+import { insightLines } from "../domain/evaluation/adaptive-insights.js";
 import { findingFromEvaluation } from "../domain/evaluation/reflection-from-evaluation.js";
 import { computeErrorSignature, signatureInputFor } from "../domain/signature.js";
 import { stableId } from "../domain/stable-id.js";
@@ -106,6 +107,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     if (!taskVector) throw new Error("embedder returned no vector");
     const neighbours = await store.nearbyEmbeddings(event.tenantId, taskText(event), 50);
     const embeddings = new Map<Reflection, number[]>();
+    const insights = insightLines(await timer.time("store-read", () => store.commonIssues(event.tenantId)));
 
     const result = await runImprovementLoop({
       maxAttempts: quality.maxAttempts,
@@ -116,7 +118,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
             attempt,
             violations: feedback?.violations ?? [],
             missingFields: feedback?.missingFields ?? [],
-            insights: [],
+            insights,
             answerEvaluation,
           }),
         ),
@@ -353,7 +355,24 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
 
     const result = await timer.time("persist", () =>
       store.commit(
-        { event, signature, store: storeOp, loop, answerEvaluation, decidedAt: now },
+        {
+          event,
+          signature,
+          store: storeOp,
+          loop,
+          answerEvaluation,
+          judgement: judged
+            ? {
+                verdict: judged.verdict,
+                qualityScore: judged.validation.qualityScore,
+                violations: judged.validation.violations,
+                generator: generator.name,
+                attempts: judged.attempts,
+                stored: newReflection !== null,
+              }
+            : null,
+          decidedAt: now,
+        },
         buildOutputs,
       ),
     );

@@ -1,4 +1,9 @@
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
+import {
+  extractCommonIssues,
+  lowQualityBelow,
+  recentLowQualityLimit,
+} from "../../src/domain/evaluation/adaptive-insights.js";
 import type {
   CommitResult,
   OutboundMessage,
@@ -14,6 +19,7 @@ export function createFakeStore() {
   const processed = new Map<string, OutboundMessage[]>();
   const traces = new Map<string, UnitOfWork["loop"] & { tenantId: string }>();
   const bias = new Map<string, number>();
+  const judgements: (NonNullable<UnitOfWork["judgement"]> & { tenantId: string })[] = [];
   const key = (...parts: string[]) => parts.join("|");
   let failCommits = 0;
 
@@ -53,6 +59,15 @@ export function createFakeStore() {
         ),
       });
     },
+    commonIssues: (tenantId) =>
+      Promise.resolve(
+        extractCommonIssues(
+          judgements
+            .filter((j) => j.tenantId === tenantId && j.qualityScore < lowQualityBelow)
+            .slice(-recentLowQualityLimit)
+            .map((j) => j.violations),
+        ),
+      ),
     commit: (unit, buildOutputs): Promise<CommitResult> => {
       if (failCommits > 0) {
         failCommits -= 1;
@@ -95,6 +110,7 @@ export function createFakeStore() {
       traces.set(key(event.tenantId, event.loopId), { ...unit.loop, tenantId: event.tenantId });
       for (const tag of unit.loop.biasCounts.keys())
         bias.set(key(event.tenantId, tag), (bias.get(key(event.tenantId, tag)) ?? 0) + 1);
+      if (unit.judgement) judgements.push({ ...unit.judgement, tenantId: event.tenantId });
       const outputs = buildOutputs(occurrences);
       processed.set(key(event.tenantId, event.eventId), outputs);
       return Promise.resolve({ committed: true, outputs, occurrences });
@@ -105,6 +121,7 @@ export function createFakeStore() {
     reflections,
     processed,
     traces,
+    judgements,
     failNextCommits(n: number) {
       failCommits = n;
     },

@@ -1,6 +1,11 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import type { Reflection, TaskCompleted } from "../../domain/contracts/index.js";
+import {
+  extractCommonIssues,
+  lowQualityBelow,
+  recentLowQualityLimit,
+} from "../../domain/evaluation/adaptive-insights.js";
 import { ReflectorError } from "../../domain/errors.js";
 import { episodeMatchesPattern } from "../../domain/quality/pattern-validity.js";
 import { stableId } from "../../domain/stable-id.js";
@@ -201,6 +206,19 @@ export function createPgReflectionStore(pool: pg.Pool): ReflectionStore {
         };
       }),
 
+    commonIssues: (tenantId) =>
+      withStoreErrors(async () => {
+        const res = await pool.query<{ issues: string[] }>(
+          `(SELECT violations AS issues FROM reflection_judgements
+             WHERE tenant_id = $1 AND quality_score < $2 ORDER BY created_at DESC LIMIT $3)
+           UNION ALL
+           (SELECT issues FROM answer_evaluations
+             WHERE tenant_id = $1 AND quality < $2 ORDER BY created_at DESC LIMIT $3)`,
+          [tenantId, lowQualityBelow, recentLowQualityLimit],
+        );
+        return extractCommonIssues(res.rows.map((r) => r.issues));
+      }),
+
     commit: (unit, buildOutputs) =>
       withStoreErrors(async (): Promise<CommitResult> => {
         const { event, loop } = unit;
@@ -346,6 +364,27 @@ export function createPgReflectionStore(pool: pg.Pool): ReflectionStore {
                ON CONFLICT (tenant_id, tag) DO UPDATE SET occurrences = bias_tag_history.occurrences + 1,
                  last_loop_id = EXCLUDED.last_loop_id, last_seen_at = EXCLUDED.last_seen_at`,
               [event.tenantId, [...loop.biasCounts.keys()], event.loopId, unit.decidedAt],
+            );
+          }
+
+          if (unit.judgement && unit.signature) {
+            const j = unit.judgement;
+            await client.query(
+              `INSERT INTO reflection_judgements (tenant_id, event_id, signature, verdict, quality_score, violations,
+                 generator, attempts, stored, created_at)
+               VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) ON CONFLICT DO NOTHING`,
+              [
+                event.tenantId,
+                event.eventId,
+                unit.signature,
+                j.verdict,
+                j.qualityScore,
+                JSON.stringify(j.violations),
+                j.generator,
+                j.attempts,
+                j.stored,
+                unit.decidedAt,
+              ],
             );
           }
 

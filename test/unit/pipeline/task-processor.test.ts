@@ -5,7 +5,7 @@ import { createHeuristicGenerator } from "../../../src/adapters/llm/heuristic-ge
 import type { ReflectionOutcome, LoopDecision } from "../../../src/domain/contracts/index.js";
 import { defaultGuardrailConfig } from "../../../src/domain/guardrails/guardrail-config.js";
 import { defaultQualityConfig } from "../../../src/domain/quality/quality-config.js";
-import type { ReflectionGenerator } from "../../../src/pipeline/ports.js";
+import type { GenerationRequest, ReflectionGenerator } from "../../../src/pipeline/ports.js";
 import { untimed } from "../../../src/pipeline/stage-timer.js";
 import { createTaskProcessor } from "../../../src/pipeline/task-processor.js";
 import { computeErrorSignature } from "../../../src/domain/signature.js";
@@ -198,5 +198,43 @@ describe("task processor (in-memory ports)", () => {
     expect(changed).toMatchObject({ stored: true, evaluationFinding: { changedBehaviour: true } });
     expect(changed?.reflection.errorCategory).toBe("conflicting_claim");
     expect(store.reflections.size).toBe(1);
+  });
+
+  it("tells the generator the tenant's common issues once low-quality results repeat (adaptive prompting)", async () => {
+    const requests: GenerationRequest[] = [];
+    const vague: ReflectionGenerator = {
+      name: "heuristic",
+      generate: (request) => {
+        requests.push(request);
+        return Promise.resolve({
+          reflectionText: "It failed.",
+          strategyText: null,
+          importance: 0.2,
+          confidence: 0.2,
+          tags: [],
+          errorCategory: null,
+          patterns: [],
+          adjustments: ["do better next time"],
+          learning: "be careful",
+        });
+      },
+    };
+    const { processor, store } = setup(vague);
+    const failure = (n: number) =>
+      taskEvent({
+        error: {
+          category: "tool_error",
+          message: `tool ${String(n)} exploded in a new way`,
+          type: `t${String(n)}`,
+        },
+      });
+    await processor.process(failure(1));
+    expect(requests[0]?.insights).toEqual([]);
+    await processor.process(failure(2));
+    expect(store.judgements).toHaveLength(2);
+    requests.length = 0;
+    await processor.process(failure(3));
+    expect(requests[0]?.insights).toContain("Not actionable (in 2 recent low-quality results)");
+    expect(requests[0]?.insights).toContain("Shallow reflection (in 2 recent low-quality results)");
   });
 });
