@@ -1,6 +1,8 @@
 import { readdir, readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { TaskCompletedV1, type TaskCompleted } from "../../src/domain/contracts/index.js";
+import { findingFromEvaluation } from "../../src/domain/evaluation/reflection-from-evaluation.js";
+import { signatureInputFor } from "../../src/domain/signature.js";
 
 const dir = new URL("../../examples/", import.meta.url);
 
@@ -57,9 +59,9 @@ const examples = await loadExamples();
 const valid = examples.filter((e) => e.raw === undefined);
 
 describe("examples/", () => {
-  it("holds the twelve examples, named NN-kebab-name.json", () => {
+  it("holds the thirteen examples, named NN-kebab-name.json", () => {
     expect(examples.map((e) => e.file.slice(0, 3))).toEqual(
-      Array.from({ length: 12 }, (_, i) => `${String(i + 1).padStart(2, "0")}-`),
+      Array.from({ length: 13 }, (_, i) => `${String(i + 1).padStart(2, "0")}-`),
     );
     for (const { file } of examples) expect(file).toMatch(/^\d{2}-[a-z0-9]+(-[a-z0-9]+)*\.json$/);
   });
@@ -138,5 +140,13 @@ describe("examples/", () => {
     expect(b?.code).toBe(a?.code);
     expect(digitless(b?.message)).toBe(digitless(a?.message));
     expect(b?.context).not.toEqual(a?.context);
+  });
+
+  it("13 is a success the agent corrected itself: a conflict finding that changed behaviour (seed 003)", () => {
+    const event = parseEvent(find(examples, "13-"), 0);
+    expect(event.outcome).toBe("success");
+    expect(event.error).toBeUndefined();
+    expect(findingFromEvaluation(event)).toMatchObject({ errorType: "conflict", changedBehaviour: true });
+    expect(signatureInputFor(event).source).toBe("evaluation");
   });
 });
