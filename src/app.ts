@@ -4,8 +4,7 @@ import { Partitioners, type Producer } from "kafkajs";
 import { createKafka } from "./adapters/kafka/kafka-client.js";
 import { createOutputPublisher } from "./adapters/kafka/output-publisher.js";
 import { createTaskConsumer, type TaskConsumer } from "./adapters/kafka/task-consumer.js";
-import { createHashingEmbedder } from "./adapters/llm/hashing-embedder.js";
-import { createHeuristicGenerator } from "./adapters/llm/heuristic-generator.js";
+import { createLlmAdapters } from "./adapters/llm/llm-adapters.js";
 import { createHeuristicAnswerEvaluator } from "./adapters/llm/heuristic-answer-evaluator.js";
 import { createPgReflectionStore } from "./adapters/postgres/pg-reflection-store.js";
 import { createRedisSignatureIndex } from "./adapters/redis/redis-signature-index.js";
@@ -15,6 +14,7 @@ import { defaultGuardrailConfig } from "./domain/guardrails/guardrail-config.js"
 import { defaultQualityConfig } from "./domain/quality/quality-config.js";
 import { createHttpServer } from "./http/http-server.js";
 import type { Logger } from "./observability/logger.js";
+import { createLlmMetrics } from "./observability/llm-metrics.js";
 import { createMetrics } from "./observability/metrics.js";
 import { createQualityMetrics } from "./observability/quality-metrics.js";
 import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
@@ -66,14 +66,19 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   });
   const codec = config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();
 
-  const generator = overrides.generator ?? createHeuristicGenerator();
+  const llmMetrics = createLlmMetrics(metrics.registry, {
+    inputPerMillionUsd: config.openai.inputPricePerMTokUsd,
+    outputPerMillionUsd: config.openai.outputPricePerMTokUsd,
+  });
+  const llm = createLlmAdapters(config, { observer: llmMetrics });
+  const generator = overrides.generator ?? llm.generator;
   const processor = createTaskProcessor({
-    store: createPgReflectionStore(pool),
+    store: createPgReflectionStore(pool, { embeddingModel: llm.embedder.name }),
     answerEvaluator: createHeuristicAnswerEvaluator(),
     observer: createQualityMetrics(metrics.registry, metrics.qualityScore),
     index: createRedisSignatureIndex(redis, { keyPrefix: config.redis.keyPrefix }),
     generator,
-    embedder: createHashingEmbedder(),
+    embedder: llm.embedder,
     clock: overrides.clock ?? systemClock,
     timer: metrics.timer,
     quality: {
@@ -130,6 +135,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   return {
     config,
     metrics,
+    llmMetrics,
     http,
     processor,
     generatorName: generator.name,

@@ -30,7 +30,7 @@ function configOrExit(): Config {
 
 export function topicNames(config: Config): string[] {
   const t = config.topics;
-  return [t.taskCompleted, t.reflectionAccepted, t.reflectionRejected, t.loopDecision, t.deadLetter];
+  return [t.taskCompleted, t.reflectionAccepted, t.reflectionRejected, t.loopDecision, t.deadLetter, t.retry];
 }
 
 const program = new Command()

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { z } from "zod";
 
 const csv = z
@@ -32,11 +33,16 @@ const EnvSchema = z.object({
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HTTP_HOST: z.string().min(1).default("0.0.0.0"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  // The openai generator is specified (issue 3) but not in this build yet; only `heuristic` is accepted.
-  REFLECTOR_GENERATOR: z.enum(["heuristic"]).default("heuristic"),
+  REFLECTOR_GENERATOR: z.enum(["heuristic", "openai"]).default("heuristic"),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: optionalUrl,
   REFLECTOR_MODEL: z.string().min(1).optional(),
+  OPENAI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  OPENAI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  LLM_INPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
+  LLM_OUTPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
+  REFLECTOR_EMBEDDINGS: z.enum(["hashing", "openai"]).default("hashing"),
+  REFLECTOR_EMBEDDING_MODEL: z.string().min(1).optional(),
   REFLECTOR_MODE: z.enum(["lite", "full"]).default("full"),
   STORAGE_MIN_QUALITY: z.coerce.number().min(0).max(1).default(0.8),
   MAX_REFLECTION_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
@@ -45,6 +51,11 @@ const EnvSchema = z.object({
   TOPIC_REFLECTION_REJECTED: topicName.default("reflection.rejected"),
   TOPIC_LOOP_DECISION: topicName.default("loop.decision"),
   TOPIC_DLQ: topicName.default("agent.task.completed.dlq"),
+  TOPIC_RETRY: topicName.default("agent.task.completed.retry"),
+  CONSUMER_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(64),
+  CONSUMER_MAX_IN_FLIGHT_PER_PARTITION: z.coerce.number().int().min(1).max(10_000).default(16),
+  RETRY_TOPIC_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
+  KAFKA_TRANSACTIONAL_ID: z.string().min(1).max(200).optional(),
   TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
   TOPIC_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
   SHUTDOWN_DEADLINE_MS: z.coerce.number().int().min(1000).default(25_000),
@@ -63,6 +74,7 @@ export interface Config {
     reflectionRejected: string;
     loopDecision: string;
     deadLetter: string;
+    retry: string;
     partitions: number;
     replicationFactor: number;
   };
@@ -72,10 +84,28 @@ export interface Config {
   http: { host: string; port: number };
   logLevel: Env["LOG_LEVEL"];
   generator: Env["REFLECTOR_GENERATOR"];
-  openai: { apiKey: string | undefined; baseUrl: string | undefined; model: string | undefined };
+  openai: {
+    apiKey: string | undefined;
+    baseUrl: string | undefined;
+    model: string | undefined;
+    timeoutMs: number;
+    maxRetries: number;
+    embeddingModel: string | undefined;
+    /** USD per million tokens; 0 = unpriced (cost metrics stay 0). */
+    inputPricePerMTokUsd: number;
+    outputPricePerMTokUsd: number;
+  };
+  embeddings: Env["REFLECTOR_EMBEDDINGS"];
   mode: "lite" | "full";
   quality: { storageMinQuality: number; maxAttempts: number };
   handler: { maxAttempts: number; retryBaseMs: number };
+  /** In-flight limits, retry-topic delay and the transactional id (src/adapters/kafka/task-consumer.ts). */
+  consumer: {
+    maxInFlight: number;
+    maxInFlightPerPartition: number;
+    retryTopicDelayMs: number;
+    transactionalId: string;
+  };
   shutdownDeadlineMs: number;
 }
 
@@ -94,15 +124,40 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** Settings that only make sense together; checked on the raw values so every problem is listed. */
+function crossFieldProblems(env: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  const endpoint = env.OPENAI_BASE_URL !== undefined || env.OPENAI_API_KEY !== undefined;
+  if (env.REFLECTOR_GENERATOR === "openai") {
+    if (!endpoint) {
+      problems.push("OPENAI_BASE_URL: REFLECTOR_GENERATOR=openai needs OPENAI_BASE_URL or OPENAI_API_KEY");
+    }
+    if (env.REFLECTOR_MODEL === undefined) {
+      problems.push("REFLECTOR_MODEL: REFLECTOR_GENERATOR=openai needs a model name");
+    }
+  }
+  if (env.REFLECTOR_EMBEDDINGS === "openai") {
+    if (!endpoint) {
+      problems.push("OPENAI_BASE_URL: REFLECTOR_EMBEDDINGS=openai needs OPENAI_BASE_URL or OPENAI_API_KEY");
+    }
+    if (env.REFLECTOR_EMBEDDING_MODEL === undefined) {
+      problems.push("REFLECTOR_EMBEDDING_MODEL: REFLECTOR_EMBEDDINGS=openai needs an embedding model name");
+    }
+  }
+  return problems;
+}
+
 /** Parses the environment once; lists every problem at once rather than the first. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   // An empty variable means "not set": shells and compose files export them that way.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = EnvSchema.safeParse(present);
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((issue) => `${issue.path.join(".") || "(env)"}: ${issue.message}`),
-    );
+  const crossProblems = crossFieldProblems(present);
+  if (!parsed.success || crossProblems.length > 0) {
+    throw new ConfigError([
+      ...(parsed.error?.issues ?? []).map((issue) => `${issue.path.join(".") || "(env)"}: ${issue.message}`),
+      ...crossProblems,
+    ]);
   }
   const e = parsed.data;
   return deepFreeze({
@@ -118,6 +173,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       reflectionRejected: e.TOPIC_REFLECTION_REJECTED,
       loopDecision: e.TOPIC_LOOP_DECISION,
       deadLetter: e.TOPIC_DLQ,
+      retry: e.TOPIC_RETRY,
       partitions: e.TOPIC_PARTITIONS,
       replicationFactor: e.TOPIC_REPLICATION_FACTOR,
     },
@@ -127,10 +183,27 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
     logLevel: e.LOG_LEVEL,
     generator: e.REFLECTOR_GENERATOR,
-    openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL, model: e.REFLECTOR_MODEL },
+    openai: {
+      apiKey: e.OPENAI_API_KEY,
+      baseUrl: e.OPENAI_BASE_URL,
+      model: e.REFLECTOR_MODEL,
+      timeoutMs: e.OPENAI_TIMEOUT_MS,
+      maxRetries: e.OPENAI_MAX_RETRIES,
+      embeddingModel: e.REFLECTOR_EMBEDDING_MODEL,
+      inputPricePerMTokUsd: e.LLM_INPUT_PRICE_PER_MTOK_USD,
+      outputPricePerMTokUsd: e.LLM_OUTPUT_PRICE_PER_MTOK_USD,
+    },
+    embeddings: e.REFLECTOR_EMBEDDINGS,
     mode: e.REFLECTOR_MODE,
     quality: { storageMinQuality: e.STORAGE_MIN_QUALITY, maxAttempts: e.MAX_REFLECTION_ATTEMPTS },
     handler: { maxAttempts: e.HANDLER_MAX_ATTEMPTS, retryBaseMs: e.HANDLER_RETRY_BASE_MS },
+    consumer: {
+      maxInFlight: e.CONSUMER_MAX_IN_FLIGHT,
+      maxInFlightPerPartition: e.CONSUMER_MAX_IN_FLIGHT_PER_PARTITION,
+      retryTopicDelayMs: e.RETRY_TOPIC_DELAY_MS,
+      // Stable across restarts of one instance, so a restarted process fences its predecessor.
+      transactionalId: e.KAFKA_TRANSACTIONAL_ID ?? `${e.KAFKA_GROUP_ID}.${hostname()}`,
+    },
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
   });
 }

@@ -19,6 +19,22 @@ export const errorCodes = {
     action: "retry",
     summary: "The reflection generator failed in a way that may pass on retry.",
   },
+  LLM_UNAVAILABLE: {
+    action: "retry",
+    summary: "The LLM endpoint is unreachable, timing out, rate limiting or failing (5xx).",
+  },
+  LLM_MISCONFIGURED: {
+    action: "retry",
+    summary: "The LLM endpoint refuses the credentials or does not know the model (401/403/404).",
+  },
+  LLM_OUTPUT_INVALID: {
+    action: "retry",
+    summary: "The model's output stayed invalid after one repair request.",
+  },
+  LLM_CIRCUIT_OPEN: {
+    action: "retry",
+    summary: "The LLM circuit breaker is open; the consumer pauses until a call succeeds again.",
+  },
   PUBLISH_FAILED: { action: "retry", summary: "Producing to Kafka failed." },
   RETRIES_EXHAUSTED: {
     action: "dead-letter",
@@ -72,6 +88,25 @@ export function classifyFailure(err: unknown): FailureAction {
     if (err instanceof Error && /connection|connect|socket|timeout/i.test(err.message)) return "retry";
   }
   return "crash";
+}
+
+// A dependency is down, not the event bad: the consumer pauses and retries without spending the
+// event's attempts, committing nothing past the event. Adapters mark their outages with these codes.
+const outageCodes = new Set<ErrorCode>([
+  "STORE_UNAVAILABLE",
+  "INDEX_UNAVAILABLE",
+  "PUBLISH_FAILED",
+  "REGISTRY_UNAVAILABLE",
+  "LLM_UNAVAILABLE",
+  "LLM_MISCONFIGURED",
+  "LLM_CIRCUIT_OPEN",
+]);
+
+/** True when a retryable failure is an outage of a dependency (Postgres, Redis, Kafka, registry, LLM). */
+export function isOutage(err: unknown): boolean {
+  if (err instanceof ReflectorError) return outageCodes.has(err.code);
+  // Untyped transport errors (pg, ioredis, kafkajs) are outages by definition.
+  return classifyFailure(err) === "retry";
 }
 
 export function errorMessage(err: unknown): string {

@@ -92,7 +92,20 @@ async function withStoreErrors<T>(work: () => Promise<T>): Promise<T> {
 const reflectionColumns = `id, signature, reflection_text, strategy_text, learning, importance, confidence, tags,
   error_category, patterns, adjustments, verdict, quality_score, metrics, violations, occurrences, generator, attempts`;
 
-export function createPgReflectionStore(pool: pg.Pool): ReflectionStore {
+export interface PgReflectionStoreOptions {
+  /**
+   * Name of the embedder whose vectors this process writes (`Embedder.name`). Stored with each
+   * reflection; novelty reads only vectors of the same embedder, since other embedders' vectors
+   * have other dimensions and meanings.
+   */
+  embeddingModel?: string;
+}
+
+export function createPgReflectionStore(
+  pool: pg.Pool,
+  options: PgReflectionStoreOptions = {},
+): ReflectionStore {
+  const embeddingModel = options.embeddingModel ?? "hashing-256";
   return {
     findProcessedOutputs: (tenantId, eventId) =>
       withStoreErrors(async () => {
@@ -139,11 +152,11 @@ export function createPgReflectionStore(pool: pg.Pool): ReflectionStore {
     nearbyEmbeddings: (tenantId, text, limit) =>
       withStoreErrors(async () => {
         const res = await pool.query<{ embedding: number[] }>(
-          `SELECT embedding FROM reflections WHERE tenant_id = $1
+          `SELECT embedding FROM reflections WHERE tenant_id = $1 AND embedding_model = $4
             ORDER BY CASE WHEN $2 = '' THEN 0 ELSE ts_rank(search, to_tsquery('english', $2)) END DESC,
                      last_seen_at DESC
             LIMIT $3`,
-          [tenantId, orQuery(text), limit],
+          [tenantId, orQuery(text), limit, embeddingModel],
         );
         return res.rows.map((r) => r.embedding);
       }),
@@ -246,8 +259,8 @@ export function createPgReflectionStore(pool: pg.Pool): ReflectionStore {
               `INSERT INTO reflections (id, tenant_id, project_id, signature, signature_type, reflection_text,
                  strategy_text, learning, importance, confidence, quality_score, verdict, metrics, violations, tags,
                  error_category, patterns, adjustments, generator, attempts, embedding, source_event_id, outcome,
-                 first_seen_at, last_seen_at)
-               VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$24)
+                 first_seen_at, last_seen_at, embedding_model)
+               VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$24,$25)
                ON CONFLICT (tenant_id, signature) DO UPDATE
                  SET occurrences = reflections.occurrences + 1,
                      last_seen_at = GREATEST(reflections.last_seen_at, EXCLUDED.last_seen_at)
@@ -277,6 +290,7 @@ export function createPgReflectionStore(pool: pg.Pool): ReflectionStore {
                 event.eventId,
                 event.outcome,
                 unit.decidedAt,
+                embeddingModel,
               ],
             );
             const row = res.rows[0];

@@ -1,0 +1,60 @@
+import OpenAI from "openai";
+import type { Embedder, ReflectionGenerator } from "../../pipeline/ports.js";
+import { createHashingEmbedder } from "./hashing-embedder.js";
+import { createHeuristicGenerator } from "./heuristic-generator.js";
+import type { LlmCallOutcome, LlmObserver } from "./llm-call.js";
+import { createOpenAiEmbedder } from "./openai-embedder.js";
+import { createOpenAiGenerator } from "./openai-generator.js";
+
+export interface LlmSettings {
+  generator: "heuristic" | "openai";
+  embeddings: "hashing" | "openai";
+  openai: {
+    apiKey: string | undefined;
+    baseUrl: string | undefined;
+    model: string | undefined;
+    embeddingModel: string | undefined;
+    timeoutMs: number;
+    maxRetries: number;
+  };
+}
+
+export interface LlmAdapterDeps {
+  observer?: LlmObserver;
+  onOutcome?: (outcome: LlmCallOutcome) => void;
+}
+
+/** Chooses the generator and the embedder from configuration; offline ones are the defaults. */
+export function createLlmAdapters(
+  settings: LlmSettings,
+  deps: LlmAdapterDeps = {},
+): { generator: ReflectionGenerator; embedder: Embedder } {
+  const { openai } = settings;
+  let client: OpenAI | null = null;
+  const getClient = (): OpenAI => {
+    // A local OpenAI-compatible server may need no key; the SDK insists on one, so send a placeholder.
+    client ??= new OpenAI({
+      apiKey: openai.apiKey ?? "unused",
+      ...(openai.baseUrl ? { baseURL: openai.baseUrl } : {}),
+      maxRetries: 0,
+      timeout: openai.timeoutMs,
+    });
+    return client;
+  };
+  const policy = {
+    timeoutMs: openai.timeoutMs,
+    maxRetries: openai.maxRetries,
+    ...(deps.observer ? { observer: deps.observer } : {}),
+    ...(deps.onOutcome ? { onOutcome: deps.onOutcome } : {}),
+  };
+
+  const generator =
+    settings.generator === "openai" && openai.model
+      ? createOpenAiGenerator({ ...policy, client: getClient(), model: openai.model })
+      : createHeuristicGenerator();
+  const embedder =
+    settings.embeddings === "openai" && openai.embeddingModel
+      ? createOpenAiEmbedder({ ...policy, client: getClient(), model: openai.embeddingModel })
+      : createHashingEmbedder();
+  return { generator, embedder };
+}

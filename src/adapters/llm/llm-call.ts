@@ -1,0 +1,104 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import pRetry from "p-retry";
+import { classifyLlmError, retryAfterMs, toReflectorError } from "./llm-errors.js";
+
+/** What the LLM adapters report; `createLlmMetrics` implements it, tests may record it. */
+export interface LlmObserver {
+  request(record: {
+    model: string;
+    outcome: "success" | "invalid_output" | "error";
+    durationSeconds: number;
+    promptTokens: number;
+    completionTokens: number;
+  }): void;
+  error(code: string): void;
+}
+
+/** Per request: `ok` the endpoint answered; `retryableFailure` it is (perhaps briefly) unusable. */
+export type LlmCallOutcome = "ok" | "retryableFailure" | "failure";
+
+export interface LlmCallPolicy {
+  /** Deadline of one HTTP request. */
+  timeoutMs: number;
+  /** Retries after the first request, for retryable failures only. */
+  maxRetries: number;
+  /** First backoff; doubles per retry with jitter (×1–2), up to `retryMaxDelayMs`. */
+  retryBaseMs?: number;
+  retryMaxDelayMs?: number;
+  /** Upper bound on how long a `Retry-After` header may make us wait. */
+  retryAfterCapMs?: number;
+  observer?: LlmObserver;
+  /** For a circuit breaker: called after every HTTP request with how it went. */
+  onOutcome?: (outcome: LlmCallOutcome) => void;
+}
+
+export interface LlmResponse<T> {
+  value: T;
+  promptTokens: number;
+  completionTokens: number;
+  /** The endpoint answered, but the content was unusable (counted, not retried here). */
+  invalidOutput?: boolean;
+}
+
+/**
+ * One LLM request under the one retry policy: the SDK's own retries are off (the caller passes
+ * `maxRetries: 0`), p-retry retries only what the classifier calls retryable, with jittered
+ * exponential backoff, and waits at least as long as a bounded `Retry-After` asks. A final
+ * failure is a `ReflectorError` whose code tells the consumer whether this is an outage.
+ */
+export async function callLlm<T>(
+  policy: LlmCallPolicy,
+  model: string,
+  what: string,
+  request: (options: { timeout: number; maxRetries: 0 }) => Promise<LlmResponse<T>>,
+): Promise<T> {
+  const capMs = policy.retryAfterCapMs ?? 30_000;
+  try {
+    return await pRetry(
+      async () => {
+        const started = performance.now();
+        try {
+          const response = await request({ timeout: policy.timeoutMs, maxRetries: 0 });
+          policy.observer?.request({
+            model,
+            outcome: response.invalidOutput ? "invalid_output" : "success",
+            durationSeconds: (performance.now() - started) / 1000,
+            promptTokens: response.promptTokens,
+            completionTokens: response.completionTokens,
+          });
+          if (response.invalidOutput) policy.observer?.error("invalid_output");
+          policy.onOutcome?.("ok");
+          return response.value;
+        } catch (err) {
+          const failure = classifyLlmError(err);
+          policy.observer?.request({
+            model,
+            outcome: "error",
+            durationSeconds: (performance.now() - started) / 1000,
+            promptTokens: 0,
+            completionTokens: 0,
+          });
+          policy.observer?.error(failure.code);
+          policy.onOutcome?.(failure.retryable ? "retryableFailure" : "failure");
+          throw err;
+        }
+      },
+      {
+        retries: policy.maxRetries,
+        minTimeout: policy.retryBaseMs ?? 500,
+        maxTimeout: policy.retryMaxDelayMs ?? 20_000,
+        factor: 2,
+        randomize: true,
+        shouldRetry: ({ error }) => classifyLlmError(error).retryable,
+        onFailedAttempt: async ({ error, retriesLeft }) => {
+          if (retriesLeft <= 0 || !classifyLlmError(error).retryable) return;
+          const waitMs = retryAfterMs(error, capMs);
+          // p-retry adds its own jittered backoff after this, so the total is at least Retry-After.
+          if (waitMs !== null && waitMs > 0) await sleep(waitMs);
+        },
+      },
+    );
+  } catch (err) {
+    throw toReflectorError(err, what);
+  }
+}

@@ -1,0 +1,46 @@
+import type OpenAI from "openai";
+import type { Embedder } from "../../pipeline/ports.js";
+import { callLlm, type LlmCallPolicy } from "./llm-call.js";
+import { LlmOutputError } from "./llm-errors.js";
+
+export interface OpenAiEmbedderOptions extends LlmCallPolicy {
+  client: OpenAI;
+  model: string;
+}
+
+/**
+ * Embeddings from an OpenAI-compatible `/embeddings` endpoint: similarity of meaning, not only of
+ * wording. Its name carries the model, because vectors of different models (and dimensions) must
+ * never be compared; the store keeps each reflection's embedder name for that reason.
+ */
+export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
+  return {
+    name: `openai:${options.model}`,
+    async embed(texts) {
+      if (texts.length === 0) return [];
+      return callLlm(options, options.model, "openai embedder", async (requestOptions) => {
+        const response = await options.client.embeddings.create(
+          { model: options.model, input: texts, encoding_format: "float" },
+          requestOptions,
+        );
+        const vectors = [...response.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
+        const dimensions = vectors[0]?.length ?? 0;
+        if (
+          vectors.length !== texts.length ||
+          dimensions === 0 ||
+          vectors.some((v) => v.length !== dimensions)
+        ) {
+          throw new LlmOutputError(
+            `expected ${String(texts.length)} vectors of one dimension, got ${String(vectors.length)}`,
+            [],
+          );
+        }
+        return {
+          value: vectors,
+          promptTokens: response.usage.prompt_tokens,
+          completionTokens: 0,
+        };
+      });
+    },
+  };
+}

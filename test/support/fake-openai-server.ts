@@ -1,0 +1,255 @@
+import { createHash } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A local OpenAI-compatible HTTP server for tests and benchmarks: `/v1/chat/completions` and
+ * `/v1/embeddings`. Replies are scripted per request (a queue per route, then a default
+ * responder), every request is recorded, and `latencyMs` delays every reply (fixed-latency mode).
+ */
+
+export interface ChatBody {
+  model: string;
+  messages: { role: string; content: string }[];
+  response_format?: { type: string };
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+export type FakeReply =
+  /** A chat completion whose message content is `content`. */
+  | {
+      kind: "completion";
+      content: string;
+      promptTokens?: number;
+      completionTokens?: number;
+      finishReason?: string;
+    }
+  /** Any JSON body with a status (errors: 429 with `retry-after`, 500, 401, ...). */
+  | { kind: "status"; status: number; body?: unknown; headers?: Record<string, string> }
+  /** Deterministic embeddings for the request's inputs. */
+  | { kind: "embeddings"; dimensions?: number }
+  /** Never answers: the client's timeout has to fire. */
+  | { kind: "hang" }
+  /** Waits, then gives `then`. */
+  | { kind: "delay"; ms: number; then: FakeReply };
+
+export type Responder = (request: RecordedRequest) => FakeReply;
+
+export interface FakeOpenAiServerOptions {
+  /** Added before every reply. */
+  latencyMs?: number;
+  chat?: Responder;
+  embeddings?: Responder;
+}
+
+/** Deterministic unit vector from text (sha256-seeded), so equal inputs embed equally. */
+export function fakeEmbedding(text: string, dimensions: number): number[] {
+  const out: number[] = [];
+  let block = createHash("sha256").update(text).digest();
+  for (let i = 0; out.length < dimensions; i += 1) {
+    if (i > 0 && i % 32 === 0) block = createHash("sha256").update(block).digest();
+    out.push(((block[i % 32] ?? 0) - 127.5) / 127.5);
+  }
+  const norm = Math.sqrt(out.reduce((s, v) => s + v * v, 0));
+  return out.map((v) => v / norm);
+}
+
+function completion(reply: Extract<FakeReply, { kind: "completion" }>, model: string) {
+  const promptTokens = reply.promptTokens ?? 100;
+  const completionTokens = reply.completionTokens ?? 50;
+  return {
+    id: "chatcmpl-fake",
+    object: "chat.completion",
+    created: 1_700_000_000,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", content: reply.content, refusal: null },
+        finish_reason: reply.finishReason ?? "stop",
+        logprobs: null,
+      },
+    ],
+    usage: {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    },
+  };
+}
+
+export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {}) {
+  const requests: RecordedRequest[] = [];
+  const queues = { chat: [] as FakeReply[], embeddings: [] as FakeReply[] };
+  const state = {
+    latencyMs: options.latencyMs ?? 0,
+    chat:
+      options.chat ??
+      ((): FakeReply => ({ kind: "status", status: 500, body: { error: { message: "no script" } } })),
+    embeddings: options.embeddings ?? ((): FakeReply => ({ kind: "embeddings" })),
+  };
+  const timers = new Set<NodeJS.Timeout>();
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
+
+  async function send(res: ServerResponse, reply: FakeReply, recorded: RecordedRequest): Promise<void> {
+    if (reply.kind === "hang") return; // the socket stays open until the client gives up or we close
+    if (reply.kind === "delay") {
+      await wait(reply.ms);
+      return send(res, reply.then, recorded);
+    }
+    let status = 200;
+    let body: unknown;
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (reply.kind === "completion") {
+      body = completion(reply, (recorded.body as ChatBody).model);
+    } else if (reply.kind === "embeddings") {
+      const input = (recorded.body as { input: string | string[]; model: string }).input;
+      const texts = Array.isArray(input) ? input : [input];
+      body = {
+        object: "list",
+        model: (recorded.body as { model: string }).model,
+        data: texts.map((text, index) => ({
+          object: "embedding",
+          index,
+          embedding: fakeEmbedding(text, reply.dimensions ?? 64),
+        })),
+        usage: { prompt_tokens: texts.length * 10, total_tokens: texts.length * 10 },
+      };
+    } else {
+      status = reply.status;
+      body = reply.body ?? { error: { message: `status ${String(reply.status)}`, type: "fake" } };
+      Object.assign(headers, reply.headers ?? {});
+    }
+    if (!res.destroyed) res.writeHead(status, headers).end(JSON.stringify(body));
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    const recorded: RecordedRequest = {
+      method: req.method ?? "GET",
+      path: req.url ?? "/",
+      headers: req.headers,
+      body: text ? (JSON.parse(text) as unknown) : null,
+    };
+    requests.push(recorded);
+    const route = recorded.path.endsWith("/chat/completions")
+      ? "chat"
+      : recorded.path.endsWith("/embeddings")
+        ? "embeddings"
+        : null;
+    if (!route) {
+      res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"not found"}}');
+      return;
+    }
+    const next = queues[route].shift() ?? state[route](recorded);
+    if (state.latencyMs > 0) await wait(state.latencyMs);
+    await send(res, next, recorded);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end(String(err));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${String(port)}/v1`,
+    requests,
+    /** Recorded chat-completion request bodies, oldest first. */
+    chatRequests(): ChatBody[] {
+      return requests.filter((r) => r.path.endsWith("/chat/completions")).map((r) => r.body as ChatBody);
+    },
+    /** Replies for the next chat requests, in order; then the default responder answers. */
+    enqueueChat(...replies: FakeReply[]): void {
+      queues.chat.push(...replies);
+    },
+    enqueueEmbeddings(...replies: FakeReply[]): void {
+      queues.embeddings.push(...replies);
+    },
+    setChatResponder(responder: Responder): void {
+      state.chat = responder;
+    },
+    setLatency(ms: number): void {
+      state.latencyMs = ms;
+    },
+    reset(): void {
+      requests.length = 0;
+      queues.chat.length = 0;
+      queues.embeddings.length = 0;
+    },
+    async close(): Promise<void> {
+      for (const timer of timers) clearTimeout(timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
+    },
+  };
+}
+
+export type FakeOpenAiServer = Awaited<ReturnType<typeof startFakeOpenAiServer>>;
+
+export interface TraceData {
+  task?: { description?: string; goal?: string };
+  outcome?: string;
+  error?: { message?: string; category?: string } | null;
+  events?: { type: string; content?: string; toolName?: string }[];
+}
+
+/** The trace-data block of a chat request (what the generator sent as untrusted data). */
+export function traceDataOf(body: ChatBody): TraceData | null {
+  const user = body.messages.find((m) => m.role === "user")?.content ?? "";
+  const match = /<trace-data-([a-z0-9]+)>\n([\s\S]*?)\n<\/trace-data-\1>/.exec(user);
+  return match?.[2] ? (JSON.parse(match[2]) as TraceData) : null;
+}
+
+/**
+ * A cooperative "model": reads the trace data and answers with a root-cause reflection in the
+ * contract's shape, quoting the task and error so relevance holds. Good enough for RT-010.
+ */
+export function helpfulModel(request: RecordedRequest): FakeReply {
+  const data = traceDataOf(request.body as ChatBody) ?? {};
+  const task = data.task ?? {};
+  const error = data.error ?? null;
+  const failures = (data.events ?? [])
+    .filter((e) => e.type === "error_event")
+    .map((e) => [e.toolName, e.content].filter(Boolean).join(" "));
+  const facts = [task.description, task.goal, error?.message, ...failures].filter(Boolean).join(". ");
+  const reflection = {
+    reflectionText: `${facts}. Root cause: the approach assumed the default timeout would hold because earlier runs were small; this incorrect assumption in the strategy, not the single slow call, caused the failure, and the reasoning never checked the size of the work before running it.`,
+    strategyText:
+      "Before running expensive work, estimate its size and set limits and pagination accordingly.",
+    importance: 0.8,
+    confidence: 0.85,
+    tags: ["timeout", "performance"],
+    errorCategory: error?.category ?? null,
+    patterns: [],
+    adjustments: ["set timeout_ms = 60000", "add constraint: page_size <= 500 for large result sets"],
+    learning: `${task.description ?? "This task"} needs its work sized before it runs; unbounded work exceeds fixed limits.`,
+  };
+  return {
+    kind: "completion",
+    content: JSON.stringify(reflection),
+    promptTokens: 1200,
+    completionTokens: 300,
+  };
+}

@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../../src/config/config.js";
+import { createLlmAdapters } from "../../../src/adapters/llm/llm-adapters.js";
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe("LLM configuration", () => {
+  it("defaults to the offline generator and embedder, with unpriced tokens", () => {
+    const config = loadConfig({});
+    expect(config.generator).toBe("heuristic");
+    expect(config.embeddings).toBe("hashing");
+    expect(config.openai).toMatchObject({
+      timeoutMs: 30_000,
+      maxRetries: 3,
+      inputPricePerMTokUsd: 0,
+      outputPricePerMTokUsd: 0,
+    });
+    const { generator, embedder } = createLlmAdapters(config);
+    expect(generator.name).toBe("heuristic");
+    expect(embedder.name).toBe("hashing-256");
+  });
+
+  it("reads the openai settings and builds the openai adapters from them", () => {
+    const config = loadConfig({
+      REFLECTOR_GENERATOR: "openai",
+      OPENAI_BASE_URL: "http://127.0.0.1:1/v1",
+      REFLECTOR_MODEL: "gpt-test",
+      OPENAI_TIMEOUT_MS: "5000",
+      OPENAI_MAX_RETRIES: "1",
+      LLM_INPUT_PRICE_PER_MTOK_USD: "0.15",
+      LLM_OUTPUT_PRICE_PER_MTOK_USD: "0.6",
+      REFLECTOR_EMBEDDINGS: "openai",
+      REFLECTOR_EMBEDDING_MODEL: "text-embedding-3-small",
+    });
+    expect(config.openai).toEqual({
+      apiKey: undefined,
+      baseUrl: "http://127.0.0.1:1/v1",
+      model: "gpt-test",
+      timeoutMs: 5_000,
+      maxRetries: 1,
+      embeddingModel: "text-embedding-3-small",
+      inputPricePerMTokUsd: 0.15,
+      outputPricePerMTokUsd: 0.6,
+    });
+    const { generator, embedder } = createLlmAdapters(config);
+    expect(generator.name).toBe("openai");
+    expect(embedder.name).toBe("openai:text-embedding-3-small");
+  });
+
+  it("lists every missing openai setting at once, together with other problems", () => {
+    const problems = problemsOf({
+      REFLECTOR_GENERATOR: "openai",
+      REFLECTOR_EMBEDDINGS: "openai",
+      HTTP_PORT: "99999",
+      OPENAI_MAX_RETRIES: "-1",
+    });
+    expect(problems).toHaveLength(6);
+    const text = problems.join("\n");
+    expect(text).toMatch(/HTTP_PORT/);
+    expect(text).toMatch(/OPENAI_MAX_RETRIES/);
+    expect(text).toMatch(/REFLECTOR_GENERATOR=openai needs OPENAI_BASE_URL or OPENAI_API_KEY/);
+    expect(text).toMatch(/REFLECTOR_MODEL: REFLECTOR_GENERATOR=openai needs a model name/);
+    expect(text).toMatch(/REFLECTOR_EMBEDDINGS=openai needs OPENAI_BASE_URL or OPENAI_API_KEY/);
+    expect(text).toMatch(/REFLECTOR_EMBEDDING_MODEL/);
+  });
+
+  it("accepts an API key alone (the SDK's default endpoint) and rejects unknown generators", () => {
+    expect(
+      problemsOf({ REFLECTOR_GENERATOR: "openai", OPENAI_API_KEY: "sk-x", REFLECTOR_MODEL: "m" }),
+    ).toEqual([]);
+    expect(problemsOf({ REFLECTOR_GENERATOR: "claude" })).toEqual([
+      expect.stringMatching(/REFLECTOR_GENERATOR/),
+    ]);
+  });
+});
