@@ -5,7 +5,6 @@ import { createKafka } from "./adapters/kafka/kafka-client.js";
 import { createOutputPublisher } from "./adapters/kafka/output-publisher.js";
 import { createTaskConsumer, type TaskConsumer } from "./adapters/kafka/task-consumer.js";
 import { createLlmAdapters } from "./adapters/llm/llm-adapters.js";
-import { createHeuristicAnswerEvaluator } from "./adapters/llm/heuristic-answer-evaluator.js";
 import { createPgReflectionStore } from "./adapters/postgres/pg-reflection-store.js";
 import { createRedisSignatureIndex } from "./adapters/redis/redis-signature-index.js";
 import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
@@ -74,7 +73,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   const generator = overrides.generator ?? llm.generator;
   const processor = createTaskProcessor({
     store: createPgReflectionStore(pool, { embeddingModel: llm.embedder.name }),
-    answerEvaluator: createHeuristicAnswerEvaluator(),
+    answerEvaluator: llm.answerEvaluator,
     observer: createQualityMetrics(metrics.registry, metrics.qualityScore),
     index: createRedisSignatureIndex(redis, { keyPrefix: config.redis.keyPrefix }),
     generator,

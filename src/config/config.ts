@@ -43,6 +43,7 @@ const EnvSchema = z.object({
   LLM_OUTPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
   REFLECTOR_EMBEDDINGS: z.enum(["hashing", "openai"]).default("hashing"),
   REFLECTOR_EMBEDDING_MODEL: z.string().min(1).optional(),
+  REFLECTOR_EVALUATOR_MODEL: z.string().min(1).optional(),
   REFLECTOR_MODE: z.enum(["lite", "full"]).default("full"),
   STORAGE_MIN_QUALITY: z.coerce.number().min(0).max(1).default(0.8),
   MAX_REFLECTION_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
@@ -91,6 +92,8 @@ export interface Config {
     timeoutMs: number;
     maxRetries: number;
     embeddingModel: string | undefined;
+    /** Seed 001's answer self-evaluation model (a lighter one is fine); defaults to `model`. */
+    evaluatorModel: string | undefined;
     /** USD per million tokens; 0 = unpriced (cost metrics stay 0). */
     inputPricePerMTokUsd: number;
     outputPricePerMTokUsd: number;
@@ -190,6 +193,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       timeoutMs: e.OPENAI_TIMEOUT_MS,
       maxRetries: e.OPENAI_MAX_RETRIES,
       embeddingModel: e.REFLECTOR_EMBEDDING_MODEL,
+      evaluatorModel: e.REFLECTOR_EVALUATOR_MODEL,
       inputPricePerMTokUsd: e.LLM_INPUT_PRICE_PER_MTOK_USD,
       outputPricePerMTokUsd: e.LLM_OUTPUT_PRICE_PER_MTOK_USD,
     },

@@ -1,5 +1,7 @@
 import OpenAI from "openai";
-import type { Embedder, ReflectionGenerator } from "../../pipeline/ports.js";
+import type { AnswerEvaluator, Embedder, ReflectionGenerator } from "../../pipeline/ports.js";
+import { createHeuristicAnswerEvaluator } from "./heuristic-answer-evaluator.js";
+import { createOpenAiAnswerEvaluator } from "./openai-answer-evaluator.js";
 import { createHashingEmbedder } from "./hashing-embedder.js";
 import { createHeuristicGenerator } from "./heuristic-generator.js";
 import type { LlmCallOutcome, LlmObserver } from "./llm-call.js";
@@ -14,6 +16,8 @@ export interface LlmSettings {
     baseUrl: string | undefined;
     model: string | undefined;
     embeddingModel: string | undefined;
+    /** Model for seed 001's answer self-evaluation; defaults to `model`. */
+    evaluatorModel?: string | undefined;
     timeoutMs: number;
     maxRetries: number;
   };
@@ -28,7 +32,7 @@ export interface LlmAdapterDeps {
 export function createLlmAdapters(
   settings: LlmSettings,
   deps: LlmAdapterDeps = {},
-): { generator: ReflectionGenerator; embedder: Embedder } {
+): { generator: ReflectionGenerator; embedder: Embedder; answerEvaluator: AnswerEvaluator } {
   const { openai } = settings;
   let client: OpenAI | null = null;
   const getClient = (): OpenAI => {
@@ -56,5 +60,11 @@ export function createLlmAdapters(
     settings.embeddings === "openai" && openai.embeddingModel
       ? createOpenAiEmbedder({ ...policy, client: getClient(), model: openai.embeddingModel })
       : createHashingEmbedder();
-  return { generator, embedder };
+  // Seed 001: answers are judged by the same kind of generator, with a lighter model when one is set.
+  const evaluatorModel = openai.evaluatorModel ?? openai.model;
+  const answerEvaluator =
+    settings.generator === "openai" && evaluatorModel
+      ? createOpenAiAnswerEvaluator({ ...policy, client: getClient(), model: evaluatorModel })
+      : createHeuristicAnswerEvaluator();
+  return { generator, embedder, answerEvaluator };
 }
