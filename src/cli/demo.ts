@@ -285,6 +285,14 @@ export async function runDemo(): Promise<number> {
     const lesson = r.outcome.reflection.adjustments[0] ?? r.outcome.reflection.strategyText ?? "";
     console.log(`  ${r.outcome.signature}  ${truncate(lesson, 110)}`);
   }
+  // RT-010 verdicts of the reflections the generator wrote in this run (reused lessons are not re-judged).
+  const generated = [...rows.values()].filter((r) => r.outcome && r.outcome.generator !== "reused");
+  const share = (verdict: string) => generated.filter((r) => r.outcome?.verdict === verdict).length;
+  console.log(
+    `\nVerdicts of ${String(generated.length)} generated reflections (${app.generatorName}): ` +
+      `accepted ${String(share("accepted"))}, accepted_with_warnings ${String(share("accepted_with_warnings"))}, ` +
+      `rejected ${String(share("rejected"))}; stored ${String(generated.filter((r) => r.outcome?.stored).length)}`,
+  );
   console.log("\nDead letters:");
   for (const d of deadLetters) {
     console.log(`  ${d.example}: ${d.seen ? `${d.code} — ${truncate(d.reason, 100)}` : "(missing)"}`);
