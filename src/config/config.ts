@@ -32,6 +32,8 @@ const EnvSchema = z.object({
   REDIS_KEY_PREFIX: z.string().min(1).default("reflector"),
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HTTP_HOST: z.string().min(1).default("0.0.0.0"),
+  /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
+  API_KEYS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   REFLECTOR_GENERATOR: z.enum(["heuristic", "openai"]).default("heuristic"),
   OPENAI_API_KEY: z.string().min(1).optional(),
@@ -57,6 +59,7 @@ const EnvSchema = z.object({
   CONSUMER_MAX_IN_FLIGHT_PER_PARTITION: z.coerce.number().int().min(1).max(10_000).default(16),
   RETRY_TOPIC_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
   KAFKA_TRANSACTIONAL_ID: z.string().min(1).max(200).optional(),
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
   TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
   TOPIC_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
   SHUTDOWN_DEADLINE_MS: z.coerce.number().int().min(1000).default(25_000),
@@ -82,7 +85,7 @@ export interface Config {
   schemaRegistryUrl: string | undefined;
   databaseUrl: string;
   redis: { url: string; keyPrefix: string };
-  http: { host: string; port: number };
+  http: { host: string; port: number; apiKeys: string };
   logLevel: Env["LOG_LEVEL"];
   generator: Env["REFLECTOR_GENERATOR"];
   openai: {
@@ -108,6 +111,7 @@ export interface Config {
     maxInFlightPerPartition: number;
     retryTopicDelayMs: number;
     transactionalId: string;
+    sessionTimeoutMs: number;
   };
   shutdownDeadlineMs: number;
 }
@@ -183,7 +187,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
     databaseUrl: e.DATABASE_URL,
     redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },
-    http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
+    http: { host: e.HTTP_HOST, port: e.HTTP_PORT, apiKeys: e.API_KEYS ?? "" },
     logLevel: e.LOG_LEVEL,
     generator: e.REFLECTOR_GENERATOR,
     openai: {
@@ -207,6 +211,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       retryTopicDelayMs: e.RETRY_TOPIC_DELAY_MS,
       // Stable across restarts of one instance, so a restarted process fences its predecessor.
       transactionalId: e.KAFKA_TRANSACTIONAL_ID ?? `${e.KAFKA_GROUP_ID}.${hostname()}`,
+      sessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS,
     },
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
   });

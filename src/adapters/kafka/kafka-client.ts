@@ -19,7 +19,12 @@ export function createKafka(options: { brokers: string[]; clientId: string; logg
       () =>
       ({ level, log }: LogEntry) => {
         const { message, ...extra } = log;
-        kafkaLogger[levels[level] ?? "info"](extra, message);
+        // Retried at once and expected right after each transaction commit: not an error.
+        const text = JSON.stringify(log);
+        const routine =
+          text.includes("CONCURRENT_TRANSACTIONS") ||
+          text.includes("concurrent operation on the same transaction");
+        kafkaLogger[routine ? "debug" : (levels[level] ?? "info")](extra, message);
       },
     retry: { initialRetryTime: 200, retries: 8 },
   });

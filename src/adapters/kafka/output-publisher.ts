@@ -1,4 +1,4 @@
-import type { IHeaders, Message, Producer } from "kafkajs";
+import type { IHeaders, Message, Producer, TopicMessages } from "kafkajs";
 import type { ContractName } from "../../domain/contracts/index.js";
 import { ReflectorError } from "../../domain/errors.js";
 import type { OutboundMessage, OutputRole } from "../../pipeline/ports.js";
@@ -12,6 +12,9 @@ const contractOf: Record<OutputRole, ContractName> = {
 };
 
 export interface OutputPublisher {
+  /** Encodes the outputs as Kafka messages by topic, for a transaction to send. */
+  encode(outputs: OutboundMessage[], inbound: IHeaders | undefined): Promise<TopicMessages[]>;
+  /** Encodes and sends outside any transaction (tools and tests). */
   publish(outputs: OutboundMessage[], inbound: IHeaders | undefined): Promise<void>;
 }
 
@@ -23,24 +26,27 @@ export function createOutputPublisher(options: {
 }): OutputPublisher {
   const { producer, codec, topics, source } = options;
   const contentType = codec.format === "json" ? "application/json" : "application/vnd.schemaregistry.v1+json";
+  async function encode(outputs: OutboundMessage[], inbound: IHeaders | undefined): Promise<TopicMessages[]> {
+    const byTopic = new Map<string, Message[]>();
+    for (const output of outputs) {
+      const topic = topics[output.role];
+      const value = await codec.encode(topic, contractOf[output.role], output.value);
+      const messages = byTopic.get(topic) ?? [];
+      messages.push({
+        key: output.key,
+        value,
+        headers: cloudEventHeaders(output, source, contentType, inbound),
+      });
+      byTopic.set(topic, messages);
+    }
+    return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+  }
   return {
+    encode,
     async publish(outputs, inbound) {
-      const byTopic = new Map<string, Message[]>();
-      for (const output of outputs) {
-        const topic = topics[output.role];
-        const value = await codec.encode(topic, contractOf[output.role], output.value);
-        const messages = byTopic.get(topic) ?? [];
-        messages.push({
-          key: output.key,
-          value,
-          headers: cloudEventHeaders(output, source, contentType, inbound),
-        });
-        byTopic.set(topic, messages);
-      }
+      const topicMessages = await encode(outputs, inbound);
       try {
-        await producer.sendBatch({
-          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-        });
+        await producer.sendBatch({ topicMessages });
       } catch (err) {
         throw new ReflectorError("PUBLISH_FAILED", `kafka produce: ${(err as Error).message}`, {
           cause: err,

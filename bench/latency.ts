@@ -1,0 +1,137 @@
+import type { Kafka } from "kafkajs";
+import { createApp } from "../src/app.js";
+import {
+  benchEvent,
+  benchSetup,
+  cleanTenant,
+  deleteTopics,
+  report,
+  silentLogger,
+  startCounter,
+  type BenchResult,
+} from "./support.js";
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+/** Sends `total` events at `rate`/s and returns end-to-end latencies (send → output arrival), ms. */
+async function drive(
+  kafka: Kafka,
+  inputTopic: string,
+  outputTopic: string,
+  eventIdOf: (value: Buffer) => string,
+  events: { eventId: string; loopId: string; body: string }[],
+  rate: number,
+): Promise<number[]> {
+  const sentAt = new Map<string, number>();
+  const latencies: number[] = [];
+  const counter = await startCounter(kafka, [outputTopic], (value) => {
+    if (!value) return;
+    const sent = sentAt.get(eventIdOf(value));
+    if (sent !== undefined) latencies.push(performance.now() - sent);
+  });
+  const producer = kafka.producer();
+  await producer.connect();
+  const tickMs = 50;
+  const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
+  const start = performance.now();
+  for (let i = 0, tick = 0; i < events.length; i += perTick, tick += 1) {
+    const wait = start + tick * tickMs - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const slice = events.slice(i, i + perTick);
+    const now = performance.now();
+    for (const e of slice) sentAt.set(e.eventId, now);
+    await producer.send({
+      topic: inputTopic,
+      messages: slice.map((e) => ({ key: e.loopId, value: e.body })),
+    });
+  }
+  await counter.waitFor(events.length, 120_000);
+  await producer.disconnect();
+  await counter.stop();
+  return latencies.sort((a, b) => a - b);
+}
+
+/**
+ * p50/p99 end-to-end latency at a fixed moderate rate (heuristic generator, real services),
+ * against the bare kafkajs pipe at the same rate on the same input.
+ */
+export async function benchLatency(
+  rate = Number(process.env.BENCH_LATENCY_RATE ?? 100),
+  seconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 15),
+): Promise<BenchResult> {
+  const total = rate * seconds;
+  const results: Record<string, number[]> = {};
+  for (const mode of ["pipe", "reflector"] as const) {
+    const setup = await benchSetup(`lat-${mode}`, 6);
+    const { kafka, config, tenantId } = setup;
+    const events = Array.from({ length: total }, (_, i) => {
+      const event = benchEvent(tenantId, i, i % Math.ceil(total / 20));
+      return { eventId: event.eventId, loopId: event.loopId, body: JSON.stringify(event) };
+    });
+    if (mode === "pipe") {
+      const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      await producer.connect();
+      const pipe = kafka.consumer({ groupId: `bench-pipe-${setup.id}`, maxWaitTimeInMs: 100 });
+      await pipe.connect();
+      await pipe.subscribe({ topics: [config.topics.taskCompleted], fromBeginning: true });
+      await pipe.run({
+        partitionsConsumedConcurrently: 6,
+        eachBatch: async ({ batch }) => {
+          await producer.sendBatch({
+            topicMessages: [
+              {
+                topic: setup.pipeTopic,
+                messages: batch.messages.map((m) => ({ key: m.key, value: m.value })),
+              },
+            ],
+          });
+        },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 3000)); // group join
+      results[mode] = await drive(
+        kafka,
+        config.topics.taskCompleted,
+        setup.pipeTopic,
+        (v) => (JSON.parse(v.toString()) as { eventId: string }).eventId,
+        events,
+        rate,
+      );
+      await pipe.disconnect();
+      await producer.disconnect();
+    } else {
+      const app = createApp(config, silentLogger);
+      await app.start();
+      await new Promise((resolve) => setTimeout(resolve, 3000)); // group join
+      results[mode] = await drive(
+        kafka,
+        config.topics.taskCompleted,
+        config.topics.loopDecision,
+        (v) => (JSON.parse(v.toString()) as { sourceEventId: string }).sourceEventId,
+        events,
+        rate,
+      );
+      await app.stop();
+    }
+    await cleanTenant(tenantId);
+    await deleteTopics(setup);
+  }
+  const pipe = results.pipe ?? [];
+  const reflector = results.reflector ?? [];
+  const line = (name: string, l: number[]) =>
+    `${name} p50 ${percentile(l, 50).toFixed(0)} ms, p99 ${percentile(l, 99).toFixed(0)} ms, max ${(l.at(-1) ?? 0).toFixed(0)} ms (${String(l.length)} events)`;
+  const ratio = percentile(reflector, 99) / percentile(pipe, 99);
+  return {
+    name: `end-to-end latency at ${String(rate)} events/s for ${String(seconds)} s (heuristic generator)`,
+    lines: [line("bare kafkajs pipe", pipe), line("reflector        ", reflector)],
+    ratio,
+    goal: "report p50/p99 (ratio = reflector p99 ÷ pipe p99; no numeric goal set)",
+    met: true,
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1] ?? ""}`) {
+  report(await benchLatency());
+  process.exit(0);
+}

@@ -1,0 +1,161 @@
+import OpenAI from "openai";
+import { createApp } from "../src/app.js";
+import { helpfulModel, startFakeOpenAiServer } from "../test/support/fake-openai-server.js";
+import {
+  benchEvent,
+  benchSetup,
+  cleanTenant,
+  deleteTopics,
+  produceEvents,
+  report,
+  silentLogger,
+  startCounter,
+  type BenchResult,
+} from "./support.js";
+
+const model = "bench-model";
+
+/**
+ * LLM-bound events/s on ONE partition: every event has a new signature, so every event needs a
+ * reflection from a local OpenAI-compatible server that answers after a fixed latency. Compared
+ * with the ideal in-flight ÷ latency and with a plain one-at-a-time eachMessage consumer.
+ */
+export async function benchLlmBound(
+  events = Number(process.env.BENCH_LLM_EVENTS ?? 400),
+  latencyMs = Number(process.env.BENCH_LLM_LATENCY_MS ?? 500),
+  inFlight = Number(process.env.BENCH_LLM_IN_FLIGHT ?? 16),
+): Promise<BenchResult> {
+  const fake = await startFakeOpenAiServer({ chat: helpfulModel, latencyMs });
+  const setup = await benchSetup("llm", 1, {
+    REFLECTOR_GENERATOR: "openai",
+    OPENAI_BASE_URL: fake.url,
+    REFLECTOR_MODEL: model,
+    // One LLM call per reflection: RT-010's improvement loop would retry reflections whose patterns
+    // a fresh tenant cannot evidence, which measures the quality rules, not the consumer.
+    MAX_REFLECTION_ATTEMPTS: "1",
+    CONSUMER_MAX_IN_FLIGHT: String(inFlight),
+    CONSUMER_MAX_IN_FLIGHT_PER_PARTITION: String(inFlight),
+  });
+  const { kafka, config, tenantId } = setup;
+  await produceEvents(
+    kafka,
+    config.topics.taskCompleted,
+    Array.from({ length: events }, (_, i) => benchEvent(tenantId, i, i)),
+    0,
+  );
+
+  // 1. Plain consumer: one message at a time, one LLM call each, then produce, then next.
+  const baselineEvents = Math.min(events, Math.max(10, Math.round(5000 / latencyMs)));
+  const client = new OpenAI({ apiKey: "unused", baseURL: fake.url, maxRetries: 0 });
+  const baselineCounter = await startCounter(kafka, [setup.pipeTopic]);
+  const producer = kafka.producer();
+  await producer.connect();
+  const plain = kafka.consumer({ groupId: `bench-plain-${setup.id}` });
+  await plain.connect();
+  await plain.subscribe({ topics: [config.topics.taskCompleted], fromBeginning: true });
+  let seen = 0;
+  await plain.run({
+    eachMessage: async ({ message }) => {
+      if (seen >= baselineEvents) return;
+      seen += 1;
+      const answer = await client.chat.completions.create({
+        model,
+        messages: [{ role: "user", content: message.value?.toString() ?? "" }],
+      });
+      await producer.send({
+        topic: setup.pipeTopic,
+        messages: [{ key: message.key, value: answer.choices[0]?.message.content ?? "" }],
+      });
+    },
+  });
+  await baselineCounter.waitFor(baselineEvents, 120_000);
+  const plainRate = baselineCounter.rate() * ((baselineEvents - 1) / baselineEvents);
+  await plain.disconnect();
+  await producer.disconnect();
+  await baselineCounter.stop();
+
+  // 2. Reflector.
+  fake.reset();
+  const decisions = await startCounter(kafka, [config.topics.loopDecision]);
+  const app = createApp(config, silentLogger);
+  await app.start();
+  await decisions.waitFor(events, 600_000);
+  const rate = decisions.rate() * ((events - 1) / events);
+  const calls = fake.chatRequests().length;
+  await app.stop();
+  await decisions.stop();
+  await fake.close();
+  await cleanTenant(tenantId);
+  await deleteTopics(setup);
+
+  const ideal = inFlight / (latencyMs / 1000);
+  const ratio = rate / ideal;
+  return {
+    name: `LLM-bound throughput (1 partition, ${String(latencyMs)} ms LLM latency, in-flight ${String(inFlight)})`,
+    lines: [
+      `events ${String(events)}, all new signatures; LLM chat calls ${String(calls)} (${(calls / events).toFixed(2)}/event)`,
+      `plain eachMessage consumer (${String(baselineEvents)} events)  ${plainRate.toFixed(1)} events/s`,
+      `reflector                                  ${rate.toFixed(1)} events/s (${(rate / plainRate).toFixed(1)}× the plain consumer)`,
+      `ideal in-flight ÷ latency                  ${ideal.toFixed(1)} events/s`,
+    ],
+    ratio,
+    goal: "≥ 0.9 × in-flight ÷ latency",
+    met: ratio >= 0.9,
+  };
+}
+
+/**
+ * LLM calls per event on a stream where most failures repeat known signatures: the signature
+ * cache (Redis, Postgres truth) answers repeats without calling the LLM.
+ */
+export async function benchLlmCalls(
+  events = Number(process.env.BENCH_CALLS_EVENTS ?? 2000),
+  signatures = Number(process.env.BENCH_CALLS_SIGNATURES ?? 100),
+): Promise<BenchResult> {
+  const fake = await startFakeOpenAiServer({ chat: helpfulModel, latencyMs: 20 });
+  const setup = await benchSetup("calls", 6, {
+    REFLECTOR_GENERATOR: "openai",
+    OPENAI_BASE_URL: fake.url,
+    REFLECTOR_MODEL: model,
+    MAX_REFLECTION_ATTEMPTS: "1",
+  });
+  const { kafka, config, tenantId } = setup;
+  // Each signature first appears once, then repeats at random positions later in the stream.
+  let seed = 7;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  const stream = Array.from({ length: events }, (_, i) =>
+    benchEvent(tenantId, i, i < signatures ? i : Math.floor(random() * signatures)),
+  );
+  await produceEvents(kafka, config.topics.taskCompleted, stream);
+  const decisions = await startCounter(kafka, [config.topics.loopDecision]);
+  const app = createApp(config, silentLogger);
+  await app.start();
+  await decisions.waitFor(events, 600_000);
+  const calls = fake.chatRequests().length;
+  await app.stop();
+  await decisions.stop();
+  await fake.close();
+  await cleanTenant(tenantId);
+  await deleteTopics(setup);
+  const ratio = calls / signatures;
+  return {
+    name: "LLM calls per event (repeated signatures)",
+    lines: [
+      `events ${String(events)}, new signatures ${String(signatures)} (${((100 * signatures) / events).toFixed(1)}% new)`,
+      `LLM chat calls ${String(calls)} = ${(calls / events).toFixed(3)} per event`,
+    ],
+    ratio,
+    goal: "calls ≤ 1.05 × new signatures",
+    met: ratio <= 1.05,
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1] ?? ""}`) {
+  const which = process.argv[2] ?? "all";
+  if (which === "all" || which === "bound") report(await benchLlmBound());
+  if (which === "all" || which === "calls") report(await benchLlmCalls());
+  process.exit(0);
+}

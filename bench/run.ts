@@ -1,0 +1,35 @@
+/**
+ * All benchmarks, one after the other: `npm run bench`, or one of them:
+ * `npm run bench -- e2e|llm|calls|latency|rss`. Each prints its ratio measured in the same run.
+ */
+import { benchE2e } from "./e2e.js";
+import { benchLatency } from "./latency.js";
+import { benchLlmBound, benchLlmCalls } from "./llm.js";
+import { benchRss } from "./rss.js";
+import { machine, report, type BenchResult } from "./support.js";
+
+const all: Record<string, () => Promise<BenchResult>> = {
+  e2e: () => benchE2e(),
+  llm: () => benchLlmBound(),
+  calls: () => benchLlmCalls(),
+  latency: () => benchLatency(),
+  rss: () => benchRss(),
+};
+
+const wanted = process.argv.slice(2).filter((a) => a in all);
+const names = wanted.length > 0 ? wanted : Object.keys(all);
+console.log(`# Reflector benchmarks — ${new Date().toISOString()}`);
+console.log(`machine: ${machine()}`);
+console.log(`command: npm run bench${wanted.length > 0 ? ` -- ${wanted.join(" ")}` : ""}`);
+const results: BenchResult[] = [];
+for (const name of names) {
+  const run = all[name];
+  if (!run) continue;
+  const result = await run();
+  report(result);
+  results.push(result);
+}
+console.log("\n| benchmark | ratio | goal | met |\n| --- | --- | --- | --- |");
+for (const r of results)
+  console.log(`| ${r.name} | ${r.ratio.toFixed(3)} | ${r.goal} | ${r.met ? "yes" : "no"} |`);
+process.exit(0);

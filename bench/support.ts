@@ -1,0 +1,197 @@
+import { randomUUID } from "node:crypto";
+import { cpus, totalmem } from "node:os";
+import { Partitioners, type Kafka } from "kafkajs";
+import pg from "pg";
+import { createKafka } from "../src/adapters/kafka/kafka-client.js";
+import { ensureTopics } from "../src/adapters/kafka/topics.js";
+import { topicNames } from "../src/cli/reflector.js";
+import { loadConfig, type Config } from "../src/config/config.js";
+import type { TaskCompleted } from "../src/domain/contracts/index.js";
+import { createLogger } from "../src/observability/logger.js";
+import { taskEvent } from "../test/support/task-events.js";
+
+export const brokers = process.env.KAFKA_BROKERS ?? "127.0.0.1:9092";
+export const databaseUrl =
+  process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/reflector_test";
+export const redisUrl = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379/0";
+export const silentLogger = createLogger("silent");
+
+/** A letters-only word for `i`: signatures mask digits, so distinct failures need distinct letters. */
+export function word(i: number): string {
+  let n = i;
+  let out = "";
+  do {
+    out = String.fromCharCode(97 + (n % 26)) + out;
+    n = Math.floor(n / 26);
+  } while (n > 0);
+  return out;
+}
+
+/** A failing task whose error signature is number `signature`. */
+export function benchEvent(tenantId: string, i: number, signature: number): TaskCompleted {
+  return taskEvent({
+    tenantId,
+    eventId: `evt-${tenantId}-${String(i)}`,
+    loopId: `loop-${tenantId}-${String(i)}`,
+    error: {
+      category: "timeout_error",
+      type: `query_timeout_${word(signature)}`,
+      code: "QUERY_TIMEOUT",
+      message: `Query on table ${word(signature)} exceeded its limit`,
+      context: {},
+    },
+  });
+}
+
+/** Isolated topics, group and key prefix for one benchmark run, created up front. */
+export async function benchSetup(name: string, partitions: number, extraEnv: Record<string, string> = {}) {
+  const id = `${name}-${randomUUID().slice(0, 6)}`;
+  const env: Record<string, string> = {
+    KAFKA_BROKERS: brokers,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_KEY_PREFIX: `bench-${id}`,
+    KAFKA_GROUP_ID: `bench-${id}`,
+    KAFKA_CLIENT_ID: `bench-${id}`,
+    TOPIC_TASK_COMPLETED: `bench.${id}.in`,
+    TOPIC_REFLECTION_ACCEPTED: `bench.${id}.accepted`,
+    TOPIC_REFLECTION_REJECTED: `bench.${id}.rejected`,
+    TOPIC_LOOP_DECISION: `bench.${id}.decision`,
+    TOPIC_DLQ: `bench.${id}.dlq`,
+    TOPIC_RETRY: `bench.${id}.retry`,
+    TOPIC_PARTITIONS: String(partitions),
+    HTTP_PORT: "0",
+    HTTP_HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    ...extraEnv,
+  };
+  const config: Config = loadConfig(env);
+  const kafka: Kafka = createKafka({
+    brokers: config.kafka.brokers,
+    clientId: `bench-${id}`,
+    logger: silentLogger,
+  });
+  await ensureTopics(kafka, {
+    names: [...topicNames(config), `bench.${id}.pipe`],
+    partitions,
+    replicationFactor: 1,
+  });
+  return { id, env, config, kafka, pipeTopic: `bench.${id}.pipe`, tenantId: `bench-${id}` };
+}
+
+export type BenchSetup = Awaited<ReturnType<typeof benchSetup>>;
+
+/** Produces the events as plain JSON, keyed by loop id, in batches; returns when all are acked. */
+export async function produceEvents(
+  kafka: Kafka,
+  topic: string,
+  events: TaskCompleted[],
+  partition?: number,
+) {
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  await producer.connect();
+  for (let i = 0; i < events.length; i += 500) {
+    await producer.send({
+      topic,
+      messages: events.slice(i, i + 500).map((event) => ({
+        key: event.loopId,
+        value: JSON.stringify(event),
+        ...(partition === undefined ? {} : { partition }),
+      })),
+    });
+  }
+  await producer.disconnect();
+}
+
+/** Counts messages arriving on `topics` (read_committed), with arrival times. */
+export async function startCounter(
+  kafka: Kafka,
+  topics: string[],
+  onMessage?: (value: Buffer | null) => void,
+) {
+  const consumer = kafka.consumer({
+    groupId: `bench-counter-${randomUUID().slice(0, 8)}`,
+    readUncommitted: false,
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topics, fromBeginning: true });
+  const state = { count: 0, firstAt: 0, lastAt: 0 };
+  await consumer.run({
+    eachBatch: async ({ batch }) => {
+      const now = performance.now();
+      for (const message of batch.messages) {
+        onMessage?.(message.value);
+        state.count += 1;
+      }
+      if (state.firstAt === 0) state.firstAt = now;
+      state.lastAt = now;
+      await Promise.resolve();
+    },
+  });
+  return {
+    state,
+    /** Resolves once `n` messages arrived; rejects after `timeoutMs`. */
+    async waitFor(n: number, timeoutMs: number): Promise<void> {
+      const deadline = Date.now() + timeoutMs;
+      while (state.count < n) {
+        if (Date.now() > deadline)
+          throw new Error(`only ${String(state.count)} of ${String(n)} messages arrived`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    /** Messages per second between the first and the last arrival. */
+    rate(): number {
+      const seconds = (state.lastAt - state.firstAt) / 1000;
+      return seconds > 0 ? state.count / seconds : Number.NaN;
+    },
+    stop: () => consumer.disconnect(),
+  };
+}
+
+/** Deletes the benchmark tenant's rows so repeated runs do not grow the test database. */
+export async function cleanTenant(tenantId: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    const tables = await pool.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.columns WHERE column_name = 'tenant_id' AND table_schema = 'public'",
+    );
+    for (const { table_name } of tables.rows) {
+      await pool.query(`DELETE FROM "${table_name}" WHERE tenant_id = $1`, [tenantId]).catch(() => undefined);
+    }
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function deleteTopics(setup: BenchSetup): Promise<void> {
+  const admin = setup.kafka.admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(`bench.${setup.id}.`));
+    await admin.deleteTopics({ topics });
+  } catch {
+    // best effort
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export function machine(): string {
+  const cpu = cpus()[0]?.model ?? "unknown cpu";
+  return `${String(cpus().length)} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}`;
+}
+
+export interface BenchResult {
+  name: string;
+  /** One line per measured quantity. */
+  lines: string[];
+  ratio: number;
+  goal: string;
+  met: boolean;
+}
+
+export function report(result: BenchResult): void {
+  console.log(`\n## ${result.name}`);
+  for (const line of result.lines) console.log(`  ${line}`);
+  console.log(`  ratio ${result.ratio.toFixed(3)} — goal ${result.goal} — ${result.met ? "MET" : "NOT MET"}`);
+}

@@ -1,0 +1,188 @@
+/**
+ * Concurrency inside one partition, ordered per key (the idea of Confluent's Parallel Consumer in
+ * KEY mode): entries with different keys run at once, entries with the same key strictly one after
+ * the other in offset order, and only the contiguous completed prefix may be committed. Pure: no
+ * Kafka, no timers, so it is unit-tested on its own.
+ */
+interface Entry<T, R> {
+  readonly offset: string;
+  readonly key: string | null;
+  readonly item: T;
+  state: "waiting" | "running" | "done";
+  result: R | undefined;
+}
+
+export interface Runnable<T> {
+  offset: string;
+  item: T;
+}
+
+export interface CommitPrefix<T, R> {
+  /** The offset to commit: the last entry's offset + 1 (Kafka commits the next offset to read). */
+  nextOffset: string;
+  entries: { offset: string; item: T; result: R }[];
+}
+
+export class PartitionScheduler<T, R> {
+  private readonly entries: Entry<T, R>[] = [];
+  /** Index of the first entry not yet committed. */
+  private head = 0;
+  private readonly byKey = new Map<string, Entry<T, R>[]>();
+  private readonly ready: Entry<T, R>[] = [];
+  private running = 0;
+
+  constructor(private readonly limit: number) {
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError("limit must be a positive integer");
+  }
+
+  /** Adds the next entry of the partition; offsets must be added in increasing order. */
+  add(offset: string, key: string | null, item: T): void {
+    const last = this.entries.at(-1);
+    if (last && BigInt(offset) <= BigInt(last.offset)) {
+      throw new RangeError(`offset ${offset} is not after ${last.offset}`);
+    }
+    const entry: Entry<T, R> = { offset, key, item, state: "waiting", result: undefined };
+    this.entries.push(entry);
+    if (key === null) {
+      this.ready.push(entry);
+      return;
+    }
+    const queue = this.byKey.get(key);
+    if (queue) queue.push(entry);
+    else {
+      this.byKey.set(key, [entry]);
+      this.ready.push(entry);
+    }
+  }
+
+  /** True when `next()` would return an entry. */
+  hasRunnable(): boolean {
+    return this.ready.length > 0 && this.running < this.limit;
+  }
+
+  /**
+   * The next entry that may start now (head of its key, under the limit, and accepted by
+   * `canStart` — a gate shared with other partitions), marked running.
+   */
+  next(canStart: (item: T) => boolean = () => true): Runnable<T> | null {
+    if (!this.hasRunnable()) return null;
+    const index = this.ready.findIndex((candidate) => canStart(candidate.item));
+    if (index < 0) return null;
+    const [entry] = this.ready.splice(index, 1);
+    if (!entry) return null;
+    entry.state = "running";
+    this.running += 1;
+    return { offset: entry.offset, item: entry.item };
+  }
+
+  /** Marks a running entry done; the next entry of its key becomes runnable. */
+  complete(offset: string, result: R): void {
+    const entry = this.find(offset);
+    if (entry?.state !== "running") throw new Error(`offset ${offset} is not running`);
+    entry.state = "done";
+    entry.result = result;
+    this.running -= 1;
+    if (entry.key === null) return;
+    const queue = this.byKey.get(entry.key);
+    if (queue?.[0] !== entry) throw new Error(`offset ${offset} was not the head of its key`);
+    queue.shift();
+    const following = queue.at(0);
+    if (following) this.ready.push(following);
+    else this.byKey.delete(entry.key);
+  }
+
+  /** The completed entries from the last commit up to the first one not done; null when none. */
+  committable(): CommitPrefix<T, R> | null {
+    const prefix: CommitPrefix<T, R>["entries"] = [];
+    for (let i = this.head; i < this.entries.length; i += 1) {
+      const entry = this.entries[i];
+      if (entry?.state !== "done") break;
+      prefix.push({ offset: entry.offset, item: entry.item, result: entry.result as R });
+    }
+    const last = prefix.at(-1);
+    if (!last) return null;
+    return { nextOffset: (BigInt(last.offset) + 1n).toString(), entries: prefix };
+  }
+
+  /** Records that the prefix returned by `committable()` (of `count` entries) is committed. */
+  markCommitted(count: number): void {
+    for (let i = 0; i < count; i += 1) {
+      if (this.entries[this.head]?.state !== "done") throw new Error("committing an entry that is not done");
+      this.head += 1;
+    }
+  }
+
+  get inFlight(): number {
+    return this.running;
+  }
+
+  /** Entries added and not yet committed. */
+  get pending(): number {
+    return this.entries.length - this.head;
+  }
+
+  private find(offset: string): Entry<T, R> | undefined {
+    // Offsets increase, so a binary search over the uncommitted part finds the entry.
+    let lo = this.head;
+    let hi = this.entries.length - 1;
+    const target = BigInt(offset);
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const entry = this.entries[mid];
+      if (!entry) return undefined;
+      const here = BigInt(entry.offset);
+      if (here === target) return entry;
+      if (here < target) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  }
+}
+
+/** A counting limit shared by every partition (the global in-flight limit). */
+export class SlotPool {
+  private used = 0;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(readonly size: number) {
+    if (!Number.isInteger(size) || size < 1) throw new RangeError("size must be a positive integer");
+  }
+
+  tryAcquire(): boolean {
+    if (this.used >= this.size) return false;
+    this.used += 1;
+    return true;
+  }
+
+  release(): void {
+    if (this.used === 0) throw new Error("release without acquire");
+    this.used -= 1;
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  get inUse(): number {
+    return this.used;
+  }
+
+  /** Calls `listener` on every release until the returned function is called. */
+  onRelease(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+const rerunSuffix = /_r\d+$/;
+
+/**
+ * The ordering key of a task event: its loop family (tenant + root loop id), so a rerun
+ * (`<root>_r<n>`, `rerunOf` naming its parent) is decided after the loops it descends from.
+ * Mirrors how decideLoop derives the root when the parent's trace is not known.
+ */
+export function loopFamilyKey(event: {
+  tenantId: string;
+  loopId: string;
+  rerunOf?: string | undefined;
+}): string {
+  const root = (event.rerunOf ?? event.loopId).replace(rerunSuffix, "");
+  return `${event.tenantId}\u0000${root}`;
+}
