@@ -12,8 +12,12 @@ import type { Config } from "./config/config.js";
 import { defaultGuardrailConfig } from "./domain/guardrails/guardrail-config.js";
 import { defaultQualityConfig } from "./domain/quality/quality-config.js";
 import { createHttpServer } from "./http/http-server.js";
+import { createApiKeyring, parseApiKeys } from "./http/api-keys.js";
+import { createPgApiStore } from "./adapters/postgres/pg-api-store.js";
+import { createLoopCompleter } from "./pipeline/complete-loop.js";
 import type { Logger } from "./observability/logger.js";
 import { createLlmMetrics } from "./observability/llm-metrics.js";
+import { createConsumerMetrics } from "./observability/consumer-metrics.js";
 import { createMetrics } from "./observability/metrics.js";
 import { createQualityMetrics } from "./observability/quality-metrics.js";
 import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
@@ -45,6 +49,14 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   pool.on("error", (err) => {
     logger.warn({ err }, "idle postgres connection failed");
   });
+  // A connection that dies while checked out (Postgres restarted mid-transaction) emits 'error' on
+  // its client; unhandled, that kills the process. The query in progress rejects on its own and
+  // the consumer treats it as an outage, so logging is all that is left to do here.
+  pool.on("connect", (client) => {
+    client.on("error", (err) => {
+      logger.warn({ err }, "postgres connection failed");
+    });
+  });
   // Fail commands fast while Redis is away; the consumer's retry loop owns waiting for it.
   const redis = new Redis(config.redis.url, {
     maxRetriesPerRequest: 1,
@@ -56,12 +68,16 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   });
   const kafka = createKafka({ brokers: config.kafka.brokers, clientId: config.kafka.clientId, logger });
   // Idempotent producers must retry without limit, or a retry exhausted mid-sequence breaks ordering.
+  // Transactional: outputs, dead letters and consumed offsets commit together (docs/delivery-guarantees.md).
   const producer: Producer = kafka.producer({
     idempotent: true,
+    transactionalId: config.consumer.transactionalId,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
     createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
+    // Short first retry: right after a commit the coordinator answers CONCURRENT_TRANSACTIONS for a
+    // few ms while it writes the markers; the client's default 200 ms would cap transactions/s.
+    retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 10, maxRetryTime: 30_000 },
   });
   const codec = config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();
 
@@ -104,6 +120,12 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     groupId: config.kafka.groupId,
     topic: config.topics.taskCompleted,
     deadLetterTopic: config.topics.deadLetter,
+    retryTopic: config.topics.retry,
+    consumerMetrics: createConsumerMetrics(metrics.registry),
+    maxInFlight: config.consumer.maxInFlight,
+    maxInFlightPerPartition: config.consumer.maxInFlightPerPartition,
+    retryTopicDelayMs: config.consumer.retryTopicDelayMs,
+    sessionTimeoutMs: config.consumer.sessionTimeoutMs,
     fromBeginning: config.kafka.fromBeginning,
     codec,
     processor,
@@ -115,7 +137,20 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   });
 
   let stopping = false;
+  const apiClock = overrides.clock ?? systemClock;
+  const apiLoopStore = createPgReflectionStore(pool, { embeddingModel: llm.embedder.name });
   const http = createHttpServer({
+    api: {
+      keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
+      store: createPgApiStore(pool, apiClock),
+      completeLoop: createLoopCompleter({
+        store: apiLoopStore,
+        guardrails: defaultGuardrailConfig,
+        clock: apiClock,
+      }),
+      commonIssues: (tenantId) => apiLoopStore.commonIssues(tenantId),
+      clock: apiClock,
+    },
     registry: metrics.registry,
     isConsuming: () => consumer.isReady(),
     isStopping: () => stopping,
@@ -167,7 +202,8 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       metrics.ready.set(0);
       const deadline = config.shutdownDeadlineMs;
       try {
-        await withDeadline(consumer.stop(), deadline, "draining the consumer");
+        // The consumer drains in-flight work for most of the deadline, leaving time to close clients.
+        await withDeadline(consumer.stop(Math.max(500, deadline - 3_000)), deadline, "draining the consumer");
       } catch (err) {
         logger.error({ err }, "consumer did not stop cleanly");
       }

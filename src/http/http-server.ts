@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Registry } from "prom-client";
+import { registerApiRoutes, type ApiRoutesDeps } from "./api-routes.js";
 
 export interface HealthCheck {
   name: string;
@@ -13,6 +14,8 @@ export interface HttpServerDeps {
   dependencies: HealthCheck[];
   /** Set while shutting down so load balancers and probes stop routing here first. */
   isStopping(): boolean;
+  /** The authenticated orchestrator and query API; absent = operational endpoints only. */
+  api?: ApiRoutesDeps;
 }
 
 /** Operational endpoints: liveness, readiness and Prometheus metrics. */
@@ -36,6 +39,8 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     const body = await deps.registry.metrics();
     return reply.header("content-type", deps.registry.contentType).send(body);
   });
+
+  if (deps.api) registerApiRoutes(app, deps.api);
 
   return app;
 }

@@ -1,0 +1,391 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { Outcome } from "../domain/contracts/index.js";
+import type { CommonIssue } from "../domain/evaluation/adaptive-insights.js";
+import type { PgApiStore } from "../adapters/postgres/pg-api-store.js";
+import type { LoopCompleter } from "../pipeline/complete-loop.js";
+import type { ApiKeyring } from "./api-keys.js";
+
+export interface ApiRoutesDeps {
+  keys: ApiKeyring;
+  store: PgApiStore;
+  completeLoop: LoopCompleter;
+  commonIssues(tenantId: string): Promise<CommonIssue[]>;
+  clock: { now(): Date };
+}
+
+const id = z.string().trim().min(1).max(200);
+const unit = z.number().min(0).max(1);
+
+export const LoopCompleteBody = z.strictObject({
+  loop_id: id,
+  project_id: id.default("default"),
+  rerun_of: id.optional(),
+  reflection_status: z.enum(["done", "failed"]).default("done"),
+  outcome: Outcome.optional(),
+  alignment_score: unit.optional(),
+  drift_score: unit.optional(),
+  bias_tags: z.array(z.string().trim().min(1).max(100)).max(100).default([]),
+  orchestrator_persona: z.string().min(1).max(100).optional(),
+  reflection_persona: z.string().min(1).max(100).optional(),
+  task: z.string().min(1).max(16_000).optional(),
+  override_fatigue: z.boolean().default(false),
+  override_max_reruns: z.boolean().default(false),
+  override_by: z.string().min(1).max(200).nullable().default(null),
+});
+
+export const OverrideBody = z.strictObject({
+  override_fatigue: z.boolean().default(false),
+  override_max_reruns: z.boolean().default(false),
+  override_by: z.string().min(1).max(200).nullable().default(null),
+  override_reason: z.string().min(1).max(2_000).nullable().default(null),
+});
+
+const csvList = z
+  .string()
+  .transform((s) =>
+    s
+      .split(",")
+      .map((t) => t.trim())
+      .filter(Boolean),
+  )
+  .pipe(z.array(z.string().max(100)).max(20));
+
+export const ReflectionsQuery = z.strictObject({
+  q: z.string().max(500).optional(),
+  tags: csvList.default([]),
+  min_importance: z.coerce.number().min(0).max(1).default(0),
+  k: z.coerce.number().int().min(1).max(100).default(10),
+  offset: z.coerce.number().int().min(0).max(10_000).default(0),
+});
+
+export const FeedbackBody = z.strictObject({
+  reflection_id: z.uuid(),
+  rating: z.enum(["up", "down"]),
+  comment: z.string().max(2_000).nullable().default(null),
+  feedback_id: id.optional(),
+});
+
+const LoopIdParams = z.strictObject({ loopId: id });
+const SignatureParams = z.strictObject({ signature: z.string().regex(/^[A-Za-z0-9:_.-]{1,200}$/) });
+
+class BadRequest extends Error {
+  constructor(readonly issues: string[]) {
+    super(issues.join("; "));
+  }
+}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
+  const result = schema.safeParse(value ?? {});
+  if (result.success) return result.data;
+  throw new BadRequest(
+    result.error.issues.map((i) => `${where}${i.path.length ? "." + i.path.join(".") : ""}: ${i.message}`),
+  );
+}
+
+/** The OpenAPI 3.1 document, its schemas generated from the same zod schemas the routes validate with. */
+export function openApiDocument() {
+  const json = (schema: z.ZodType) => z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+  const secured = [{ bearer: [] }];
+  const body = (schema: z.ZodType) => ({
+    required: true,
+    content: { "application/json": { schema: json(schema) } },
+  });
+  const queryParams = Object.entries(ReflectionsQuery.shape).map(([name]) => ({
+    name,
+    in: "query",
+    schema: { type: "string" },
+  }));
+  const ok = {
+    "200": { description: "OK" },
+    "400": { description: "invalid request" },
+    "401": { description: "no or unknown API key" },
+  };
+  return {
+    openapi: "3.1.0",
+    info: { title: "Reflector API", version: "1" },
+    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    paths: {
+      "/healthz": { get: { responses: { "200": { description: "alive" } } } },
+      "/readyz": {
+        get: { responses: { "200": { description: "ready" }, "503": { description: "not ready" } } },
+      },
+      "/metrics": { get: { responses: { "200": { description: "Prometheus metrics" } } } },
+      "/orchestrator/loop-complete": {
+        post: { security: secured, requestBody: body(LoopCompleteBody), responses: ok },
+      },
+      "/orchestrator/guardrails-status/{loopId}": {
+        get: {
+          security: secured,
+          parameters: [{ name: "loopId", in: "path", required: true, schema: { type: "string" } }],
+          responses: { ...ok, "404": { description: "unknown loop" } },
+        },
+      },
+      "/orchestrator/override-guardrails/{loopId}": {
+        post: {
+          security: secured,
+          parameters: [{ name: "loopId", in: "path", required: true, schema: { type: "string" } }],
+          requestBody: body(OverrideBody),
+          responses: ok,
+        },
+      },
+      "/api/v1/reflections": { get: { security: secured, parameters: queryParams, responses: ok } },
+      "/api/v1/reflections/signatures/{signature}": {
+        get: {
+          security: secured,
+          parameters: [{ name: "signature", in: "path", required: true, schema: { type: "string" } }],
+          responses: ok,
+        },
+      },
+      "/api/v1/insights": { get: { security: secured, responses: ok } },
+      "/api/v1/feedback": {
+        post: {
+          security: secured,
+          requestBody: body(FeedbackBody),
+          responses: { ...ok, "404": { description: "unknown reflection" } },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * Seed 004's orchestrator endpoints and the query/feedback API. The caller's tenant comes only
+ * from its bearer key, never from the request, and every store call is scoped to it.
+ */
+export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): void {
+  const document = openApiDocument();
+  app.get("/openapi.json", () => document);
+
+  const tenants = new WeakMap<FastifyRequest, string>();
+  const tenantOf = (request: FastifyRequest): string => {
+    const tenant = tenants.get(request);
+    if (tenant === undefined) throw new Error("route registered without authentication");
+    return tenant;
+  };
+
+  app.register((scope, _opts, done) => {
+    scope.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
+      const header = request.headers.authorization ?? "";
+      const match = /^Bearer\s+(\S+)$/i.exec(header);
+      const tenant = match?.[1] ? deps.keys.tenantFor(match[1]) : null;
+      if (tenant === null) {
+        await reply
+          .code(401)
+          .header("www-authenticate", "Bearer")
+          .send({ error: "unauthorized", message: match ? "unknown API key" : "missing bearer API key" });
+        return reply;
+      }
+      tenants.set(request, tenant);
+      return undefined;
+    });
+
+    scope.setErrorHandler(async (err: unknown, _request, reply) => {
+      if (err instanceof BadRequest) {
+        return reply.code(400).send({ error: "bad_request", message: err.message, issues: err.issues });
+      }
+      const status = (err as { statusCode?: unknown }).statusCode;
+      if (typeof status === "number" && status >= 400 && status < 500) {
+        return reply.code(status).send({ error: "bad_request", message: (err as Error).message, issues: [] });
+      }
+      scope.log.error({ err }, "api request failed");
+      return reply.code(500).send({ error: "internal", message: "internal error" });
+    });
+
+    scope.post("/orchestrator/loop-complete", async (request) => {
+      const tenantId = tenantOf(request);
+      const body = parse(LoopCompleteBody, request.body, "body");
+      if (body.override_fatigue || body.override_max_reruns) {
+        await deps.store.setOverride(tenantId, body.loop_id, {
+          overrideFatigue: body.override_fatigue,
+          overrideMaxReruns: body.override_max_reruns,
+          overriddenBy: body.override_by,
+          overrideReason: null,
+        });
+      }
+      const { decision, committed } = await deps.completeLoop({
+        tenantId,
+        projectId: body.project_id,
+        loopId: body.loop_id,
+        rerunOf: body.rerun_of,
+        outcome: body.outcome ?? (body.reflection_status === "done" ? "success" : "failure"),
+        alignment: body.alignment_score,
+        drift: body.drift_score,
+        biasTags: body.bias_tags,
+        orchestratorPersona: body.orchestrator_persona,
+        reflectionPersona: body.reflection_persona,
+        taskDescription: body.task,
+      });
+      return {
+        status: "success",
+        loop_id: body.loop_id,
+        replayed: !committed,
+        reflection_result: {
+          alignment_score: decision.alignment,
+          drift_score: decision.drift,
+          summary_valid: body.reflection_status === "done",
+          reflection_persona: body.reflection_persona ?? null,
+          bias_echo: decision.biasEcho,
+          repeated_tags: decision.repeatedTags,
+          reflection_fatigue: decision.fatigue,
+        },
+        decision_result: {
+          decision: decision.decision,
+          original_loop_id: decision.loopId,
+          root_loop_id: decision.rootLoopId,
+          new_loop_id: decision.newLoopId,
+          rerun_reason: decision.reason,
+          rerun_reason_detail: decision.reasonDetail,
+          rerun_trigger: decision.triggers,
+          rerun_number: decision.decision === "rerun" ? decision.rerunCount : null,
+          rerun_count: decision.rerunCount,
+          max_reruns: decision.maxReruns,
+          force_finalize: decision.forceFinalize,
+          overridden_by: decision.overriddenBy,
+        },
+        orchestrator_persona: body.orchestrator_persona ?? null,
+        timestamp: decision.decidedAt,
+      };
+    });
+
+    scope.get("/orchestrator/guardrails-status/:loopId", async (request, reply) => {
+      const tenantId = tenantOf(request);
+      const { loopId } = parse(LoopIdParams, request.params, "params");
+      const [trace, override] = await Promise.all([
+        deps.store.guardrailsStatus(tenantId, loopId),
+        deps.store.findOverride(tenantId, loopId),
+      ]);
+      if (!trace && !override) {
+        return reply.code(404).send({ error: "not_found", message: `no loop ${loopId} for this tenant` });
+      }
+      return {
+        status: "success",
+        guardrails_status: {
+          loop_id: loopId,
+          root_loop_id: trace?.rootLoopId ?? null,
+          decision: trace?.decision ?? null,
+          new_loop_id: trace?.newLoopId ?? null,
+          rerun_count: trace?.rerunCount ?? 0,
+          max_reruns: trace?.maxReruns ?? null,
+          rerun_limit_reached: trace ? trace.rerunCount >= trace.maxReruns : false,
+          bias_echo: trace?.biasEcho ?? false,
+          repeated_tags: trace?.repeatedTags ?? [],
+          reflection_fatigue: trace?.reflectionFatigue ?? 0,
+          fatigue_increased: trace?.fatigueIncreased ?? false,
+          fatigue_threshold_exceeded: trace?.rerunReason === "reflection_fatigue",
+          force_finalize: trace?.forceFinalize ?? false,
+          rerun_reason: trace?.rerunReason ?? null,
+          rerun_reason_detail: trace?.rerunReasonDetail ?? null,
+          rerun_trigger: trace?.rerunTrigger ?? [],
+          alignment_score: trace?.alignment ?? null,
+          drift_score: trace?.drift ?? null,
+          summary_valid: trace ? trace.outcome === "success" : null,
+          orchestrator_persona: trace?.orchestratorPersona ?? null,
+          reflection_persona: trace?.reflectionPersona ?? null,
+          overridden_by: trace?.overriddenBy ?? null,
+          pending_override: override
+            ? {
+                override_fatigue: override.overrideFatigue,
+                override_max_reruns: override.overrideMaxReruns,
+                overridden_by: override.overriddenBy,
+                override_reason: override.overrideReason,
+              }
+            : null,
+          decided_at: trace?.decidedAt ?? null,
+        },
+      };
+    });
+
+    scope.post("/orchestrator/override-guardrails/:loopId", async (request) => {
+      const tenantId = tenantOf(request);
+      const { loopId } = parse(LoopIdParams, request.params, "params");
+      const body = parse(OverrideBody, request.body, "body");
+      const stored = await deps.store.setOverride(tenantId, loopId, {
+        overrideFatigue: body.override_fatigue,
+        overrideMaxReruns: body.override_max_reruns,
+        overriddenBy: body.override_by,
+        overrideReason: body.override_reason,
+      });
+      return {
+        status: "success",
+        loop_id: loopId,
+        override_fatigue: stored.overrideFatigue,
+        override_max_reruns: stored.overrideMaxReruns,
+        overridden_by: stored.overriddenBy,
+        override_reason: stored.overrideReason,
+      };
+    });
+
+    scope.get("/api/v1/reflections", async (request) => {
+      const tenantId = tenantOf(request);
+      const query = parse(ReflectionsQuery, request.query, "query");
+      const { items, hasMore } = await deps.store.searchReflections(tenantId, {
+        text: query.q,
+        tags: query.tags,
+        minImportance: query.min_importance,
+        limit: query.k,
+        offset: query.offset,
+      });
+      return {
+        items,
+        k: query.k,
+        offset: query.offset,
+        next_offset: hasMore ? query.offset + query.k : null,
+      };
+    });
+
+    scope.get("/api/v1/reflections/signatures/:signature", async (request) => {
+      const tenantId = tenantOf(request);
+      const { signature } = parse(SignatureParams, request.params, "params");
+      const found = await deps.store.findBySignature(tenantId, signature);
+      if (!found) return { signature, seen_before: false, occurrences: 0 };
+      return {
+        signature,
+        seen_before: true,
+        occurrences: found.occurrences,
+        first_seen_at: found.firstSeenAt,
+        last_seen_at: found.lastSeenAt,
+        lesson: {
+          learning: found.learning,
+          strategy: found.strategyText,
+          reflection_id: found.id,
+          quality_score: found.qualityScore,
+        },
+        feedback: found.feedback,
+        effectiveness: found.effectiveness,
+      };
+    });
+
+    scope.get("/api/v1/insights", async (request) => {
+      const tenantId = tenantOf(request);
+      const issues = await deps.commonIssues(tenantId);
+      return { tenant_id: tenantId, common_issues: issues };
+    });
+
+    scope.post("/api/v1/feedback", async (request, reply) => {
+      const tenantId = tenantOf(request);
+      const body = parse(FeedbackBody, request.body, "body");
+      const result = await deps.store.recordFeedback(tenantId, {
+        feedbackId: body.feedback_id ?? randomUUID(),
+        reflectionId: body.reflection_id,
+        rating: body.rating,
+        comment: body.comment,
+        source: "http",
+        at: deps.clock.now(),
+      });
+      // Another tenant's reflection id is indistinguishable from a missing one.
+      if (result.status === "not_found") {
+        return reply.code(404).send({ error: "not_found", message: `no reflection ${body.reflection_id}` });
+      }
+      return reply.code(result.status === "recorded" ? 201 : 200).send({
+        status: result.status,
+        reflection_id: result.reflectionId,
+        quality_score: result.qualityScore,
+        feedback: { helpful: result.helpful, harmful: result.harmful },
+      });
+    });
+
+    done();
+  });
+}

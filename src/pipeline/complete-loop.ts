@@ -1,0 +1,137 @@
+import {
+  cloudEventTypes,
+  type LoopDecision,
+  type Outcome,
+  type TaskCompleted,
+} from "../domain/contracts/index.js";
+import { decideLoop, type LoopDecisionResult } from "../domain/guardrails/decide-loop.js";
+import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
+import { stableId } from "../domain/stable-id.js";
+import type { Clock, OutboundMessage, ReflectionStore } from "./ports.js";
+
+/** Seed 004's `POST /orchestrator/loop-complete`, in the processor's own terms. */
+export interface LoopCompletion {
+  tenantId: string;
+  projectId: string;
+  loopId: string;
+  rerunOf?: string | undefined;
+  outcome: Outcome;
+  alignment?: number | undefined;
+  drift?: number | undefined;
+  biasTags: string[];
+  orchestratorPersona?: string | undefined;
+  reflectionPersona?: string | undefined;
+  taskDescription?: string | undefined;
+  /** Idempotency key; defaults to one per (tenant, loop), so a retried call does not count twice. */
+  eventId?: string | undefined;
+}
+
+export interface LoopCompletionResult {
+  /** False when this completion had already been decided: the stored decision is returned. */
+  committed: boolean;
+  decision: LoopDecision;
+}
+
+export interface CompleteLoopDeps {
+  store: Pick<ReflectionStore, "loopContext" | "commit">;
+  guardrails: GuardrailConfig;
+  clock: Clock;
+  /** Publishes the decision on `loop.decision`, as the Kafka path does. */
+  publish?: (outputs: OutboundMessage[]) => Promise<void>;
+}
+
+export function decisionValue(event: TaskCompleted, loop: LoopDecisionResult, now: Date): LoopDecision {
+  return {
+    schemaVersion: 1,
+    decisionId: stableId("decision", event.tenantId, event.eventId),
+    sourceEventId: event.eventId,
+    tenantId: event.tenantId,
+    projectId: event.projectId,
+    loopId: event.loopId,
+    rootLoopId: loop.rootLoopId,
+    decision: loop.decision,
+    newLoopId: loop.newLoopId,
+    rerunCount: loop.rerunCount,
+    maxReruns: loop.maxReruns,
+    reason: loop.reason,
+    reasonDetail: loop.reasonDetail,
+    triggers: loop.triggers,
+    fatigue: loop.fatigue,
+    fatigueIncreased: loop.fatigueIncreased,
+    biasEcho: loop.biasEcho,
+    repeatedTags: loop.repeatedTags,
+    forceFinalize: loop.forceFinalize,
+    overriddenBy: loop.overriddenBy,
+    alignment: loop.alignment,
+    drift: loop.drift,
+    decidedAt: now.toISOString(),
+  };
+}
+
+/**
+ * A loop completion reported over HTTP goes through the same `decideLoop` and the same Postgres
+ * loop state (`loopContext` / `commit`) as an `agent.task.completed` event, so both paths agree on
+ * rerun counts, fatigue, bias history and overrides. No reflection is generated here.
+ */
+export function createLoopCompleter(deps: CompleteLoopDeps) {
+  return async function completeLoop(input: LoopCompletion): Promise<LoopCompletionResult> {
+    const now = deps.clock.now();
+    const scores =
+      input.alignment !== undefined || input.drift !== undefined
+        ? {
+            ...(input.alignment !== undefined ? { alignment: input.alignment } : {}),
+            ...(input.drift !== undefined ? { drift: input.drift } : {}),
+          }
+        : undefined;
+    const event: TaskCompleted = {
+      schemaVersion: 1,
+      eventId: input.eventId ?? stableId("http-loop-complete", input.tenantId, input.loopId),
+      tenantId: input.tenantId,
+      projectId: input.projectId,
+      agentId: "orchestrator-http",
+      taskId: input.loopId,
+      loopId: input.loopId,
+      ...(input.rerunOf !== undefined ? { rerunOf: input.rerunOf } : {}),
+      occurredAt: now.toISOString(),
+      task: { description: input.taskDescription ?? `loop ${input.loopId} completed` },
+      outcome: input.outcome,
+      events: [],
+      ...(scores ? { scores } : {}),
+      biasTags: input.biasTags.map((tag) => ({ tag })),
+      persona: {
+        ...(input.orchestratorPersona !== undefined ? { orchestrator: input.orchestratorPersona } : {}),
+        ...(input.reflectionPersona !== undefined ? { reflection: input.reflectionPersona } : {}),
+      },
+    };
+    const context = await deps.store.loopContext(event);
+    const loop = decideLoop(
+      {
+        event,
+        previous: context.previous,
+        override: context.override,
+        biasHistory: context.biasHistory,
+        answerNeedsRetry: false,
+      },
+      deps.guardrails,
+    );
+    const value = decisionValue(event, loop, now);
+    const message: OutboundMessage = {
+      role: "loopDecision",
+      key: event.loopId,
+      id: value.decisionId,
+      type: cloudEventTypes["loop-decision.v1"],
+      subject: event.loopId,
+      time: value.decidedAt,
+      value,
+    };
+    const result = await deps.store.commit(
+      { event, signature: null, store: null, loop, answerEvaluation: null, judgement: null, decidedAt: now },
+      () => [message],
+    );
+    const stored = result.outputs.find((o) => o.role === "loopDecision");
+    if (result.committed && deps.publish) await deps.publish(result.outputs);
+    return { committed: result.committed, decision: (stored?.value ?? value) as LoopDecision };
+  };
+}
+
+export type LoopCompleter = ReturnType<typeof createLoopCompleter>;
