@@ -6,6 +6,8 @@ import { ConfigError, loadConfig, type Config } from "../config/config.js";
 import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
 import { runProcessor } from "../main.js";
 import { createLogger } from "../observability/logger.js";
+import { registerMaintenanceCommands } from "./maintenance-commands.js";
+import { registerOpsCommands } from "./ops-commands.js";
 
 // kafkajs 2.2.4 schedules a timer with a negative delay on Node ≥ 23 (tulios/kafkajs#1751); Node
 // clamps it to 1 ms, which is what kafkajs meant, and warns. Drop that one warning, nothing else.
@@ -108,6 +110,9 @@ program
     const { runDemo } = await import("./demo.js");
     process.exitCode = await runDemo();
   });
+
+registerOpsCommands(program);
+registerMaintenanceCommands(program);
 
 export async function runCli(argv: string[]): Promise<void> {
   await program.parseAsync(argv);
