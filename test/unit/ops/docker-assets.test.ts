@@ -1,0 +1,146 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { envVariableNames, loadConfig } from "../../../src/config/config.js";
+
+// No Docker engine on these machines: the image is never built here, so these tests pin down
+// what a reviewer would check by eye in the Dockerfile and docker-compose.yml.
+const root = fileURLToPath(new URL("../../../", import.meta.url));
+const read = (path: string) => readFileSync(`${root}${path}`, "utf8");
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  entrypoint?: string[];
+  command?: string[];
+  environment?: Record<string, string | number>;
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
+  stop_grace_period?: string;
+}
+const compose = parse(read("docker-compose.yml")) as { services: Record<string, Service> };
+const services = compose.services;
+const reflector = services.reflector ?? {};
+
+/** Compose's `${NAME:-default}` interpolation, as `docker compose` does it with no .env file. */
+function interpolate(value: string | number): string {
+  return String(value).replace(/\$\{([A-Z_]+):-([^}]*)\}/g, (_match, _name, fallback: string) => fallback);
+}
+
+function seconds(duration: string): number {
+  const match = /^(\d+)(ms|s|m)$/.exec(duration);
+  if (!match) throw new Error(`not a compose duration: ${duration}`);
+  const factor = { ms: 0.001, s: 1, m: 60 }[match[2] as "ms" | "s" | "m"];
+  return Number(match[1]) * factor;
+}
+
+describe("docker-compose.yml", () => {
+  it("runs Kafka in KRaft mode from the official image, a schema registry, Redis, Postgres and Reflector", () => {
+    expect(Object.keys(services)).toEqual(
+      expect.arrayContaining(["kafka", "registry", "redis", "postgres", "reflector"]),
+    );
+    expect(services.kafka?.image).toMatch(/^apache\/kafka:\d/);
+    const kafkaEnv = services.kafka?.environment ?? {};
+    expect(String(kafkaEnv.KAFKA_PROCESS_ROLES)).toBe("broker,controller");
+    expect(String(kafkaEnv.KAFKA_CONTROLLER_QUORUM_VOTERS)).toMatch(/^1@kafka:\d+$/);
+    // Every listener needs a protocol once any KAFKA_* variable replaces the image's defaults.
+    const listeners = String(kafkaEnv.KAFKA_LISTENERS)
+      .split(",")
+      .map((l) => l.split(":")[0]);
+    const mapped = String(kafkaEnv.KAFKA_LISTENER_SECURITY_PROTOCOL_MAP)
+      .split(",")
+      .map((m) => m.split(":")[0]);
+    expect(mapped).toEqual(expect.arrayContaining(listeners));
+    expect(String(kafkaEnv.CLUSTER_ID)).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(services.registry?.image).toMatch(/apicurio|confluentinc\/cp-schema-registry/);
+    expect(services.reflector?.build).toBeDefined();
+  });
+
+  it("health-checks every long-running service and starts Reflector only once they are healthy", () => {
+    for (const name of ["kafka", "registry", "redis", "postgres", "reflector"]) {
+      expect(services[name]?.healthcheck?.test.length, name).toBeGreaterThan(0);
+    }
+    const dependsOn = reflector.depends_on ?? {};
+    for (const name of ["kafka", "postgres", "redis"]) {
+      expect(dependsOn[name]?.condition, name).toBe("service_healthy");
+    }
+    // The registry is reached through the one-shot job that sets its compatibility rule.
+    expect(dependsOn["registry-init"]?.condition).toBe("service_completed_successfully");
+    expect(services["registry-init"]?.depends_on?.registry?.condition).toBe("service_healthy");
+    expect(services["registry-init"]?.command?.join(" ")).toContain('{"compatibility":"BACKWARD"}');
+  });
+
+  it("migrates and creates topics before it starts the processor", () => {
+    const script = (reflector.entrypoint ?? []).join(" ");
+    const steps = ["reflector.js migrate", "reflector.js topics", "exec node bin/reflector.js start"];
+    const positions = steps.map((step) => script.indexOf(step));
+    expect(
+      positions.every((p) => p >= 0),
+      script,
+    ).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    expect(script).toMatch(/migrate && .*topics && exec /);
+  });
+
+  it("gives Reflector only variables that config.ts reads, with values it accepts", () => {
+    const env = Object.fromEntries(
+      Object.entries(reflector.environment ?? {}).map(([name, value]) => [name, interpolate(value)]),
+    );
+    const unknown = Object.keys(env).filter(
+      (name) => !(envVariableNames as readonly string[]).includes(name),
+    );
+    expect(unknown).toEqual([]);
+    const config = loadConfig(env);
+    expect(config.kafka.brokers).toEqual(["kafka:9092"]);
+    expect(config.schemaRegistryUrl).toBe("http://registry:8080/apis/ccompat/v7");
+    expect(config.databaseUrl).toContain("@postgres:5432/");
+    expect(config.redis.url).toContain("//redis:6379");
+  });
+
+  it("lets a stopping Reflector drain for longer than its shutdown deadline", () => {
+    const config = loadConfig(
+      Object.fromEntries(
+        Object.entries(reflector.environment ?? {}).map(([name, value]) => [name, interpolate(value)]),
+      ),
+    );
+    expect(seconds(reflector.stop_grace_period ?? "10s")).toBeGreaterThan(config.shutdownDeadlineMs / 1000);
+  });
+});
+
+describe("Dockerfile", () => {
+  const dockerfile = read("Dockerfile");
+  const stages = dockerfile.split(/^FROM /m).slice(1);
+  const final = stages.at(-1) ?? "";
+
+  it("builds in one stage and ships a slim Node 24 image in another", () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    expect(stages[0]).toMatch(/^node:24[\w.-]*slim AS build/);
+    expect(final).toMatch(/^node:24[\w.-]*slim\b/);
+    expect(stages[0]).toMatch(/npm ci/);
+    expect(stages[0]).toMatch(/npm prune --omit=dev/);
+  });
+
+  it("ships compiled code and production dependencies only, never sources or tests", () => {
+    expect(final).toMatch(/COPY --from=build \/app\/node_modules/);
+    expect(final).toMatch(/COPY --from=build \/app\/dist/);
+    expect(final).not.toMatch(/^COPY (src|test|bench|examples)\b/m);
+    expect(final).not.toMatch(/^RUN npm (ci|install)/m);
+  });
+
+  it("runs as a numeric non-root user", () => {
+    const user = /^USER (\S+)$/m.exec(final)?.[1] ?? "root";
+    const uid = user.split(":")[0] ?? "";
+    expect(uid).toMatch(/^\d+$/);
+    expect(Number(uid)).toBeGreaterThan(0);
+  });
+
+  it("keeps secrets, caches and dependencies out of the build context", () => {
+    const ignored = read(".dockerignore")
+      .split("\n")
+      .map((line) => line.trim());
+    for (const entry of ["node_modules", ".git", ".env", ".services", ".cache", "test"]) {
+      expect(ignored, entry).toContain(entry);
+    }
+  });
+});
