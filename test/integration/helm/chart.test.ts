@@ -1,0 +1,277 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { ScaledObject, type IScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
+import { PrometheusRule, type IPrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
+import { ServiceMonitor, type IServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
+import { Deployment, type IDeployment } from "kubernetes-models/apps/v1/Deployment";
+import { HorizontalPodAutoscaler, type IHorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler";
+import { NetworkPolicy, type INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
+import { PodDisruptionBudget, type IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
+import { ConfigMap, type IConfigMap } from "kubernetes-models/v1/ConfigMap";
+import { Service, type IService } from "kubernetes-models/v1/Service";
+import { ServiceAccount, type IServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
+import { envVariableNames, loadConfig } from "../../../src/config/config.js";
+import { ensureHelm, helmLint, helmTemplate, helmVersion, type TemplateOptions } from "../../support/helm.js";
+
+/**
+ * Renders helm/reflector with Helm itself (helm-java, fetched from Maven Central on the first
+ * run) and validates every manifest against the Kubernetes, KEDA and prometheus-operator JSON
+ * schemas that the kubernetes-models packages ship; then checks what operators rely on.
+ */
+const root = fileURLToPath(new URL("../../../", import.meta.url));
+const chart = `${root}helm/reflector`;
+
+// Each model's validate() runs the JSON schema of its kind and throws on the first violation.
+const models = {
+  Deployment: (m: unknown) => new Deployment(m as IDeployment),
+  Service: (m: unknown) => new Service(m as IService),
+  ConfigMap: (m: unknown) => new ConfigMap(m as IConfigMap),
+  ServiceAccount: (m: unknown) => new ServiceAccount(m as IServiceAccount),
+  HorizontalPodAutoscaler: (m: unknown) => new HorizontalPodAutoscaler(m as IHorizontalPodAutoscaler),
+  PodDisruptionBudget: (m: unknown) => new PodDisruptionBudget(m as IPodDisruptionBudget),
+  NetworkPolicy: (m: unknown) => new NetworkPolicy(m as INetworkPolicy),
+  ScaledObject: (m: unknown) => new ScaledObject(m as IScaledObject),
+  ServiceMonitor: (m: unknown) => new ServiceMonitor(m as IServiceMonitor),
+  PrometheusRule: (m: unknown) => new PrometheusRule(m as IPrometheusRule),
+};
+type Kind = keyof typeof models;
+type Model<K extends Kind> = ReturnType<(typeof models)[K]>;
+const apiVersions: Record<Kind, string> = {
+  Deployment: "apps/v1",
+  Service: "v1",
+  ConfigMap: "v1",
+  ServiceAccount: "v1",
+  HorizontalPodAutoscaler: "autoscaling/v2",
+  PodDisruptionBudget: "policy/v1",
+  NetworkPolicy: "networking.k8s.io/v1",
+  ScaledObject: "keda.sh/v1alpha1",
+  ServiceMonitor: "monitoring.coreos.com/v1",
+  PrometheusRule: "monitoring.coreos.com/v1",
+};
+
+interface Rendered {
+  apiVersion: string;
+  kind: string;
+  [field: string]: unknown;
+}
+
+/** Validates one manifest against the schema of its apiVersion and kind; unknown kinds fail. */
+function validate(manifest: Rendered): void {
+  const kind = manifest.kind as Kind;
+  if (!(kind in models) || apiVersions[kind] !== manifest.apiVersion) {
+    throw new Error(`no schema for ${manifest.apiVersion}/${manifest.kind}: add its model to the validators`);
+  }
+  models[kind](manifest).validate();
+}
+
+function render(options: TemplateOptions = {}): Rendered[] {
+  const result = helmTemplate(chart, options);
+  if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
+  const manifests = parseAllDocuments(result.stdout)
+    .map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`rendered YAML does not parse: ${String(doc.errors[0]?.message)}`);
+      return doc.toJS() as Rendered | null;
+    })
+    .filter((m): m is Rendered => m !== null);
+  for (const manifest of manifests) validate(manifest);
+  return manifests;
+}
+
+const byKind = (manifests: Rendered[], kind: Kind) => manifests.filter((m) => m.kind === kind);
+
+/** The one manifest of a kind, as its typed model. */
+function one<K extends Kind>(manifests: Rendered[], kind: K): Model<K> {
+  const found = byKind(manifests, kind);
+  if (found.length !== 1 || !found[0]) throw new Error(`expected one ${kind}, rendered ${found.length}`);
+  return models[kind](structuredClone(found[0])) as Model<K>;
+}
+
+function must<T>(value: T | null | undefined, what: string): T {
+  if (value === undefined || value === null) throw new Error(`rendered manifest has no ${what}`);
+  return value;
+}
+
+function podSpec(manifests: Rendered[]) {
+  return must(one(manifests, "Deployment").spec?.template.spec, "pod spec");
+}
+function mainContainer(manifests: Rendered[]) {
+  return must(podSpec(manifests).containers[0], "container");
+}
+function configData(manifests: Rendered[]): Record<string, string> {
+  return must(one(manifests, "ConfigMap").data, "ConfigMap data");
+}
+
+describe("Helm chart helm/reflector", () => {
+  let defaults: Rendered[];
+  let kedaOff: Rendered[];
+
+  beforeAll(() => {
+    ensureHelm();
+    defaults = render();
+    kedaOff = render({ set: { "autoscaling.keda.enabled": false } });
+  }, 330_000);
+
+  it("is linted clean by Helm (strict)", () => {
+    expect(helmVersion()).toMatch(/^v3\./);
+    const lint = helmLint(chart);
+    expect(lint.status, lint.stdout + lint.stderr).toBe(0);
+    expect(lint.stdout).not.toMatch(/\[(ERROR|WARNING)\]/);
+  });
+
+  it("renders every object with default values, each valid against its schema", () => {
+    expect(defaults.map((m) => m.kind).sort()).toEqual(
+      [
+        "ConfigMap",
+        "Deployment",
+        "NetworkPolicy",
+        "PodDisruptionBudget",
+        "PrometheusRule",
+        "ScaledObject",
+        "Service",
+        "ServiceAccount",
+        "ServiceMonitor",
+      ].sort(),
+    );
+  });
+
+  it("rejects a manifest that breaks its schema or has no schema (the validators are live)", () => {
+    const deployment = must(byKind(defaults, "Deployment")[0], "Deployment");
+    expect(() => {
+      validate({ ...deployment, spec: { ...(deployment.spec as object), replicas: "two" } });
+    }).toThrow(/replicas/);
+    const scaledObject = must(byKind(defaults, "ScaledObject")[0], "ScaledObject");
+    const badTrigger = { type: "kafka", metadata: { topic: "t", lagThreshold: 50 } };
+    expect(() => {
+      validate({ ...scaledObject, spec: { ...(scaledObject.spec as object), triggers: [badTrigger] } });
+    }).toThrow(/lagThreshold/);
+    expect(() => {
+      validate({ apiVersion: "batch/v1", kind: "CronJob" });
+    }).toThrow(/no schema/);
+  });
+
+  it("probes /healthz for liveness and /readyz for readiness, and runs non-root on a read-only root", () => {
+    const pod = podSpec(defaults);
+    const container = mainContainer(defaults);
+    expect(container.livenessProbe?.httpGet?.path).toBe("/healthz");
+    expect(container.readinessProbe?.httpGet?.path).toBe("/readyz");
+    expect(container.resources?.requests).toBeDefined();
+    expect(container.resources?.limits?.memory).toBeDefined();
+    expect(pod.securityContext?.runAsNonRoot).toBe(true);
+    expect(pod.securityContext?.runAsUser).toBeGreaterThan(0);
+    const initContainers = pod.initContainers ?? [];
+    for (const c of [...pod.containers, ...initContainers]) {
+      expect(c.securityContext?.readOnlyRootFilesystem, c.name).toBe(true);
+      expect(c.securityContext?.allowPrivilegeEscalation, c.name).toBe(false);
+    }
+    expect(initContainers.map((c) => c.args?.[0])).toEqual(["migrate", "topics"]);
+  });
+
+  it("gives a stopping pod longer than its drain deadline", () => {
+    const deadlineMs = Number(configData(defaults).SHUTDOWN_DEADLINE_MS);
+    expect(deadlineMs).toBeGreaterThan(0);
+    expect(must(podSpec(defaults).terminationGracePeriodSeconds, "grace period") * 1000).toBeGreaterThan(deadlineMs);
+    const tooShort = helmTemplate(chart, { set: { terminationGracePeriodSeconds: 20 } });
+    expect(tooShort.status).toBe(1);
+    expect(tooShort.stderr).toMatch(/terminationGracePeriodSeconds \(20\) must be longer than shutdownDeadlineMs/);
+  });
+
+  it("configures the pods only with variables config.ts reads, secrets by reference", () => {
+    const data = configData(defaults);
+    const container = mainContainer(defaults);
+    expect(container.envFrom).toEqual([{ configMapRef: { name: one(defaults, "ConfigMap").metadata?.name } }]);
+    const secretEnv = new Map((container.env ?? []).map((e) => [e.name, e.valueFrom?.secretKeyRef]));
+    expect([...secretEnv.keys()].sort()).toEqual(["API_KEYS", "DATABASE_URL", "OPENAI_API_KEY", "REDIS_URL"]);
+    for (const ref of secretEnv.values()) expect(ref?.name).toBe("reflector");
+    expect(secretEnv.get("DATABASE_URL")?.optional).toBe(false);
+    expect(secretEnv.get("OPENAI_API_KEY")?.optional).toBe(true);
+
+    const names = [...Object.keys(data), ...secretEnv.keys()];
+    expect(names.filter((n) => !(envVariableNames as readonly string[]).includes(n))).toEqual([]);
+    const config = loadConfig({
+      ...data,
+      DATABASE_URL: "postgres://reflector@db:5432/reflector",
+      REDIS_URL: "redis://cache:6379/0",
+    });
+    expect(config.shutdownDeadlineMs).toBe(25_000);
+  });
+
+  it("scales on the consumer group's lag with KEDA by default, aimed at the group the pods join", () => {
+    const deployment = one(defaults, "Deployment");
+    const data = configData(defaults);
+    const scaledObject = one(defaults, "ScaledObject");
+    expect(byKind(defaults, "HorizontalPodAutoscaler")).toEqual([]);
+    expect(deployment.spec?.replicas, "the autoscaler owns replicas").toBeUndefined();
+    expect(scaledObject.spec.scaleTargetRef.name).toBe(deployment.metadata?.name);
+    const trigger = must(scaledObject.spec.triggers[0], "trigger");
+    expect(trigger.type).toBe("kafka");
+    expect(trigger.metadata).toMatchObject({
+      bootstrapServers: data.KAFKA_BROKERS,
+      consumerGroup: data.KAFKA_GROUP_ID,
+      topic: data.TOPIC_TASK_COMPLETED,
+    });
+    expect(Number(trigger.metadata.lagThreshold)).toBeGreaterThan(0);
+    expect(scaledObject.spec.maxReplicaCount).toBeLessThanOrEqual(Number(data.TOPIC_PARTITIONS));
+  });
+
+  it("falls back to an HPA when KEDA is off, never both", () => {
+    const deployment = one(kedaOff, "Deployment");
+    expect(byKind(kedaOff, "ScaledObject")).toEqual([]);
+    const hpa = one(kedaOff, "HorizontalPodAutoscaler");
+    expect(hpa.spec.scaleTargetRef).toEqual({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      name: deployment.metadata?.name,
+    });
+    expect(deployment.spec?.replicas).toBeUndefined();
+
+    const fixed = render({ set: { "autoscaling.enabled": false, replicaCount: 3 } });
+    expect(byKind(fixed, "ScaledObject")).toEqual([]);
+    expect(byKind(fixed, "HorizontalPodAutoscaler")).toEqual([]);
+    expect(one(fixed, "Deployment").spec?.replicas).toBe(3);
+  });
+
+  it("selects its own pods from the Service, PDB, NetworkPolicy and ServiceMonitor", () => {
+    for (const manifests of [defaults, kedaOff]) {
+      const podLabels = must(one(manifests, "Deployment").spec?.template.metadata?.labels, "pod labels");
+      const matches = (selector: Record<string, string> | undefined) =>
+        Object.keys(selector ?? {}).length > 0 &&
+        Object.entries(selector ?? {}).every(([k, v]) => podLabels[k] === v);
+      const service = one(manifests, "Service");
+      expect(matches(service.spec?.selector)).toBe(true);
+      const pdb = one(manifests, "PodDisruptionBudget");
+      expect(matches(pdb.spec?.selector?.matchLabels)).toBe(true);
+      expect(pdb.spec?.maxUnavailable).toBe(1);
+      const policy = one(manifests, "NetworkPolicy");
+      expect(matches(policy.spec?.podSelector?.matchLabels)).toBe(true);
+      expect(policy.spec?.ingress?.[0]?.ports).toEqual([{ port: "http", protocol: "TCP" }]);
+      expect(policy.spec?.policyTypes).toEqual(["Ingress", "Egress"]);
+      const monitor = one(manifests, "ServiceMonitor");
+      expect(matches(monitor.spec.selector.matchLabels)).toBe(true);
+      expect(monitor.spec.endpoints[0]).toMatchObject({ port: service.spec?.ports?.[0]?.name, path: "/metrics" });
+    }
+  });
+
+  it("ships the alert rules of ops/prometheus as its PrometheusRule", () => {
+    const rules = parse(readFileSync(`${root}ops/prometheus/reflector-rules.yaml`, "utf8")) as { groups: unknown[] };
+    expect(one(defaults, "PrometheusRule").spec.groups).toEqual(rules.groups);
+    const linked = render({ set: { "prometheusRule.runbookBaseUrl": "https://git.example/reflector/blob/main/" } });
+    const urls = (one(linked, "PrometheusRule").spec.groups ?? []).flatMap((g) =>
+      (g.rules ?? []).map((r) => r.annotations?.runbook_url),
+    );
+    expect(urls.length).toBe(rules.groups.flatMap((g) => (g as { rules: unknown[] }).rules).length);
+    for (const url of urls) {
+      expect(url).toMatch(/^https:\/\/git\.example\/reflector\/blob\/main\/docs\/operations\.md#reflector/);
+    }
+  });
+
+  it("refuses values its schema does not allow", () => {
+    const unknownKey = helmTemplate(chart, { set: { replicaCont: 3 } });
+    expect(unknownKey.status).toBe(1);
+    expect(unknownKey.stderr).toMatch(/replicaCont/);
+    const secretInConfigMap = helmTemplate(chart, { set: { "config.DATABASE_URL": "postgres://x@y/z" } });
+    expect(secretInConfigMap.status).toBe(1);
+    expect(secretInConfigMap.stderr).toMatch(/schema[\s\S]*DATABASE_URL/);
+  });
+});
