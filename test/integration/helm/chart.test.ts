@@ -213,6 +213,8 @@ describe("Helm chart helm/reflector", () => {
     });
     expect(Number(trigger.metadata.lagThreshold)).toBeGreaterThan(0);
     expect(scaledObject.spec.maxReplicaCount).toBeLessThanOrEqual(Number(data.TOPIC_PARTITIONS));
+    // While KEDA cannot read the lag it holds a fixed size instead of scaling blind.
+    expect(scaledObject.spec.fallback?.replicas).toBeGreaterThan(0);
   });
 
   it("falls back to an HPA when KEDA is off, never both", () => {
