@@ -13,6 +13,7 @@ import { ServiceAccount, type IServiceAccount } from "kubernetes-models/v1/Servi
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { envVariableNames, loadConfig } from "../../../src/config/config.js";
+import { hasModel, unknownFields } from "../../support/k8s-unknown-fields.js";
 import { ensureHelm, helmLint, helmTemplate, helmVersion, type TemplateOptions } from "../../support/helm.js";
 
 /**
@@ -38,6 +39,17 @@ const models = {
 };
 type Kind = keyof typeof models;
 type Model<K extends Kind> = ReturnType<(typeof models)[K]>;
+// Core kinds are also checked for fields Kubernetes does not define (kubeconform -strict);
+// the CRD kinds are checked by their schemas only.
+const clientModels: Partial<Record<Kind, string>> = {
+  Deployment: "V1Deployment",
+  Service: "V1Service",
+  ConfigMap: "V1ConfigMap",
+  ServiceAccount: "V1ServiceAccount",
+  HorizontalPodAutoscaler: "V2HorizontalPodAutoscaler",
+  PodDisruptionBudget: "V1PodDisruptionBudget",
+  NetworkPolicy: "V1NetworkPolicy",
+};
 const apiVersions: Record<Kind, string> = {
   Deployment: "apps/v1",
   Service: "v1",
@@ -64,6 +76,12 @@ function validate(manifest: Rendered): void {
     throw new Error(`no schema for ${manifest.apiVersion}/${manifest.kind}: add its model to the validators`);
   }
   models[kind](manifest).validate();
+  const clientModel = clientModels[kind];
+  if (clientModel !== undefined) {
+    if (!hasModel(clientModel)) throw new Error(`@kubernetes/client-node has no model ${clientModel}`);
+    const unknown = unknownFields(manifest, clientModel);
+    if (unknown.length > 0) throw new Error(`${kind} has fields Kubernetes does not define: ${unknown.join(", ")}`);
+  }
 }
 
 function render(options: TemplateOptions = {}): Rendered[] {
@@ -136,7 +154,7 @@ describe("Helm chart helm/reflector", () => {
     );
   });
 
-  it("rejects a manifest that breaks its schema or has no schema (the validators are live)", () => {
+  it("rejects a manifest that breaks its schema, has an unknown field or has no schema (the validators are live)", () => {
     const deployment = must(byKind(defaults, "Deployment")[0], "Deployment");
     expect(() => {
       validate({ ...deployment, spec: { ...(deployment.spec as object), replicas: "two" } });
@@ -146,6 +164,12 @@ describe("Helm chart helm/reflector", () => {
     expect(() => {
       validate({ ...scaledObject, spec: { ...(scaledObject.spec as object), triggers: [badTrigger] } });
     }).toThrow(/lagThreshold/);
+    const typo = structuredClone(deployment) as Rendered & { spec: { template: { spec: { containers: object[] } } } };
+    const [container] = typo.spec.template.spec.containers;
+    typo.spec.template.spec.containers = [{ ...container, readinesProbe: { httpGet: { path: "/readyz" } } }];
+    expect(() => {
+      validate(typo);
+    }).toThrow(/spec\.template\.spec\.containers\[0\]\.readinesProbe/);
     expect(() => {
       validate({ apiVersion: "batch/v1", kind: "CronJob" });
     }).toThrow(/no schema/);
