@@ -111,6 +111,7 @@ export function createLoopCompleter(deps: CompleteLoopDeps) {
         override: context.override,
         biasHistory: context.biasHistory,
         answerNeedsRetry: false,
+        ...(context.familyReruns !== undefined ? { familyReruns: context.familyReruns } : {}),
       },
       deps.guardrails,
     );

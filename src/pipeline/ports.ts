@@ -78,8 +78,11 @@ export interface PatternEvidence {
 
 export interface LoopContext {
   previous: PreviousLoop | null;
+  /** The loop's own override, else one set on its family's root loop (it covers every rerun). */
   override: LoopOverride | null;
   biasHistory: Map<string, number>;
+  /** Reruns already recorded in the loop's family, the loop itself excluded. */
+  familyReruns?: number;
 }
 
 export interface NewReflection {

@@ -163,30 +163,40 @@ export function createPgReflectionStore(
 
     loopContext: (event) =>
       withStoreErrors(async (): Promise<LoopContext> => {
-        const tags = (event.biasTags ?? []).map((t) => t.tag);
-        const [previous, override, bias] = await Promise.all([
-          event.rerunOf
-            ? pool.query<{
-                root_loop_id: string;
-                rerun_depth: number;
-                max_reruns: number;
-                alignment: number | null;
-                drift: number | null;
-                reflection_fatigue: number;
-              }>(
-                `SELECT root_loop_id, rerun_depth, max_reruns, alignment, drift, reflection_fatigue
-                   FROM loop_traces WHERE tenant_id = $1 AND loop_id = $2`,
-                [event.tenantId, event.rerunOf],
-              )
-            : null,
+        const tags = [...new Set((event.biasTags ?? []).map((t) => t.tag))];
+        const previous = event.rerunOf
+          ? await pool.query<{
+              root_loop_id: string;
+              rerun_depth: number;
+              max_reruns: number;
+              alignment: number | null;
+              drift: number | null;
+              reflection_fatigue: number;
+            }>(
+              `SELECT root_loop_id, rerun_depth, max_reruns, alignment, drift, reflection_fatigue
+                 FROM loop_traces WHERE tenant_id = $1 AND loop_id = $2`,
+              [event.tenantId, event.rerunOf],
+            )
+          : null;
+        const prev = previous?.rows[0];
+        // The same rule as decideLoop when the parent's trace is not known.
+        const root = prev?.root_loop_id ?? (event.rerunOf ?? event.loopId).replace(/_r\d+$/, "");
+        const [override, family, bias] = await Promise.all([
+          // An override on the family's root covers all its reruns; the loop's own one wins.
           pool.query<{
             override_fatigue: boolean;
             override_max_reruns: boolean;
             overridden_by: string | null;
           }>(
             `SELECT override_fatigue, override_max_reruns, overridden_by FROM loop_overrides
-              WHERE tenant_id = $1 AND loop_id = $2`,
-            [event.tenantId, event.loopId],
+              WHERE tenant_id = $1 AND loop_id = ANY($2::text[])
+              ORDER BY (loop_id = $3) DESC LIMIT 1`,
+            [event.tenantId, [event.loopId, root], event.loopId],
+          ),
+          pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM loop_traces
+              WHERE tenant_id = $1 AND root_loop_id = $2 AND rerun_of IS NOT NULL AND loop_id <> $3`,
+            [event.tenantId, root, event.loopId],
           ),
           tags.length
             ? pool.query<{ tag: string; occurrences: number }>(
@@ -195,7 +205,6 @@ export function createPgReflectionStore(
               )
             : null,
         ]);
-        const prev = previous?.rows[0];
         const over = override.rows[0];
         return {
           previous: prev
@@ -216,6 +225,7 @@ export function createPgReflectionStore(
               }
             : null,
           biasHistory: new Map((bias?.rows ?? []).map((r) => [r.tag, r.occurrences])),
+          familyReruns: family.rows[0]?.n ?? 0,
         };
       }),
 

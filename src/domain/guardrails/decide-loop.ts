@@ -25,6 +25,12 @@ export interface LoopDecisionInput {
   biasHistory: ReadonlyMap<string, number>;
   /** The answer's self-evaluation asked for a retry (seed 001). */
   answerNeedsRetry: boolean;
+  /**
+   * Reruns already recorded in this loop's family, this loop excluded (seed 004's
+   * `get_total_rerun_count`). Counts sibling reruns too, so a family that branches cannot
+   * slip past the limit; a linear chain has as many as its depth says.
+   */
+  familyReruns?: number;
 }
 
 export interface LoopDecisionResult {
@@ -63,6 +69,14 @@ function round(value: number): number {
 }
 
 /**
+ * Score gains are differences of two-decimal scores: 0.75 − 0.70 is 0.04999999999999993 in
+ * binary floating point. Rounding first lets a gain of exactly the threshold count as one (≥).
+ */
+function gain(value: number): number {
+  return Math.round(value * 1e9) / 1e9;
+}
+
+/**
  * Seed 004's guardrails as one pure decision: bias echo halts; a loop that meets its thresholds
  * finalizes; otherwise it reruns unless the rerun limit or reflection fatigue forces finalization
  * (each can be overridden).
@@ -72,16 +86,21 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
   const alignment = event.scores?.alignment ?? null;
   const drift = event.scores?.drift ?? null;
 
-  const lineage = previous
+  const chain = previous
     ? { root: previous.rootLoopId, depth: previous.rerunDepth + 1 }
     : lineageFromIds(event.loopId, event.rerunOf);
+  const isRerun = event.rerunOf !== undefined;
+  // Reruns used so far by the family, this loop included when it is one.
+  const used = Math.max(chain.depth, (input.familyReruns ?? 0) + (isRerun ? 1 : 0));
+  const lineage = { root: chain.root, depth: chain.depth, used };
   const maxReruns = previous?.maxReruns ?? config.maxReruns;
 
   let fatigue = previous?.fatigue ?? 0;
   let fatigueIncreased = false;
   if (previous) {
-    const alignmentGain = (alignment ?? 0) - (previous.alignment ?? 0);
-    const driftGain = (previous.drift ?? 1) - (drift ?? 1);
+    // Seed 004's defaults for a missing previous score: alignment 0.0, drift 1.0.
+    const alignmentGain = gain((alignment ?? 0) - (previous.alignment ?? 0));
+    const driftGain = gain((previous.drift ?? 1) - (drift ?? 1));
     const improved =
       alignmentGain >= config.fatigueImprovementThreshold || driftGain >= config.fatigueImprovementThreshold;
     fatigueIncreased = !improved;
@@ -89,9 +108,11 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
     fatigue = round(Math.min(config.maxFatigue, Math.max(0, fatigue)));
   }
 
+  // Seed 004 records the event's tags in the tenant's history first, then checks the counts. A
+  // tag listed twice in one event is one flag: the store increments it once per event too.
   const biasCounts = new Map<string, number>();
   for (const { tag } of event.biasTags ?? []) {
-    biasCounts.set(tag, (biasCounts.get(tag) ?? input.biasHistory.get(tag) ?? 0) + 1);
+    if (!biasCounts.has(tag)) biasCounts.set(tag, (input.biasHistory.get(tag) ?? 0) + 1);
   }
   const repeatedTags = [...biasCounts]
     .filter(([, count]) => count >= config.biasRepetitionThreshold)
@@ -139,7 +160,7 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
     ...base,
     decision: "finalize" as const,
     newLoopId: null,
-    rerunCount: lineage.depth,
+    rerunCount: lineage.used,
     reason,
     reasonDetail,
     forceFinalize,
@@ -151,7 +172,7 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
       ...base,
       decision: "halt",
       newLoopId: null,
-      rerunCount: lineage.depth,
+      rerunCount: lineage.used,
       reason: "bias_echo_detected",
       reasonDetail: `bias tags raised ${config.biasRepetitionThreshold}+ times: ${repeatedTags.join(", ")}`,
       triggers: [...triggers, "pessimist"],
@@ -168,16 +189,18 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
   }
 
   let overriddenBy: string | null = null;
-  if (lineage.depth >= maxReruns) {
+  const overrideDetail: string[] = [];
+  if (lineage.used >= maxReruns) {
     if (!override?.overrideMaxReruns) {
       return finalize(
         "max_reruns_reached",
-        `${lineage.depth} of ${maxReruns} reruns used; wanted a rerun because ${reasons.join("; ")}`,
+        `${lineage.used} of ${maxReruns} reruns used; wanted a rerun because ${reasons.join("; ")}`,
         true,
         null,
       );
     }
     overriddenBy = override.overriddenBy ?? "unknown";
+    overrideDetail.push(`rerun limit ${maxReruns} overridden by ${overriddenBy}`);
   }
   if (fatigue >= config.fatigueCriticalThreshold) {
     if (!override?.overrideFatigue) {
@@ -189,6 +212,9 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
       );
     }
     overriddenBy = override.overriddenBy ?? "unknown";
+    overrideDetail.push(
+      `fatigue ${fatigue} >= ${config.fatigueCriticalThreshold} overridden by ${overriddenBy}`,
+    );
   }
 
   const reason = triggers.includes("alignment")
@@ -201,10 +227,10 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
   return {
     ...base,
     decision: "rerun",
-    newLoopId: `${lineage.root}_r${lineage.depth + 1}`,
-    rerunCount: lineage.depth + 1,
+    newLoopId: `${lineage.root}_r${lineage.used + 1}`,
+    rerunCount: lineage.used + 1,
     reason,
-    reasonDetail: reasons.join("; "),
+    reasonDetail: [...reasons, ...overrideDetail].join("; "),
     forceFinalize: false,
     overriddenBy,
   };

@@ -190,4 +190,105 @@ describe("decideLoop (seed 004)", () => {
       rerunCount: 3,
     });
   });
+
+  it("counts a gain of exactly 0.05 as an improvement despite floating point (0.75 - 0.70)", () => {
+    // 0.75 - 0.7 is 0.04999999999999993 in binary floating point; the seed's rule is >= 0.05.
+    const result = decideLoop(
+      input({
+        event: { loopId: "loop_001_r1", rerunOf: "loop_001", scores: { alignment: 0.75, drift: 0.3 } },
+        previous: prev({ alignment: 0.7, drift: 0.3, fatigue: 0.15 }),
+      }),
+      config,
+    );
+    expect(result).toMatchObject({ fatigueIncreased: false, fatigue: 0.1 });
+    const driftOnly = decideLoop(
+      input({
+        event: { loopId: "loop_001_r1", rerunOf: "loop_001", scores: { alignment: 0.6, drift: 0.25 } },
+        previous: prev({ alignment: 0.6, drift: 0.3, fatigue: 0.15 }),
+      }),
+      config,
+    );
+    expect(driftOnly).toMatchObject({ fatigueIncreased: false, fatigue: 0.1 });
+    const justShort = decideLoop(
+      input({
+        event: { loopId: "loop_001_r1", rerunOf: "loop_001", scores: { alignment: 0.74, drift: 0.3 } },
+        previous: prev({ alignment: 0.7, drift: 0.3, fatigue: 0.15 }),
+      }),
+      config,
+    );
+    expect(justShort).toMatchObject({ fatigueIncreased: true, fatigue: 0.3 });
+  });
+
+  it("walks the seed's fatigue sequence 0.15, 0.30, 0.45, 0.60 and clamps at 1", () => {
+    let fatigue = 0;
+    const seen: number[] = [];
+    for (let depth = 0; depth < 4; depth += 1) {
+      const result = decideLoop(
+        input({
+          event: {
+            loopId: `loop_001_r${String(depth + 1)}`,
+            rerunOf: depth === 0 ? "loop_001" : `loop_001_r${String(depth)}`,
+            scores: { alignment: 0.6, drift: 0.4 },
+          },
+          previous: prev({ rerunDepth: depth, maxReruns: 10, alignment: 0.6, drift: 0.4, fatigue }),
+        }),
+        config,
+      );
+      fatigue = result.fatigue;
+      seen.push(fatigue);
+    }
+    expect(seen).toEqual([0.15, 0.3, 0.45, 0.6]);
+    const capped = decideLoop(
+      input({
+        event: { loopId: "loop_001_r2", rerunOf: "loop_001_r1", scores: { alignment: 0.6, drift: 0.4 } },
+        previous: prev({ rerunDepth: 1, fatigue: 0.95 }),
+      }),
+      config,
+    );
+    expect(capped.fatigue).toBe(1);
+  });
+
+  it("counts the family's reruns, not only the depth, against the limit", () => {
+    // loop_001 was rerun as loop_001_r1 and loop_001_r2 (siblings); a third rerun is the last.
+    const sibling = decideLoop(
+      input({
+        event: { loopId: "loop_001_r3", rerunOf: "loop_001", scores: { alignment: 0.6, drift: 0.4 } },
+        previous: prev({ rerunDepth: 0 }),
+        familyReruns: 2,
+      }),
+      config,
+    );
+    expect(sibling).toMatchObject({
+      rerunDepth: 1,
+      rerunCount: 3,
+      decision: "finalize",
+      reason: "max_reruns_reached",
+    });
+  });
+
+  it("counts a bias tag listed twice in one event once, as the store does", () => {
+    const result = decideLoop(
+      input({
+        event: { biasTags: [{ tag: "anchoring" }, { tag: "anchoring" }] },
+        biasHistory: new Map([["anchoring", 1]]),
+      }),
+      config,
+    );
+    expect(result.biasCounts).toEqual(new Map([["anchoring", 2]]));
+    expect(result.biasEcho).toBe(false);
+  });
+
+  it("says in the reasoning which guardrail an override let the rerun pass", () => {
+    const result = decideLoop(
+      input({
+        event: { loopId: "loop_001_r3", rerunOf: "loop_001_r2", scores: { alignment: 0.6, drift: 0.4 } },
+        previous: prev({ rerunDepth: 2, alignment: 0.6, drift: 0.4, fatigue: 0.45 }),
+        override: { overrideFatigue: true, overrideMaxReruns: true, overriddenBy: "operator" },
+      }),
+      config,
+    );
+    expect(result).toMatchObject({ decision: "rerun", newLoopId: "loop_001_r4", overriddenBy: "operator" });
+    expect(result.reasonDetail).toContain("rerun limit 3 overridden by operator");
+    expect(result.reasonDetail).toContain("fatigue 0.6 >= 0.5 overridden by operator");
+  });
 });
