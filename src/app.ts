@@ -87,6 +87,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   });
   const llm = createLlmAdapters(config, { observer: llmMetrics });
   const generator = overrides.generator ?? llm.generator;
+  const guardrails = { ...defaultGuardrailConfig, ...config.guardrails };
   const processor = createTaskProcessor({
     store: createPgReflectionStore(pool, { embeddingModel: llm.embedder.name }),
     answerEvaluator: llm.answerEvaluator,
@@ -101,7 +102,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       maxAttempts: config.quality.maxAttempts,
       storageMinQuality: config.quality.storageMinQuality,
     },
-    guardrails: defaultGuardrailConfig,
+    guardrails,
     mode: config.mode,
   });
   const publisher = createOutputPublisher({
@@ -145,7 +146,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       store: createPgApiStore(pool, apiClock),
       completeLoop: createLoopCompleter({
         store: apiLoopStore,
-        guardrails: defaultGuardrailConfig,
+        guardrails,
         clock: apiClock,
       }),
       commonIssues: (tenantId) => apiLoopStore.commonIssues(tenantId),

@@ -66,6 +66,16 @@ const EnvSchema = z.object({
   HANDLER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
   HANDLER_RETRY_BASE_MS: z.coerce.number().int().min(1).default(200),
   KAFKA_FROM_BEGINNING: boolFlag.default(true),
+  GUARDRAIL_ALIGNMENT_THRESHOLD: z.coerce.number().min(0).max(1).default(0.75),
+  GUARDRAIL_DRIFT_THRESHOLD: z.coerce.number().min(0).max(1).default(0.25),
+  GUARDRAIL_MAX_RERUNS: z.coerce.number().int().min(0).max(100).default(3),
+  GUARDRAIL_FATIGUE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.5),
+  GUARDRAIL_BIAS_REPETITION_THRESHOLD: z.coerce.number().int().min(1).max(100).default(3),
+  DREAM_INTERVAL_MS: z.coerce.number().int().min(0).default(0),
+  DREAM_MIN_IMPORTANCE: z.coerce.number().min(0).max(1).default(0.7),
+  PRUNE_INTERVAL_MS: z.coerce.number().int().min(0).default(0),
+  PRUNE_OLDER_THAN_DAYS: z.coerce.number().int().min(1).default(90),
+  PRUNE_MAX_IMPORTANCE: z.coerce.number().min(0).max(1).default(0.3),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -114,6 +124,22 @@ export interface Config {
     sessionTimeoutMs: number;
   };
   shutdownDeadlineMs: number;
+  /** Seed 004's RERUN_CONFIG (docs/loops-and-maintenance.md). */
+  guardrails: {
+    alignmentThreshold: number;
+    driftThreshold: number;
+    maxReruns: number;
+    fatigueCriticalThreshold: number;
+    biasRepetitionThreshold: number;
+  };
+  /** Dreaming and pruning (seed 002); interval 0 = not scheduled in the processor. */
+  maintenance: {
+    dreamIntervalMs: number;
+    dreamMinImportance: number;
+    pruneIntervalMs: number;
+    pruneOlderThanDays: number;
+    pruneMaxImportance: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -214,6 +240,20 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       sessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS,
     },
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
+    guardrails: {
+      alignmentThreshold: e.GUARDRAIL_ALIGNMENT_THRESHOLD,
+      driftThreshold: e.GUARDRAIL_DRIFT_THRESHOLD,
+      maxReruns: e.GUARDRAIL_MAX_RERUNS,
+      fatigueCriticalThreshold: e.GUARDRAIL_FATIGUE_THRESHOLD,
+      biasRepetitionThreshold: e.GUARDRAIL_BIAS_REPETITION_THRESHOLD,
+    },
+    maintenance: {
+      dreamIntervalMs: e.DREAM_INTERVAL_MS,
+      dreamMinImportance: e.DREAM_MIN_IMPORTANCE,
+      pruneIntervalMs: e.PRUNE_INTERVAL_MS,
+      pruneOlderThanDays: e.PRUNE_OLDER_THAN_DAYS,
+      pruneMaxImportance: e.PRUNE_MAX_IMPORTANCE,
+    },
   });
 }
 
