@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -126,6 +126,36 @@ describe("Dockerfile", () => {
     expect(final).toMatch(/COPY --from=build \/app\/dist/);
     expect(final).not.toMatch(/^COPY (src|test|bench|examples)\b/m);
     expect(final).not.toMatch(/^RUN npm (ci|install)/m);
+  });
+
+  it("needs no dev dependency at run time (the image has production dependencies only)", () => {
+    const pkg = JSON.parse(read("package.json")) as { dependencies: Record<string, string> };
+    const sources = readdirSync(`${root}src`, { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".ts"),
+    );
+    expect(sources.length).toBeGreaterThan(0);
+    // Static imports and re-exports (possibly over several lines), side-effect imports, import().
+    const importPatterns = [
+      /^\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)"/gm,
+      /^\s*import\s+"([^"]+)"/gm,
+      /\bimport\(\s*"([^"]+)"\s*\)/g,
+    ];
+    const imported = new Set(
+      sources.flatMap((file) => {
+        const code = read(`src/${file}`);
+        return importPatterns.flatMap((pattern) => [...code.matchAll(pattern)].map((m) => m[1] ?? ""));
+      }),
+    );
+    const packages = [...imported]
+      .filter((spec) => !spec.startsWith("node:") && !spec.startsWith("."))
+      .map((spec) =>
+        spec
+          .split("/")
+          .slice(0, spec.startsWith("@") ? 2 : 1)
+          .join("/"),
+      );
+    expect(packages.length).toBeGreaterThan(0);
+    expect(packages.filter((name) => !(name in pkg.dependencies))).toEqual([]);
   });
 
   it("runs as a numeric non-root user", () => {
