@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { selectForReflection } from "../../../src/domain/select-for-reflection.js";
+import { runsPeriodicReflection, selectForReflection } from "../../../src/domain/select-for-reflection.js";
 
 const task = (extra: {
   tier?: "inline" | "oracle-only" | "container-light" | "container-full";
@@ -37,5 +37,9 @@ describe("selective reflection (seed 001)", () => {
     expect(
       selectForReflection({ outcome: "success", task: task({ tier: "container-full" }) }, "lite").reflect,
     ).toBe(false);
+  });
+  it("runs periodic reflection (dreaming) in full mode only", () => {
+    expect(runsPeriodicReflection("full")).toBe(true);
+    expect(runsPeriodicReflection("lite")).toBe(false);
   });
 });
