@@ -85,7 +85,14 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     inputPerMillionUsd: config.openai.inputPricePerMTokUsd,
     outputPerMillionUsd: config.openai.outputPricePerMTokUsd,
   });
-  const llm = createLlmAdapters(config, { observer: llmMetrics });
+  const llm = createLlmAdapters(config, {
+    observer: llmMetrics,
+    onCircuitChange: ({ state, openForMs }) => {
+      llmMetrics.setCircuitOpen(state !== "closed");
+      if (state === "open") logger.warn({ state }, "llm circuit opened");
+      else logger.warn({ state, openForMs }, `llm circuit ${state}`);
+    },
+  });
   const generator = overrides.generator ?? llm.generator;
   const guardrails = { ...defaultGuardrailConfig, ...config.guardrails };
   const processor = createTaskProcessor({

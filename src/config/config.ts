@@ -41,6 +41,8 @@ const EnvSchema = z.object({
   REFLECTOR_MODEL: z.string().min(1).optional(),
   OPENAI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   OPENAI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  LLM_CIRCUIT_FAILURE_THRESHOLD: z.coerce.number().int().min(1).max(1000).default(5),
+  LLM_CIRCUIT_OPEN_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   LLM_INPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
   LLM_OUTPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
   REFLECTOR_EMBEDDINGS: z.enum(["hashing", "openai"]).default("hashing"),
@@ -104,6 +106,9 @@ export interface Config {
     model: string | undefined;
     timeoutMs: number;
     maxRetries: number;
+    /** LLM circuit breaker (src/adapters/llm/circuit-breaker.ts). */
+    circuitFailureThreshold: number;
+    circuitOpenMs: number;
     embeddingModel: string | undefined;
     /** Seed 001's answer self-evaluation model (a lighter one is fine); defaults to `model`. */
     evaluatorModel: string | undefined;
@@ -222,6 +227,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       model: e.REFLECTOR_MODEL,
       timeoutMs: e.OPENAI_TIMEOUT_MS,
       maxRetries: e.OPENAI_MAX_RETRIES,
+      circuitFailureThreshold: e.LLM_CIRCUIT_FAILURE_THRESHOLD,
+      circuitOpenMs: e.LLM_CIRCUIT_OPEN_MS,
       embeddingModel: e.REFLECTOR_EMBEDDING_MODEL,
       evaluatorModel: e.REFLECTOR_EVALUATOR_MODEL,
       inputPricePerMTokUsd: e.LLM_INPUT_PRICE_PER_MTOK_USD,

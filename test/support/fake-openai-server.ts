@@ -34,6 +34,10 @@ export type FakeReply =
   | { kind: "status"; status: number; body?: unknown; headers?: Record<string, string> }
   /** Deterministic embeddings for the request's inputs. */
   | { kind: "embeddings"; dimensions?: number }
+  /** A body that is not what the route promises (HTML, half a JSON document, ...), as it is. */
+  | { kind: "raw"; status?: number; body: string; contentType?: string }
+  /** Sends the headers and the first `bytes` of a completion, then drops the connection. */
+  | { kind: "cut"; bytes?: number }
   /** Never answers: the client's timeout has to fire. */
   | { kind: "hang" }
   /** Waits, then gives `then`. */
@@ -109,6 +113,23 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     if (reply.kind === "delay") {
       await wait(reply.ms);
       return send(res, reply.then, recorded);
+    }
+    if (reply.kind === "raw") {
+      if (!res.destroyed)
+        res
+          .writeHead(reply.status ?? 200, { "content-type": reply.contentType ?? "application/json" })
+          .end(reply.body);
+      return;
+    }
+    if (reply.kind === "cut") {
+      const full = JSON.stringify(
+        completion({ kind: "completion", content: '{"reflectionText": "cut short' }, "fake"),
+      );
+      if (res.destroyed) return;
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(full.length) });
+      res.write(full.slice(0, reply.bytes ?? 40));
+      res.destroy();
+      return;
     }
     let status = 200;
     let body: unknown;

@@ -4,6 +4,7 @@ import { createHeuristicAnswerEvaluator } from "./heuristic-answer-evaluator.js"
 import { createOpenAiAnswerEvaluator } from "./openai-answer-evaluator.js";
 import { createHashingEmbedder } from "./hashing-embedder.js";
 import { createHeuristicGenerator } from "./heuristic-generator.js";
+import { createCircuitBreaker, type CircuitBreakerOptions } from "./circuit-breaker.js";
 import type { LlmCallOutcome, LlmObserver } from "./llm-call.js";
 import { createOpenAiEmbedder } from "./openai-embedder.js";
 import { createOpenAiGenerator } from "./openai-generator.js";
@@ -20,12 +21,16 @@ export interface LlmSettings {
     evaluatorModel?: string | undefined;
     timeoutMs: number;
     maxRetries: number;
+    /** Circuit breaker: consecutive retryable failures that open it (default 5), and for how long. */
+    circuitFailureThreshold?: number;
+    circuitOpenMs?: number;
   };
 }
 
 export interface LlmAdapterDeps {
   observer?: LlmObserver;
   onOutcome?: (outcome: LlmCallOutcome) => void;
+  onCircuitChange?: CircuitBreakerOptions["onChange"];
 }
 
 /** Chooses the generator and the embedder from configuration; offline ones are the defaults. */
@@ -45,7 +50,14 @@ export function createLlmAdapters(
     });
     return client;
   };
+  // One breaker for the endpoint: generator, embedder and evaluator share the server.
+  const breaker = createCircuitBreaker({
+    failureThreshold: openai.circuitFailureThreshold ?? 5,
+    openMs: openai.circuitOpenMs ?? 10_000,
+    ...(deps.onCircuitChange ? { onChange: deps.onCircuitChange } : {}),
+  });
   const policy = {
+    breaker,
     timeoutMs: openai.timeoutMs,
     maxRetries: openai.maxRetries,
     ...(deps.observer ? { observer: deps.observer } : {}),

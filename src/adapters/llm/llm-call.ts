@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import pRetry from "p-retry";
-import { classifyLlmError, retryAfterMs, toReflectorError } from "./llm-errors.js";
+import type { CircuitBreaker } from "./circuit-breaker.js";
+import { CircuitOpenError, classifyLlmError, retryAfterMs, toReflectorError } from "./llm-errors.js";
 
 /** What the LLM adapters report; `createLlmMetrics` implements it, tests may record it. */
 export interface LlmObserver {
@@ -30,6 +31,8 @@ export interface LlmCallPolicy {
   observer?: LlmObserver;
   /** For a circuit breaker: called after every HTTP request with how it went. */
   onOutcome?: (outcome: LlmCallOutcome) => void;
+  /** Shared by every call to the endpoint; a request it refuses fails with `LLM_CIRCUIT_OPEN`. */
+  breaker?: CircuitBreaker;
 }
 
 export interface LlmResponse<T> {
@@ -56,6 +59,10 @@ export async function callLlm<T>(
   try {
     return await pRetry(
       async () => {
+        if (policy.breaker && !policy.breaker.tryAcquire()) {
+          policy.observer?.error("circuit_open");
+          throw new CircuitOpenError(`${what}: the LLM circuit breaker is open`);
+        }
         const started = performance.now();
         try {
           const response = await request({ timeout: policy.timeoutMs, maxRetries: 0 });
@@ -67,6 +74,7 @@ export async function callLlm<T>(
             completionTokens: response.completionTokens,
           });
           if (response.invalidOutput) policy.observer?.error("invalid_output");
+          policy.breaker?.record("ok");
           policy.onOutcome?.("ok");
           return response.value;
         } catch (err) {
@@ -79,7 +87,9 @@ export async function callLlm<T>(
             completionTokens: 0,
           });
           policy.observer?.error(failure.code);
-          policy.onOutcome?.(failure.retryable ? "retryableFailure" : "failure");
+          const outcome = failure.retryable ? "retryableFailure" : "failure";
+          policy.breaker?.record(outcome);
+          policy.onOutcome?.(outcome);
           throw err;
         }
       },

@@ -14,6 +14,7 @@ export type FinalLlmErrorCode =
   | "unprocessable"
   | "invalid_output"
   | "aborted"
+  | "circuit_open"
   | "unknown";
 export type LlmErrorCode = RetryableLlmErrorCode | FinalLlmErrorCode;
 
@@ -29,6 +30,11 @@ export class LlmOutputError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The circuit breaker refused the request: no HTTP request was made. */
+export class CircuitOpenError extends Error {
+  override readonly name = "CircuitOpenError";
 }
 
 /** A final LLM failure as the one Reflector error type, remembering the classifier's code. */
@@ -49,6 +55,9 @@ const final = (code: FinalLlmErrorCode): LlmFailure => ({ code, retryable: false
 export function classifyLlmError(err: unknown): LlmFailure {
   if (err instanceof LlmFailureError) return err.failure;
   if (err instanceof LlmOutputError) return final("invalid_output");
+  // Final for the request's own retry loop: retrying into an open circuit only spins. The consumer
+  // still treats it as an outage (LLM_CIRCUIT_OPEN) and holds the event.
+  if (err instanceof CircuitOpenError) return final("circuit_open");
   // Order matters: the timeout and abort errors are subclasses of the connection error.
   if (err instanceof APIUserAbortError) return final("aborted");
   if (err instanceof APIConnectionTimeoutError) return retryable("timeout");
@@ -111,6 +120,8 @@ export function reflectorCodeFor(failure: LlmFailure): ErrorCode {
       return "LLM_OUTPUT_INVALID";
     case "aborted":
       return "LLM_UNAVAILABLE";
+    case "circuit_open":
+      return "LLM_CIRCUIT_OPEN";
     default:
       return "GENERATOR_FAILED";
   }
@@ -129,12 +140,15 @@ export function toReflectorError(err: unknown, what: string): LlmFailureError {
  */
 export function isLlmUnavailable(err: unknown): boolean {
   if (err instanceof ReflectorError)
-    return err.code === "LLM_UNAVAILABLE" || err.code === "LLM_MISCONFIGURED";
+    return (
+      err.code === "LLM_UNAVAILABLE" || err.code === "LLM_MISCONFIGURED" || err.code === "LLM_CIRCUIT_OPEN"
+    );
   const failure = classifyLlmError(err);
   return (
     failure.retryable ||
     failure.code === "auth" ||
     failure.code === "permission" ||
-    failure.code === "not_found"
+    failure.code === "not_found" ||
+    failure.code === "circuit_open"
   );
 }

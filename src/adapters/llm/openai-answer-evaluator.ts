@@ -58,7 +58,8 @@ export function createOpenAiAnswerEvaluator(options: OpenAiAnswerEvaluatorOption
         { model: options.model, messages, response_format: { type: "json_object" } },
         requestOptions,
       );
-      const raw = response.choices[0]?.message.content ?? "";
+      const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
+      const raw = choice?.message.content ?? "";
       let parsed: ReturnType<typeof ModelEvaluation.safeParse> | null = null;
       try {
         parsed = raw.includes(canary) ? null : ModelEvaluation.safeParse(JSON.parse(raw));

@@ -23,6 +23,13 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
           { model: options.model, input: texts, encoding_format: "float" },
           requestOptions,
         );
+        // Not trusting the SDK's types: a broken server answers 200 with any body at all.
+        const data: unknown = response.data;
+        if (
+          !Array.isArray(data) ||
+          data.some((d) => !Array.isArray((d as { embedding?: unknown }).embedding))
+        )
+          throw new LlmOutputError("the embeddings response has no list of vectors", []);
         const vectors = [...response.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
         const dimensions = vectors[0]?.length ?? 0;
         if (
@@ -37,7 +44,8 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
         }
         return {
           value: vectors,
-          promptTokens: response.usage.prompt_tokens,
+          // Typed as always present; a broken server may leave it out.
+          promptTokens: (response.usage as typeof response.usage | undefined)?.prompt_tokens ?? 0,
           completionTokens: 0,
         };
       });

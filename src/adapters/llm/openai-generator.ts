@@ -43,7 +43,9 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
         { model: options.model, messages, response_format: { type: "json_object" } },
         requestOptions,
       );
-      const choice = response.choices[0];
+      // A proxy or a broken server can answer 200 with something that is no completion at all
+      // (an HTML page, `{}`): that is an unusable answer, not a bug of ours.
+      const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
       const raw = choice?.message.content ?? "";
       const parsed: ParsedOutput =
         choice?.finish_reason === "length"

@@ -46,7 +46,10 @@ describe("LLM configuration", () => {
       model: "gpt-test",
       timeoutMs: 5_000,
       maxRetries: 1,
+      circuitFailureThreshold: 5,
+      circuitOpenMs: 10_000,
       embeddingModel: "text-embedding-3-small",
+      evaluatorModel: undefined,
       inputPricePerMTokUsd: 0.15,
       outputPricePerMTokUsd: 0.6,
     });
