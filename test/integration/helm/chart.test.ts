@@ -14,12 +14,14 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { envVariableNames, loadConfig } from "../../../src/config/config.js";
 import { hasModel, unknownFields } from "../../support/k8s-unknown-fields.js";
-import { ensureHelm, helmLint, helmTemplate, helmVersion, type TemplateOptions } from "../../support/helm.js";
+import { helmEngines, type HelmEngine, type TemplateOptions } from "../../support/helm.js";
 
 /**
- * Renders helm/reflector with Helm itself (helm-java, fetched from Maven Central on the first
- * run) and validates every manifest against the Kubernetes, KEDA and prometheus-operator JSON
- * schemas that the kubernetes-models packages ship; then checks what operators rely on.
+ * Renders helm/reflector with Helm itself, once per Helm build this machine can run (see
+ * test/support/helm.ts: Helm 3.10 from the npm registry, current Helm from Maven Central),
+ * validates every manifest against the Kubernetes, KEDA and prometheus-operator JSON schemas
+ * that the kubernetes-models packages ship and against the Kubernetes client's field lists,
+ * then checks what operators rely on.
  */
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const chart = `${root}helm/reflector`;
@@ -84,8 +86,8 @@ function validate(manifest: Rendered): void {
   }
 }
 
-function render(options: TemplateOptions = {}): Rendered[] {
-  const result = helmTemplate(chart, options);
+function render(helm: HelmEngine, options: TemplateOptions = {}): Rendered[] {
+  const result = helm.template(chart, options);
   if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
   const manifests = parseAllDocuments(result.stdout)
     .map((doc) => {
@@ -121,19 +123,21 @@ function configData(manifests: Rendered[]): Record<string, string> {
   return must(one(manifests, "ConfigMap").data, "ConfigMap data");
 }
 
-describe("Helm chart helm/reflector", () => {
+describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
+  "Helm chart helm/reflector rendered by %s",
+  (_name, helm) => {
   let defaults: Rendered[];
   let kedaOff: Rendered[];
 
   beforeAll(() => {
-    ensureHelm();
-    defaults = render();
-    kedaOff = render({ set: { "autoscaling.keda.enabled": false } });
+    helm.ensure();
+    defaults = render(helm);
+    kedaOff = render(helm, { set: { "autoscaling.keda.enabled": false } });
   }, 330_000);
 
   it("is linted clean by Helm (strict)", () => {
-    expect(helmVersion()).toMatch(/^v3\./);
-    const lint = helmLint(chart);
+    expect(helm.version()).toMatch(/^v3\./);
+    const lint = helm.lint(chart);
     expect(lint.status, lint.stdout + lint.stderr).toBe(0);
     expect(lint.stdout).not.toMatch(/\[(ERROR|WARNING)\]/);
   });
@@ -196,7 +200,7 @@ describe("Helm chart helm/reflector", () => {
     const deadlineMs = Number(configData(defaults).SHUTDOWN_DEADLINE_MS);
     expect(deadlineMs).toBeGreaterThan(0);
     expect(must(podSpec(defaults).terminationGracePeriodSeconds, "grace period") * 1000).toBeGreaterThan(deadlineMs);
-    const tooShort = helmTemplate(chart, { set: { terminationGracePeriodSeconds: 20 } });
+    const tooShort = helm.template(chart, { set: { terminationGracePeriodSeconds: 20 } });
     expect(tooShort.status).toBe(1);
     expect(tooShort.stderr).toMatch(/terminationGracePeriodSeconds \(20\) must be longer than shutdownDeadlineMs/);
   });
@@ -252,7 +256,7 @@ describe("Helm chart helm/reflector", () => {
     });
     expect(deployment.spec?.replicas).toBeUndefined();
 
-    const fixed = render({ set: { "autoscaling.enabled": false, replicaCount: 3 } });
+    const fixed = render(helm, { set: { "autoscaling.enabled": false, replicaCount: 3 } });
     expect(byKind(fixed, "ScaledObject")).toEqual([]);
     expect(byKind(fixed, "HorizontalPodAutoscaler")).toEqual([]);
     expect(one(fixed, "Deployment").spec?.replicas).toBe(3);
@@ -282,7 +286,7 @@ describe("Helm chart helm/reflector", () => {
   it("ships the alert rules of ops/prometheus as its PrometheusRule", () => {
     const rules = parse(readFileSync(`${root}ops/prometheus/reflector-rules.yaml`, "utf8")) as { groups: unknown[] };
     expect(one(defaults, "PrometheusRule").spec.groups).toEqual(rules.groups);
-    const linked = render({ set: { "prometheusRule.runbookBaseUrl": "https://git.example/reflector/blob/main/" } });
+    const linked = render(helm, { set: { "prometheusRule.runbookBaseUrl": "https://git.example/reflector/blob/main/" } });
     const urls = (one(linked, "PrometheusRule").spec.groups ?? []).flatMap((g) =>
       (g.rules ?? []).map((r) => r.annotations?.runbook_url),
     );
@@ -293,10 +297,10 @@ describe("Helm chart helm/reflector", () => {
   });
 
   it("refuses values its schema does not allow", () => {
-    const unknownKey = helmTemplate(chart, { set: { replicaCont: 3 } });
+    const unknownKey = helm.template(chart, { set: { replicaCont: 3 } });
     expect(unknownKey.status).toBe(1);
     expect(unknownKey.stderr).toMatch(/replicaCont/);
-    const secretInConfigMap = helmTemplate(chart, { set: { "config.DATABASE_URL": "postgres://x@y/z" } });
+    const secretInConfigMap = helm.template(chart, { set: { "config.DATABASE_URL": "postgres://x@y/z" } });
     expect(secretInConfigMap.status).toBe(1);
     expect(secretInConfigMap.stderr).toMatch(/schema[\s\S]*DATABASE_URL/);
   });

@@ -6,7 +6,8 @@ import java.nio.file.Paths;
 /**
  * A tiny `helm` for the chart test: helm-java (Maven Central) embeds the real Helm Go library as
  * a native library, so `lint` and `template` here are Helm's own code, not a re-implementation.
- * Run as a single-file program: java -cp 'lib/*' HelmCli.java lint|template CHART [options]
+ * Usage: java -cp 'lib/*:classes' HelmCli lint|template|version CHART [options]
+ * (test/support/helm.ts compiles it into .cache/helm-java/classes)
  *   template options: --name N --namespace NS --kube-version V --set key=value (repeatable)
  * Prints Helm's output on stdout; a failure prints Helm's error on stderr and exits 1.
  */
