@@ -3,7 +3,7 @@
 # without Docker: jars come from Maven Central through services/pom.xml, state and logs live
 # under .services/. Postgres and Redis are the machine's own and are not touched here.
 #
-#   scripts/services.sh start|stop|status|env
+#   scripts/services.sh start|stop|status|env|fetch   (fetch: the jars only, for scripts/kafka-consumer-groups.sh)
 #
 # Env: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), REGISTRY_PORT (8081),
 #      KAFKA_VERSION (3.9.1), APICURIO_VERSION (3.3.3; needs Java 21+, found in JAVA_HOME, REGISTRY_JAVA or /usr/lib/jvm), MAVEN_REPO_LOCAL, READY_TIMEOUT_S (120).
@@ -34,7 +34,7 @@ require_tools() {
 }
 
 fetch_jars() {
-  [[ -d "$kafka_home/libs" && -f "$registry_home/quarkus-run.jar" ]] && return 0
+  [[ -f "$kafka_home/libs/kafka-tools-$kafka_version.jar" && -f "$registry_home/quarkus-run.jar" ]] && return 0
   log "fetching Kafka $kafka_version and Apicurio Registry $apicurio_version from Maven Central (first run only)"
   mkdir -p "$dir"
   local repo=()
@@ -178,8 +178,9 @@ status() {
 
 case "${1:-}" in
   start) require_tools; fetch_jars; start_kafka; start_registry ;;
+  fetch) require_tools; fetch_jars ;;
   stop) stop_one "schema registry" "$registry_home/registry.pid"; stop_one kafka "$kafka_home/kafka.pid" ;;
   status) status ;;
   env) echo "KAFKA_BROKERS=127.0.0.1:$kafka_port"; echo "SCHEMA_REGISTRY_URL=$registry_url" ;;
-  *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|env|fetch" >&2; exit 2 ;;
 esac

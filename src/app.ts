@@ -19,6 +19,8 @@ import type { Logger } from "./observability/logger.js";
 import { createLlmMetrics } from "./observability/llm-metrics.js";
 import { createConsumerMetrics } from "./observability/consumer-metrics.js";
 import { createMetrics } from "./observability/metrics.js";
+import { createLagMetrics } from "./observability/lag-metrics.js";
+import { createLagPoller } from "./ops/lag-poller.js";
 import { createQualityMetrics } from "./observability/quality-metrics.js";
 import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
 import { createTaskProcessor } from "./pipeline/task-processor.js";
@@ -78,6 +80,14 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     // Short first retry: right after a commit the coordinator answers CONCURRENT_TRANSACTIONS for a
     // few ms while it writes the markers; the client's default 200 ms would cap transactions/s.
     retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 10, maxRetryTime: 30_000 },
+  });
+  // Readiness needs to know whether the producer (outputs, dead letters, offsets) can reach Kafka.
+  let producerConnected = false;
+  producer.on(producer.events.CONNECT, () => {
+    producerConnected = true;
+  });
+  producer.on(producer.events.DISCONNECT, () => {
+    producerConnected = false;
   });
   const codec = config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();
 
@@ -144,6 +154,16 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     retryBaseMs: config.handler.retryBaseMs,
   });
 
+  const lagPoller = createLagPoller({
+    admin: kafka.admin(),
+    metrics: createLagMetrics(metrics.registry),
+    logger,
+    intervalMs: config.lagRefreshMs,
+    groupId: config.kafka.groupId,
+    topics: [config.topics.taskCompleted, config.topics.retry],
+    fromBeginning: config.kafka.fromBeginning,
+  });
+
   let stopping = false;
   const apiClock = overrides.clock ?? systemClock;
   const apiLoopStore = createPgReflectionStore(pool, { embeddingModel: llm.embedder.name });
@@ -163,6 +183,8 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     isConsuming: () => consumer.isReady(),
     isStopping: () => stopping,
     dependencies: [
+      // The transactional producer carries outputs and offsets: without it nothing can commit.
+      { name: "kafka", check: () => Promise.resolve(producerConnected) },
       { name: "postgres", check: async () => (await pool.query("SELECT 1")).rowCount === 1 },
       {
         name: "redis",
@@ -180,6 +202,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     llmMetrics,
     http,
     processor,
+    lagPoller,
     generatorName: generator.name,
 
     async start(): Promise<void> {
@@ -188,6 +211,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       await producer.connect();
       await http.listen({ host: config.http.host, port: config.http.port });
       await consumer.start();
+      lagPoller.start();
       logger.info(
         {
           topic: config.topics.taskCompleted,
@@ -216,6 +240,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         logger.error({ err }, "consumer did not stop cleanly");
       }
       await Promise.allSettled([
+        lagPoller.stop(),
         producer.disconnect(),
         http.close(),
         pool.end(),

@@ -1,6 +1,109 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
+import { createKafka } from "../adapters/kafka/kafka-client.js";
+import { ConfigError, loadConfig, type Config } from "../config/config.js";
+import { createLogger } from "../observability/logger.js";
+import { formatLagTable, readConsumerLag } from "../ops/consumer-lag.js";
+import { replayDeadLetters, type ReplaySummary } from "../ops/dlq-replay.js";
+
+function configOrExit(): Config {
+  try {
+    return loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`reflector: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}
+
+function kafkaFor(config: Config, role: string) {
+  return createKafka({
+    brokers: config.kafka.brokers,
+    clientId: `${config.kafka.clientId}-${role}`,
+    logger: createLogger("warn"),
+  });
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function printSummary(summary: ReplaySummary, dryRun: boolean): void {
+  for (const item of summary.items) {
+    const what = item.action === "skipped" ? `skipped (${item.reason ?? ""})` : item.action;
+    console.log(
+      `${what}  dlq:${String(item.partition)}:${item.offset}  key=${item.key ?? "-"}  code=${item.code}`,
+    );
+  }
+  const verb = dryRun ? "would replay" : "replayed";
+  console.log(`${verb} ${String(summary.replayed)}, skipped ${String(summary.skipped)}`);
+  for (const [code, counts] of Object.entries(summary.byCode).sort(([a], [b]) => a.localeCompare(b))) {
+    console.log(`  ${code}: ${verb} ${String(counts.replayed)}, skipped ${String(counts.skipped)}`);
+  }
+  if (summary.unfinished.length > 0) {
+    console.log(`not read to the end: partitions ${summary.unfinished.join(", ")} (run again to continue)`);
+  }
+}
 
 /** Operator commands (consumer lag, DLQ replay). Owned by the operations work (issue 6). */
-export function registerOpsCommands(_program: Command): void {
-  // commands are added here
+export function registerOpsCommands(program: Command): void {
+  program
+    .command("lag")
+    .description("consumer lag per partition, like kafka-consumer-groups.sh --describe, plus LAG-SECONDS")
+    .option("--group <group>", "consumer group (default: KAFKA_GROUP_ID)")
+    .option(
+      "--topic <topic>",
+      "topic to show, repeatable (default: TOPIC_TASK_COMPLETED and TOPIC_RETRY)",
+      collect,
+      [],
+    )
+    .option("--json", "print an array of row objects", false)
+    .action(async (options: { group?: string; topic: string[]; json: boolean }) => {
+      const config = configOrExit();
+      const admin = kafkaFor(config, "lag").admin();
+      await admin.connect();
+      try {
+        const rows = await readConsumerLag(admin, {
+          groupId: options.group ?? config.kafka.groupId,
+          topics:
+            options.topic.length > 0 ? options.topic : [config.topics.taskCompleted, config.topics.retry],
+          fromBeginning: config.kafka.fromBeginning,
+        });
+        console.log(options.json ? JSON.stringify(rows, null, 2) : formatLagTable(rows));
+      } finally {
+        await admin.disconnect();
+      }
+    });
+
+  const dlq = program.command("dlq").description("the dead-letter topic (TOPIC_DLQ)");
+  dlq
+    .command("replay")
+    .description("re-publish dead letters to TOPIC_TASK_COMPLETED, up to the DLQ's end at start")
+    .addOption(new Option("--max <count>", "replay at most this many messages").argParser(Number))
+    .option("--dry-run", "list what would be replayed; produce and commit nothing", false)
+    .option("--group <group>", "the replay's consumer group (default: <KAFKA_GROUP_ID>.dlq-replay)")
+    .addOption(
+      new Option("--idle-timeout-ms <ms>", "stop when nothing arrives for this long")
+        .argParser(Number)
+        .default(30_000),
+    )
+    .action(async (options: { max?: number; dryRun: boolean; group?: string; idleTimeoutMs: number }) => {
+      const config = configOrExit();
+      if (options.max !== undefined && !(Number.isInteger(options.max) && options.max > 0)) {
+        process.stderr.write("reflector: --max must be a positive integer\n");
+        process.exit(2);
+      }
+      const summary = await replayDeadLetters({
+        kafka: kafkaFor(config, "dlq-replay"),
+        deadLetterTopic: config.topics.deadLetter,
+        targetTopic: config.topics.taskCompleted,
+        groupId: options.group ?? `${config.kafka.groupId}.dlq-replay`,
+        ...(options.max !== undefined ? { max: options.max } : {}),
+        dryRun: options.dryRun,
+        idleTimeoutMs: options.idleTimeoutMs,
+        logger: createLogger("warn"),
+      });
+      printSummary(summary, options.dryRun);
+    });
 }

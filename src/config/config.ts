@@ -68,6 +68,8 @@ const EnvSchema = z.object({
   HANDLER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
   HANDLER_RETRY_BASE_MS: z.coerce.number().int().min(1).default(200),
   KAFKA_FROM_BEGINNING: boolFlag.default(true),
+  /** How often /metrics' consumer-lag gauges are refreshed; 0 turns the lag poller off. */
+  LAG_REFRESH_MS: z.coerce.number().int().min(0).max(3_600_000).default(15_000),
   GUARDRAIL_ALIGNMENT_THRESHOLD: z.coerce.number().min(0).max(1).default(0.75),
   GUARDRAIL_DRIFT_THRESHOLD: z.coerce.number().min(0).max(1).default(0.25),
   GUARDRAIL_MAX_RERUNS: z.coerce.number().int().min(0).max(100).default(3),
@@ -129,6 +131,8 @@ export interface Config {
     sessionTimeoutMs: number;
   };
   shutdownDeadlineMs: number;
+  /** Consumer-lag gauges' refresh interval (src/ops/lag-poller.ts); 0 = off. */
+  lagRefreshMs: number;
   /** Seed 004's RERUN_CONFIG (docs/loops-and-maintenance.md). */
   guardrails: {
     alignmentThreshold: number;
@@ -247,6 +251,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       sessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS,
     },
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
+    lagRefreshMs: e.LAG_REFRESH_MS,
     guardrails: {
       alignmentThreshold: e.GUARDRAIL_ALIGNMENT_THRESHOLD,
       driftThreshold: e.GUARDRAIL_DRIFT_THRESHOLD,

@@ -42,7 +42,7 @@ describe("with a schema registry (Apicurio, Confluent-compatible API)", () => {
     const ready = await h.app.http.inject({ method: "GET", url: "/readyz" });
     expect(ready.json()).toEqual({
       status: "ready",
-      checks: { consumer: true, stopping: true, postgres: true, redis: true },
+      checks: { consumer: true, stopping: true, kafka: true, postgres: true, redis: true },
     });
     const metrics = await h.app.http.inject({ method: "GET", url: "/metrics" });
     expect(metrics.body).toMatch(/reflector_events_total\{result="processed"\} [1-9]/);
