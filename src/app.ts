@@ -24,6 +24,8 @@ import { createLagPoller } from "./ops/lag-poller.js";
 import { createQualityMetrics } from "./observability/quality-metrics.js";
 import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
 import { createTaskProcessor } from "./pipeline/task-processor.js";
+import { createMaintenanceSchedule } from "./maintenance/maintenance-schedule.js";
+import { wireMaintenance } from "./maintenance/wire-maintenance.js";
 
 export interface AppOverrides {
   generator?: ReflectionGenerator;
@@ -196,9 +198,42 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     ],
   });
 
+  // Dreaming (full mode only) and pruning on a timer, one replica at a time (advisory locks).
+  const maintenance = wireMaintenance(config, {
+    pool,
+    redis,
+    generator,
+    embedder: llm.embedder,
+    clock: overrides.clock ?? systemClock,
+  });
+  const m = config.maintenance;
+  const maintenanceSchedule = createMaintenanceSchedule({
+    exclusive: maintenance.exclusive,
+    logger,
+    jobs: [
+      {
+        name: "dream",
+        intervalMs: config.mode === "full" ? m.dreamIntervalMs : 0,
+        run: () => maintenance.dream({ tenantId: null, minImportance: m.dreamMinImportance, dryRun: false }),
+      },
+      {
+        name: "prune",
+        intervalMs: m.pruneIntervalMs,
+        run: () =>
+          maintenance.prune({
+            tenantId: null,
+            olderThanDays: m.pruneOlderThanDays,
+            maxImportance: m.pruneMaxImportance,
+            dryRun: false,
+          }),
+      },
+    ],
+  });
+
   return {
     config,
     metrics,
+    maintenance,
     llmMetrics,
     http,
     processor,
@@ -212,6 +247,8 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       await http.listen({ host: config.http.host, port: config.http.port });
       await consumer.start();
       lagPoller.start();
+      const scheduled = maintenanceSchedule.start();
+      if (scheduled.length) logger.info({ jobs: scheduled }, "maintenance jobs scheduled");
       logger.info(
         {
           topic: config.topics.taskCompleted,
@@ -233,6 +270,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       stopping = true;
       metrics.ready.set(0);
       const deadline = config.shutdownDeadlineMs;
+      await maintenanceSchedule.stop();
       try {
         // The consumer drains in-flight work for most of the deadline, leaving time to close clients.
         await withDeadline(consumer.stop(Math.max(500, deadline - 3_000)), deadline, "draining the consumer");

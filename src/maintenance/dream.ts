@@ -1,0 +1,156 @@
+import {
+  groupForDreaming,
+  groupText,
+  minDreamGroupSize,
+  sameSources,
+  type DreamGroup,
+} from "../domain/maintenance/dream-groups.js";
+import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
+import type { QualityConfig } from "../domain/quality/quality-config.js";
+import { decideVerdict, shouldStore } from "../domain/quality/validate-reflection.js";
+import { judgeReflection } from "../pipeline/judge-reflection.js";
+import type { Clock, Embedder } from "../pipeline/ports.js";
+import type { MaintenanceStore, PatternGenerator } from "./maintenance-ports.js";
+
+export interface DreamOptions {
+  /** One tenant, or every tenant with high-importance reflections. */
+  tenantId: string | null;
+  minImportance: number;
+  /** Most important sources read per tenant. */
+  maxSources?: number;
+  minGroupSize?: number;
+  /** Report what would be (re)generated without calling the generator or writing. */
+  dryRun: boolean;
+}
+
+export interface DreamGroupResult {
+  tenantId: string;
+  key: string;
+  sources: number;
+  status: "inserted" | "updated" | "unchanged" | "not_stored" | "would_generate";
+  verdict?: string;
+  qualityScore?: number;
+  violations?: string[];
+}
+
+export interface DreamReport {
+  generator: string;
+  tenants: number;
+  groups: DreamGroupResult[];
+  inserted: number;
+  updated: number;
+  unchanged: number;
+  notStored: number;
+  wouldGenerate: number;
+}
+
+export interface DreamDeps {
+  store: MaintenanceStore;
+  generator: PatternGenerator;
+  embedder: Embedder;
+  quality: QualityConfig;
+  clock: Clock;
+}
+
+/**
+ * Seed 002's dreaming, per tenant: group the high-importance reflections, write one
+ * pattern-level lesson per group, judge it by RT-010 exactly as the pipeline judges a lesson,
+ * and store it when it passes the storage bar. A group whose stored pattern was drawn from the
+ * same sources is skipped without a generator call, so running twice over the same inputs
+ * writes nothing the second time.
+ */
+export async function runDream(deps: DreamDeps, options: DreamOptions): Promise<DreamReport> {
+  const { store, generator, embedder, quality } = deps;
+  const tenants = options.tenantId ? [options.tenantId] : await store.dreamTenants(options.minImportance);
+  const results: DreamGroupResult[] = [];
+
+  const dreamGroup = async (tenantId: string, group: DreamGroup): Promise<DreamGroupResult> => {
+    const base = { tenantId, key: group.key, sources: group.sources.length };
+    const text = groupText(group);
+    const [taskVector] = await embedder.embed([text]);
+    if (!taskVector) throw new Error("embedder returned no vector");
+    const sourceIds = group.sources.map((s) => s.id);
+    const neighbours = await store.nearbyEmbeddings(tenantId, text, sourceIds, 50);
+    const embeddings = new Map<object, number[]>();
+    const outcome = await runImprovementLoop({
+      // The heuristic synthesis ignores feedback: a second attempt would be the same text.
+      maxAttempts: generator.name === "heuristic" ? 1 : quality.maxAttempts,
+      generate: (attempt, feedback) =>
+        generator.generate(group, attempt, feedback?.violations ?? [], feedback?.missingFields ?? []),
+      evaluate: async (reflection) => {
+        const patternEvidence = await store.patternEvidence(tenantId, reflection.patterns);
+        const judgement = await judgeReflection(
+          { reflection, taskVector, neighbours, patternEvidence },
+          embedder,
+          quality,
+        );
+        embeddings.set(reflection, judgement.embedding);
+        return judgement.validation;
+      },
+    });
+    const verdict = decideVerdict(outcome.validation, quality);
+    const embedding = embeddings.get(outcome.reflection);
+    if (!embedding) throw new Error("best attempt was never evaluated");
+    const judged = {
+      verdict,
+      qualityScore: outcome.validation.qualityScore,
+      violations: outcome.validation.violations,
+    };
+    const at = deps.clock.now();
+    if (verdict === "rejected" || !shouldStore(verdict, outcome.validation.qualityScore, quality)) {
+      await store.recordJudgement({
+        tenantId,
+        group,
+        ...judged,
+        generator: generator.name,
+        attempts: outcome.attempts,
+        stored: false,
+        at,
+      });
+      return { ...base, status: "not_stored", ...judged };
+    }
+    const status = await store.savePattern({
+      tenantId,
+      group,
+      reflection: outcome.reflection,
+      verdict,
+      qualityScore: outcome.validation.qualityScore,
+      metrics: outcome.validation.metrics,
+      violations: outcome.validation.violations,
+      generator: generator.name,
+      attempts: outcome.attempts,
+      embedding,
+      embeddingModel: embedder.name,
+      at,
+    });
+    return { ...base, status, ...judged };
+  };
+
+  for (const tenantId of tenants) {
+    const sources = await store.dreamSources(tenantId, options.minImportance, options.maxSources ?? 500);
+    const groups = groupForDreaming(sources, options.minGroupSize ?? minDreamGroupSize);
+    const stored = await store.patternSources(tenantId);
+    for (const group of groups) {
+      const previous = stored.get(group.signature);
+      if (previous && sameSources(group, previous)) {
+        results.push({ tenantId, key: group.key, sources: group.sources.length, status: "unchanged" });
+      } else if (options.dryRun) {
+        results.push({ tenantId, key: group.key, sources: group.sources.length, status: "would_generate" });
+      } else {
+        results.push(await dreamGroup(tenantId, group));
+      }
+    }
+  }
+
+  const count = (status: DreamGroupResult["status"]) => results.filter((r) => r.status === status).length;
+  return {
+    generator: generator.name,
+    tenants: tenants.length,
+    groups: results,
+    inserted: count("inserted"),
+    updated: count("updated"),
+    unchanged: count("unchanged"),
+    notStored: count("not_stored"),
+    wouldGenerate: count("would_generate"),
+  };
+}

@@ -1,0 +1,349 @@
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Config } from "../../src/config/config.js";
+import type { TaskCompleted } from "../../src/domain/contracts/index.js";
+import { patternSignature } from "../../src/domain/maintenance/dream-groups.js";
+import { startHarness, type Harness } from "../support/harness.js";
+import { taskEvent } from "../support/task-events.js";
+import { waitFor } from "../support/wait-for.js";
+
+/**
+ * Dreaming and pruning against the real Postgres (and Redis for cache eviction). The stored
+ * reflections they work on are made the way production makes them: task events published
+ * through Kafka and processed by the pipeline (heuristic generator). Only time is faked, by
+ * moving rows' first/last-seen timestamps back, since waiting 90 days is not an option.
+ */
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+type Failure = "timeout" | "rate_limit" | "auth" | "not_found";
+
+/** A failing task of one kind; `category` groups it for dreaming, `importance` sets its weight. */
+function failure(
+  tenantId: string,
+  kind: Failure,
+  category: string,
+  importance: number,
+  n = 0,
+  variant = "",
+): TaskCompleted {
+  const errors: Record<Failure, { type: string; code: string; message: string; tool: string }> = {
+    timeout: {
+      type: "query_timeout",
+      code: "QUERY_TIMEOUT",
+      message: "Query execution exceeded 30s limit",
+      tool: "postgres_query",
+    },
+    rate_limit: {
+      type: "rate_limited",
+      code: "HTTP_429",
+      message: "429 Too Many Requests, Retry-After: 20",
+      tool: "orders_api",
+    },
+    auth: {
+      type: "unauthorized",
+      code: "HTTP_401",
+      message: "401 Unauthorized: expired token",
+      tool: "billing_api",
+    },
+    not_found: {
+      type: "missing_order",
+      code: "HTTP_404",
+      message: `404 Not Found: order ${String(n)} does not exist`,
+      tool: "orders_api",
+    },
+  };
+  const e = errors[kind];
+  return taskEvent({
+    tenantId,
+    outcome: "partial",
+    task: {
+      description: `Fetch order history for account ${String(n)}`,
+      goal: "Answer the customer",
+      importance,
+    },
+    // `variant` makes a distinct error signature (otherwise the pipeline dedupes into the first).
+    error: { category, type: `${e.type}${variant}`, code: e.code, message: e.message, context: {} },
+    events: [
+      {
+        eventId: "e1",
+        type: "tool_call",
+        timestamp: "2026-11-20T10:00:00.000Z",
+        toolName: e.tool,
+        content: `call ${e.tool} for account ${String(n)}`,
+        metadata: { timeout_ms: 30000 },
+      },
+      {
+        eventId: "e2",
+        type: "error_event",
+        timestamp: "2026-11-20T10:00:30.000Z",
+        toolName: e.tool,
+        content: e.message,
+        error: { message: e.message, code: e.code },
+      },
+    ],
+  });
+}
+
+/** Publishes the events and waits until each one's outputs are out. */
+async function processAll(events: TaskCompleted[]): Promise<void> {
+  for (const event of events) await h.publish(event);
+  for (const event of events) await h.waitForOutputs(event.eventId, 2);
+}
+
+async function stored(tenantId: string) {
+  const res = await h.pool.query<{
+    id: string;
+    signature: string;
+    kind: string;
+    importance: number;
+    generator: string;
+    verdict: string;
+    error_category: string | null;
+  }>(
+    `SELECT id, signature, kind, importance, generator, verdict, error_category FROM reflections
+      WHERE tenant_id = $1 ORDER BY kind, signature`,
+    [tenantId],
+  );
+  return res.rows;
+}
+
+function cliEnv(config: Config, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "",
+    DATABASE_URL: config.databaseUrl,
+    REDIS_URL: config.redis.url,
+    REDIS_KEY_PREFIX: config.redis.keyPrefix,
+    LOG_LEVEL: "warn",
+    ...extra,
+  };
+}
+
+function cli(args: string[], env: Record<string, string>) {
+  const run = spawnSync(process.execPath, ["--import", "tsx", "test/support/run-cli.ts", ...args], {
+    env,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe("dreaming (seed 002, full mode)", () => {
+  const tenantId = `dream-${randomUUID().slice(0, 8)}`;
+
+  it("stores one judged pattern lesson per group of high-importance reflections, linked to its sources", async () => {
+    await processAll([
+      failure(tenantId, "timeout", "orders_api", 0.75, 1),
+      failure(tenantId, "rate_limit", "orders_api", 0.75, 2),
+      failure(tenantId, "auth", "orders_api", 0.75, 3),
+      // Important but alone in its category: no pattern.
+      failure(tenantId, "timeout", "reporting", 0.75, 4),
+      // In the category but not important enough to dream about.
+      failure(tenantId, "not_found", "orders_api", 0.1, 5),
+    ]);
+    const before = await stored(tenantId);
+    const sources = before.filter((r) => r.error_category === "orders_api" && r.importance >= 0.7);
+    expect(sources.length, `stored: ${JSON.stringify(before)}`).toBe(3);
+
+    const dry = await h.app.maintenance.dream({ tenantId, minImportance: 0.7, dryRun: true });
+    expect(dry).toMatchObject({ tenants: 1, wouldGenerate: 1, inserted: 0 });
+    expect(await stored(tenantId)).toEqual(before);
+
+    const report = await h.app.maintenance.dream({ tenantId, minImportance: 0.7, dryRun: false });
+    expect(report.groups, JSON.stringify(report.groups)).toHaveLength(1);
+    expect(report).toMatchObject({ generator: "heuristic", inserted: 1, updated: 0, notStored: 0 });
+    expect(report.groups[0]).toMatchObject({ key: "category:orders_api", sources: 3, status: "inserted" });
+
+    const patterns = (await stored(tenantId)).filter((r) => r.kind === "pattern");
+    expect(patterns).toHaveLength(1);
+    const pattern = patterns[0];
+    expect(pattern).toMatchObject({
+      signature: patternSignature("category:orders_api"),
+      generator: "heuristic",
+      error_category: "orders_api",
+    });
+    expect(["accepted", "accepted_with_warnings"]).toContain(pattern?.verdict);
+    const links = await h.pool.query<{ source_id: string }>(
+      "SELECT source_id FROM reflection_sources WHERE pattern_id = $1 ORDER BY source_id",
+      [pattern?.id],
+    );
+    expect(links.rows.map((r) => r.source_id)).toEqual(sources.map((s) => s.id).sort());
+    // Judged like any lesson: the RT-010 judgement is recorded, and the strategy stored beside it.
+    const judgement = await h.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM reflection_judgements WHERE tenant_id = $1 AND signature = $2 AND stored",
+      [tenantId, pattern?.signature],
+    );
+    expect(judgement.rows[0]?.n).toBe(1);
+    const strategy = await h.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM strategies WHERE reflection_id = $1",
+      [pattern?.id],
+    );
+    expect(strategy.rows[0]?.n).toBe(1);
+  });
+
+  it("is idempotent: a second run over the same inputs writes nothing; a new source rewrites the pattern", async () => {
+    const before = await stored(tenantId);
+    const again = await h.app.maintenance.dream({ tenantId, minImportance: 0.7, dryRun: false });
+    expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: 1 });
+    expect(await stored(tenantId)).toEqual(before);
+
+    await processAll([failure(tenantId, "not_found", "orders_api", 0.8, 6, "_archived")]);
+    const grown = await h.app.maintenance.dream({ tenantId, minImportance: 0.7, dryRun: false });
+    expect(grown).toMatchObject({ inserted: 0, updated: 1, unchanged: 0 });
+    const patterns = (await stored(tenantId)).filter((r) => r.kind === "pattern");
+    expect(patterns).toHaveLength(1);
+    const links = await h.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM reflection_sources WHERE pattern_id = $1",
+      [patterns[0]?.id],
+    );
+    expect(links.rows[0]?.n).toBe(4);
+  });
+
+  it("runs on one replica at a time: a held advisory lock makes the run skip", async () => {
+    const holder = await h.pool.connect();
+    try {
+      await holder.query("SELECT pg_advisory_lock(hashtextextended('reflector:dream', 0))");
+      let ran = false;
+      const result = await h.app.maintenance.exclusive("dream", () => {
+        ran = true;
+        return Promise.resolve();
+      });
+      expect(result.ran).toBe(false);
+      expect(ran).toBe(false);
+    } finally {
+      await holder.query("SELECT pg_advisory_unlock(hashtextextended('reflector:dream', 0))");
+      holder.release();
+    }
+    const free = await h.app.maintenance.exclusive("dream", () => Promise.resolve(42));
+    expect(free).toEqual({ ran: true, value: 42 });
+  });
+
+  it("works as `reflector dream`, and refuses to dream in lite mode", () => {
+    const env = cliEnv(h.config);
+    const ok = cli(["dream", "--tenant", tenantId, "--dry-run"], env);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ tenants: 1, unchanged: 1, wouldGenerate: 0 });
+
+    const lite = cli(["dream", "--tenant", tenantId], { ...env, REFLECTOR_MODE: "lite" });
+    expect(lite.status).toBe(1);
+    expect(lite.stderr).toContain("dreaming runs in full mode only");
+  });
+});
+
+describe("pruning (seed 002)", () => {
+  const tenantId = `prune-${randomUUID().slice(0, 8)}`;
+  const kinds: Failure[] = ["timeout", "rate_limit", "auth", "not_found"];
+
+  it("deletes old low-importance reflections but keeps recurring, helpful and important ones", async () => {
+    const low = kinds.map((kind, n) => failure(tenantId, kind, "ops", 0.1, n));
+    const important = failure(tenantId, "timeout", "billing", 0.75, 9, "_billing");
+    await processAll([...low, important]);
+    const rows = await stored(tenantId);
+    expect(rows).toHaveLength(5);
+    // Age every row by 200 days, as if the lessons were learnt long ago.
+    await h.pool.query(
+      `UPDATE reflections SET first_seen_at = first_seen_at - interval '200 days',
+              last_seen_at = last_seen_at - interval '200 days' WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    const idOf = async (event: TaskCompleted) => {
+      const res = await h.pool.query<{ reflection_id: string }>(
+        "SELECT reflection_id FROM processed_events WHERE tenant_id = $1 AND event_id = $2",
+        [tenantId, event.eventId],
+      );
+      return res.rows[0]?.reflection_id ?? "";
+    };
+    const [timeout, rateLimit, auth, notFound] = low as [
+      TaskCompleted,
+      TaskCompleted,
+      TaskCompleted,
+      TaskCompleted,
+    ];
+    // The timeout recurs today (through Kafka): a lesson still being hit is not pruned.
+    await processAll([{ ...timeout, eventId: `${timeout.eventId}-again` }]);
+    // Someone marked the rate-limit lesson helpful (the counter feedback maintains).
+    await h.pool.query("UPDATE reflections SET helpful_count = 1 WHERE id = $1", [await idOf(rateLimit)]);
+
+    const sigOf = async (event: TaskCompleted) =>
+      (
+        await h.pool.query<{ signature: string }>("SELECT signature FROM reflections WHERE id = $1", [
+          await idOf(event),
+        ])
+      ).rows[0]?.signature ?? "";
+    const authKey = `${h.config.redis.keyPrefix}:sig:${tenantId}:${await sigOf(auth)}`;
+    expect(await h.redis.exists(authKey), "the pipeline cached the auth lesson").toBe(1);
+    const doomed = [await idOf(auth), await idOf(notFound)].sort();
+
+    const options = { tenantId, olderThanDays: 90, maxImportance: 0.3 };
+    const dry = await h.app.maintenance.prune({ ...options, dryRun: true });
+    expect(dry).toMatchObject({ candidates: 4, keptRecent: 1, keptHelpful: 1, deleted: 2, dryRun: true });
+    expect(await stored(tenantId)).toHaveLength(5);
+
+    const report = await h.app.maintenance.prune({ ...options, dryRun: false });
+    expect(report).toMatchObject({ candidates: 4, keptRecent: 1, keptHelpful: 1, deleted: 2, dryRun: false });
+    const left = (await stored(tenantId)).map((r) => r.id);
+    expect(left).toHaveLength(3);
+    for (const id of doomed) expect(left).not.toContain(id);
+    expect(left).toContain(await idOf(rateLimit));
+    expect(left).toContain(await idOf(important));
+    // The cache forgot the deleted lesson, so the pipeline will not reuse it.
+    expect(await h.redis.exists(authKey)).toBe(0);
+
+    const again = await h.app.maintenance.prune({ ...options, dryRun: false });
+    expect(again).toMatchObject({ deleted: 0 });
+  });
+
+  it("works as `reflector prune` and rejects bad options with a clear message", () => {
+    const env = cliEnv(h.config);
+    const ok = cli(
+      ["prune", "--tenant", tenantId, "--older-than-days", "30", "--max-importance", "0.3", "--dry-run"],
+      env,
+    );
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ deleted: 0, dryRun: true, maxImportance: 0.3 });
+
+    const bad = cli(["prune", "--max-importance", "7"], env);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain("expected a number from 0 to 1");
+  });
+});
+
+describe("the processor's schedule", () => {
+  it("prunes on its own every PRUNE_INTERVAL_MS", async () => {
+    const tenantId = `sched-${randomUUID().slice(0, 8)}`;
+    await h.stopApp();
+    const scheduled = await startHarness({
+      env: { PRUNE_INTERVAL_MS: "300", PRUNE_OLDER_THAN_DAYS: "30", PRUNE_MAX_IMPORTANCE: "0.3" },
+    });
+    try {
+      const event = failure(tenantId, "auth", "ops", 0.1, 1);
+      await scheduled.publish(event);
+      await scheduled.waitForOutputs(event.eventId, 2);
+      await scheduled.pool.query(
+        `UPDATE reflections SET first_seen_at = now() - interval '60 days', last_seen_at = now() - interval '60 days'
+          WHERE tenant_id = $1`,
+        [tenantId],
+      );
+      await waitFor(
+        async () => {
+          const res = await scheduled.pool.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM reflections WHERE tenant_id = $1",
+            [tenantId],
+          );
+          return res.rows[0]?.n === 0;
+        },
+        { timeoutMs: 20_000, what: "the scheduled prune to delete the aged reflection" },
+      );
+    } finally {
+      await scheduled.close();
+      await h.startApp();
+    }
+  });
+});
