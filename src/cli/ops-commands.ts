@@ -98,6 +98,7 @@ export function registerOpsCommands(program: Command): void {
         kafka: kafkaFor(config, "dlq-replay"),
         deadLetterTopic: config.topics.deadLetter,
         targetTopic: config.topics.taskCompleted,
+        sourceTopics: [config.topics.taskCompleted, config.topics.retry],
         groupId: options.group ?? `${config.kafka.groupId}.dlq-replay`,
         ...(options.max !== undefined ? { max: options.max } : {}),
         dryRun: options.dryRun,

@@ -61,6 +61,12 @@ export interface ReplayOptions {
   kafka: Kafka;
   deadLetterTopic: string;
   targetTopic: string;
+  /**
+   * Topics whose dead letters belong back in `targetTopic` (the input topic and its retry topic).
+   * Dead letters from another input (the feedback consumer shares the DLQ) are skipped, not
+   * pushed into a topic whose consumer cannot read them.
+   */
+  sourceTopics: string[];
   /** The replay's own consumer group; its committed offsets are how far the DLQ was drained. */
   groupId: string;
   max?: number;
@@ -71,7 +77,9 @@ export interface ReplayOptions {
 }
 
 /** Why a message is not replayed, or null to replay it. */
-function skipReason(message: KafkaMessage): string | null {
+function skipReason(message: KafkaMessage, sourceTopics: string[]): string | null {
+  const from = first(message.headers, "reflector.original.topic");
+  if (from !== undefined && !sourceTopics.includes(from)) return `dead-lettered from ${from}, not this input`;
   if (!message.value || message.value.length === 0) return "empty value (tombstone): nothing to process";
   return null;
 }
@@ -162,7 +170,7 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayS
           if (Number(message.offset) >= end || limitReached()) break;
           const code = first(message.headers, "reflector.error.code") ?? "UNKNOWN";
           const key = message.key?.toString() ?? null;
-          const reason = skipReason(message);
+          const reason = skipReason(message, options.sourceTopics);
           const base = { partition: batch.partition, offset: message.offset, key, code };
           if (reason) record({ ...base, action: "skipped", reason });
           else {

@@ -34,12 +34,30 @@ describe("reflector dlq replay", () => {
     });
     expect(dead?.headers["reflector.error.code"]).toBe("DECODE_FAILED");
     await h.stopApp();
+    // The feedback consumer shares the DLQ: its dead letters are not the task topic's to take back.
+    const other = h.kafka.producer();
+    await other.connect();
+    await other.send({
+      topic: t.deadLetter,
+      messages: [
+        {
+          key: "fb",
+          value: "{}",
+          headers: {
+            "reflector.error.code": "FEEDBACK_CONFLICT",
+            "reflector.original.topic": `${h.id}.reflection.feedback`,
+          },
+        },
+      ],
+    });
+    await other.disconnect();
 
     // --dry-run lists it and changes nothing.
     const inputBefore = await endOf(t.taskCompleted);
     const dry = await runReflector(["dlq", "replay", "--dry-run", "--idle-timeout-ms", "10000"], env);
     expect(dry).toContain(`would-replay  dlq:${String(dead?.partition)}:${String(dead?.offset)}`);
-    expect(dry).toMatch(/would replay 1, skipped 0/);
+    expect(dry).toMatch(/would replay 1, skipped 1/);
+    expect(dry).toMatch(/FEEDBACK_CONFLICT: would replay 0, skipped 1/);
     expect(dry).toMatch(/DECODE_FAILED: would replay 1, skipped 0/);
     expect(await endOf(t.taskCompleted)).toBe(inputBefore);
     const afterDry = await admin.fetchOffsets({ groupId: replayGroup, topics: [t.deadLetter] });
@@ -47,7 +65,7 @@ describe("reflector dlq replay", () => {
 
     // The first run re-publishes it to the input topic and commits the DLQ up to its end.
     const first = await runReflector(["dlq", "replay", "--idle-timeout-ms", "10000"], env);
-    expect(first).toMatch(/replayed 1, skipped 0/);
+    expect(first).toMatch(/replayed 1, skipped 1/);
     expect(await endOf(t.taskCompleted)).toBe(inputBefore + 1);
     const dlqEnds = await admin.fetchTopicOffsets(t.deadLetter);
     const committed = await admin.fetchOffsets({ groupId: replayGroup, topics: [t.deadLetter] });
