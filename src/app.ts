@@ -14,6 +14,8 @@ import { defaultQualityConfig } from "./domain/quality/quality-config.js";
 import { createHttpServer } from "./http/http-server.js";
 import { createApiKeyring, parseApiKeys } from "./http/api-keys.js";
 import { createPgApiStore } from "./adapters/postgres/pg-api-store.js";
+import { createFeedbackConsumer } from "./adapters/kafka/feedback-consumer.js";
+import { createFeedbackMetrics } from "./observability/feedback-metrics.js";
 import { createLoopCompleter } from "./pipeline/complete-loop.js";
 import type { Logger } from "./observability/logger.js";
 import { createLlmMetrics } from "./observability/llm-metrics.js";
@@ -168,11 +170,36 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
 
   let stopping = false;
   const apiClock = overrides.clock ?? systemClock;
+  const apiStore = createPgApiStore(pool, { clock: apiClock });
+  const feedbackMetrics = createFeedbackMetrics(metrics.registry, {
+    source: apiStore,
+    refreshMs: config.http.lessonMetricsRefreshMs,
+    onError: (err) => {
+      logger.warn({ err }, "lesson effectiveness metrics could not be refreshed");
+    },
+  });
+  const feedbackConsumer = createFeedbackConsumer({
+    kafka,
+    groupId: `${config.kafka.groupId}.feedback`,
+    topic: config.topics.reflectionFeedback,
+    deadLetterTopic: config.topics.deadLetter,
+    fromBeginning: config.kafka.fromBeginning,
+    codec,
+    record: (tenantId, input) => apiStore.recordFeedback(tenantId, input),
+    logger,
+    observe: {
+      recorded: feedbackMetrics.recorded,
+      deadLettered: (code) => {
+        metrics.deadLetters.inc({ code });
+      },
+    },
+    retryBaseMs: config.handler.retryBaseMs,
+  });
   const apiLoopStore = createPgReflectionStore(pool, { embeddingModel: llm.embedder.name });
   const http = createHttpServer({
     api: {
       keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
-      store: createPgApiStore(pool, apiClock),
+      store: apiStore,
       completeLoop: createLoopCompleter({
         store: apiLoopStore,
         guardrails,
@@ -180,6 +207,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       }),
       commonIssues: (tenantId) => apiLoopStore.commonIssues(tenantId),
       clock: apiClock,
+      onFeedback: feedbackMetrics.recorded,
     },
     registry: metrics.registry,
     isConsuming: () => consumer.isReady(),
@@ -246,6 +274,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       await producer.connect();
       await http.listen({ host: config.http.host, port: config.http.port });
       await consumer.start();
+      await feedbackConsumer.start();
       lagPoller.start();
       const scheduled = maintenanceSchedule.start();
       if (scheduled.length) logger.info({ jobs: scheduled }, "maintenance jobs scheduled");
@@ -277,6 +306,9 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       } catch (err) {
         logger.error({ err }, "consumer did not stop cleanly");
       }
+      await feedbackConsumer.stop().catch((err: unknown) => {
+        logger.error({ err }, "feedback consumer did not stop cleanly");
+      });
       await Promise.allSettled([
         lagPoller.stop(),
         producer.disconnect(),

@@ -32,7 +32,15 @@ function configOrExit(): Config {
 
 export function topicNames(config: Config): string[] {
   const t = config.topics;
-  return [t.taskCompleted, t.reflectionAccepted, t.reflectionRejected, t.loopDecision, t.deadLetter, t.retry];
+  return [
+    t.taskCompleted,
+    t.reflectionAccepted,
+    t.reflectionRejected,
+    t.loopDecision,
+    t.deadLetter,
+    t.retry,
+    t.reflectionFeedback,
+  ];
 }
 
 const program = new Command()

@@ -57,6 +57,9 @@ const EnvSchema = z.object({
   TOPIC_LOOP_DECISION: topicName.default("loop.decision"),
   TOPIC_DLQ: topicName.default("agent.task.completed.dlq"),
   TOPIC_RETRY: topicName.default("agent.task.completed.retry"),
+  TOPIC_REFLECTION_FEEDBACK: topicName.default("reflection.feedback"),
+  /** How often a scrape may re-count lessons by effectiveness verdict (one aggregate query). */
+  LESSON_METRICS_REFRESH_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   CONSUMER_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(64),
   CONSUMER_MAX_IN_FLIGHT_PER_PARTITION: z.coerce.number().int().min(1).max(10_000).default(16),
   RETRY_TOPIC_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
@@ -93,13 +96,15 @@ export interface Config {
     loopDecision: string;
     deadLetter: string;
     retry: string;
+    /** Seed 001's user feedback, consumed by group `<groupId>.feedback`. */
+    reflectionFeedback: string;
     partitions: number;
     replicationFactor: number;
   };
   schemaRegistryUrl: string | undefined;
   databaseUrl: string;
   redis: { url: string; keyPrefix: string };
-  http: { host: string; port: number; apiKeys: string };
+  http: { host: string; port: number; apiKeys: string; lessonMetricsRefreshMs: number };
   logLevel: Env["LOG_LEVEL"];
   generator: Env["REFLECTOR_GENERATOR"];
   openai: {
@@ -216,13 +221,19 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       loopDecision: e.TOPIC_LOOP_DECISION,
       deadLetter: e.TOPIC_DLQ,
       retry: e.TOPIC_RETRY,
+      reflectionFeedback: e.TOPIC_REFLECTION_FEEDBACK,
       partitions: e.TOPIC_PARTITIONS,
       replicationFactor: e.TOPIC_REPLICATION_FACTOR,
     },
     schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
     databaseUrl: e.DATABASE_URL,
     redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },
-    http: { host: e.HTTP_HOST, port: e.HTTP_PORT, apiKeys: e.API_KEYS ?? "" },
+    http: {
+      host: e.HTTP_HOST,
+      port: e.HTTP_PORT,
+      apiKeys: e.API_KEYS ?? "",
+      lessonMetricsRefreshMs: e.LESSON_METRICS_REFRESH_MS,
+    },
     logLevel: e.LOG_LEVEL,
     generator: e.REFLECTOR_GENERATOR,
     openai: {

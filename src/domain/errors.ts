@@ -12,6 +12,14 @@ export const errorCodes = {
     action: "dead-letter",
     summary: "schemaVersion is not one this build reads.",
   },
+  FEEDBACK_UNKNOWN_REFLECTION: {
+    action: "dead-letter",
+    summary: "Feedback names a reflection id that the tenant does not have.",
+  },
+  FEEDBACK_CONFLICT: {
+    action: "dead-letter",
+    summary: "The feedback id was already used for another reflection or rating.",
+  },
   REGISTRY_UNAVAILABLE: { action: "retry", summary: "The schema registry could not be reached." },
   STORE_UNAVAILABLE: { action: "retry", summary: "Postgres could not be reached or the transaction failed." },
   INDEX_UNAVAILABLE: { action: "retry", summary: "Redis could not be reached." },

@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { Outcome } from "../domain/contracts/index.js";
 import type { CommonIssue } from "../domain/evaluation/adaptive-insights.js";
-import type { PgApiStore } from "../adapters/postgres/pg-api-store.js";
+import type { PgApiStore, ReflectionView } from "../adapters/postgres/pg-api-store.js";
+import { servedMinQuality } from "../domain/feedback/effective-quality.js";
 import type { LoopCompleter } from "../pipeline/complete-loop.js";
 import type { ApiKeyring } from "./api-keys.js";
 
@@ -13,6 +14,8 @@ export interface ApiRoutesDeps {
   completeLoop: LoopCompleter;
   commonIssues(tenantId: string): Promise<CommonIssue[]>;
   clock: { now(): Date };
+  /** Counts feedback in metrics, as the Kafka path does. */
+  onFeedback?(rating: "up" | "down", result: "recorded" | "duplicate"): void;
 }
 
 const id = z.string().trim().min(1).max(200);
@@ -52,12 +55,20 @@ const csvList = z
   )
   .pipe(z.array(z.string().max(100)).max(20));
 
+/** Query-string numbers arrive as text: an empty or non-numeric value is an error, never 0. */
+const numeric = z
+  .string()
+  .trim()
+  .regex(/^-?\d+(\.\d+)?$/, "must be a number")
+  .transform(Number);
+
 export const ReflectionsQuery = z.strictObject({
   q: z.string().max(500).optional(),
   tags: csvList.default([]),
-  min_importance: z.coerce.number().min(0).max(1).default(0),
-  k: z.coerce.number().int().min(1).max(100).default(10),
-  offset: z.coerce.number().int().min(0).max(10_000).default(0),
+  min_importance: numeric.pipe(z.number().min(0).max(1)).default(0),
+  k: numeric.pipe(z.number().int().min(1).max(100)).default(10),
+  offset: numeric.pipe(z.number().int().min(0).max(10_000)).default(0),
+  include_withheld: z.enum(["true", "false"]).default("false"),
 });
 
 export const FeedbackBody = z.strictObject({
@@ -65,7 +76,47 @@ export const FeedbackBody = z.strictObject({
   rating: z.enum(["up", "down"]),
   comment: z.string().max(2_000).nullable().default(null),
   feedback_id: id.optional(),
+  user_id: id.nullable().default(null),
 });
+
+/** A stored lesson as the API shows it (snake_case like the seed's endpoints). */
+export function reflectionJson(view: ReflectionView) {
+  return {
+    id: view.id,
+    signature: view.signature,
+    project_id: view.projectId,
+    reflection_text: view.reflectionText,
+    strategy_text: view.strategyText,
+    learning: view.learning,
+    importance: view.importance,
+    confidence: view.confidence,
+    judged_quality: view.judgedQuality,
+    effective_quality: view.effectiveQuality,
+    served: view.served,
+    verdict: view.verdict,
+    tags: view.tags,
+    error_category: view.errorCategory,
+    occurrences: view.occurrences,
+    first_seen_at: view.firstSeenAt,
+    last_seen_at: view.lastSeenAt,
+    feedback: {
+      helpful: view.feedback.helpful,
+      harmful: view.feedback.harmful,
+      latest_rating: view.feedback.latestRating,
+    },
+    effectiveness: effectivenessJson(view.effectiveness),
+    rank: view.rank,
+  };
+}
+
+function effectivenessJson(e: ReflectionView["effectiveness"]) {
+  return {
+    recurrences_after_publication: e.recurrencesAfterPublication,
+    days_since_publication: e.daysSincePublication,
+    recurrences_per_week: e.recurrencesPerWeek,
+    verdict: e.verdict,
+  };
+}
 
 const LoopIdParams = z.strictObject({ loopId: id });
 const SignatureParams = z.strictObject({ signature: z.string().regex(/^[A-Za-z0-9:_.-]{1,200}$/) });
@@ -92,22 +143,37 @@ export function openApiDocument() {
     required: true,
     content: { "application/json": { schema: json(schema) } },
   });
-  const queryParams = Object.entries(ReflectionsQuery.shape).map(([name]) => ({
-    name,
-    in: "query",
-    schema: { type: "string" },
-  }));
+  const queryParams = [
+    {
+      name: "q",
+      in: "query",
+      description: "words that must all appear",
+      schema: { type: "string", maxLength: 500 },
+    },
+    { name: "tags", in: "query", description: "comma-separated; all must match", schema: { type: "string" } },
+    { name: "min_importance", in: "query", schema: { type: "number", minimum: 0, maximum: 1, default: 0 } },
+    { name: "k", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 10 } },
+    { name: "offset", in: "query", schema: { type: "integer", minimum: 0, maximum: 10_000, default: 0 } },
+    {
+      name: "include_withheld",
+      in: "query",
+      description: `also list lessons whose effective quality is below ${String(servedMinQuality)}`,
+      schema: { type: "string", enum: ["true", "false"], default: "false" },
+    },
+  ];
   const ok = {
     "200": { description: "OK" },
     "400": { description: "invalid request" },
     "401": { description: "no or unknown API key" },
   };
+  const notFound = { "404": { description: "not found for this tenant (another tenant's ids look absent)" } };
   return {
     openapi: "3.1.0",
     info: { title: "Reflector API", version: "1" },
     components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
     paths: {
       "/healthz": { get: { responses: { "200": { description: "alive" } } } },
+      "/openapi.json": { get: { responses: { "200": { description: "this document" } } } },
       "/readyz": {
         get: { responses: { "200": { description: "ready" }, "503": { description: "not ready" } } },
       },
@@ -119,7 +185,7 @@ export function openApiDocument() {
         get: {
           security: secured,
           parameters: [{ name: "loopId", in: "path", required: true, schema: { type: "string" } }],
-          responses: { ...ok, "404": { description: "unknown loop" } },
+          responses: { ...ok, ...notFound },
         },
       },
       "/orchestrator/override-guardrails/{loopId}": {
@@ -135,7 +201,7 @@ export function openApiDocument() {
         get: {
           security: secured,
           parameters: [{ name: "signature", in: "path", required: true, schema: { type: "string" } }],
-          responses: ok,
+          responses: { ...ok, ...notFound },
         },
       },
       "/api/v1/insights": { get: { security: secured, responses: ok } },
@@ -143,7 +209,12 @@ export function openApiDocument() {
         post: {
           security: secured,
           requestBody: body(FeedbackBody),
-          responses: { ...ok, "404": { description: "unknown reflection" } },
+          responses: {
+            ...ok,
+            "201": { description: "recorded" },
+            ...notFound,
+            "409": { description: "feedback_id already used for another reflection or rating" },
+          },
         },
       },
     },
@@ -326,34 +397,61 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
         minImportance: query.min_importance,
         limit: query.k,
         offset: query.offset,
+        includeWithheld: query.include_withheld === "true",
       });
       return {
-        items,
+        items: items.map(reflectionJson),
         k: query.k,
         offset: query.offset,
         next_offset: hasMore ? query.offset + query.k : null,
       };
     });
 
-    scope.get("/api/v1/reflections/signatures/:signature", async (request) => {
+    scope.get("/api/v1/reflections/signatures/:signature", async (request, reply) => {
       const tenantId = tenantOf(request);
       const { signature } = parse(SignatureParams, request.params, "params");
       const found = await deps.store.findBySignature(tenantId, signature);
-      if (!found) return { signature, seen_before: false, occurrences: 0 };
+      if (!found) {
+        // Seed 003's question has an answer here too: no, never seen (for this tenant).
+        return reply.code(404).send({
+          error: "not_found",
+          message: `signature ${signature} has not been seen for this tenant`,
+          signature,
+          seen_before: false,
+          occurrences: 0,
+        });
+      }
       return {
         signature,
         seen_before: true,
         occurrences: found.occurrences,
         first_seen_at: found.firstSeenAt,
         last_seen_at: found.lastSeenAt,
-        lesson: {
-          learning: found.learning,
-          strategy: found.strategyText,
-          reflection_id: found.id,
-          quality_score: found.qualityScore,
+        // A lesson users rated down below the serving floor is withheld, not handed out as advice.
+        lesson: found.served
+          ? {
+              reflection_id: found.id,
+              learning: found.learning,
+              strategy: found.strategyText,
+              reflection_text: found.reflectionText,
+              judged_quality: found.judgedQuality,
+              effective_quality: found.effectiveQuality,
+            }
+          : null,
+        lesson_withheld: found.served
+          ? null
+          : {
+              reflection_id: found.id,
+              reason: `effective quality ${found.effectiveQuality.toFixed(2)} after user feedback is below ${String(servedMinQuality)}`,
+              judged_quality: found.judgedQuality,
+              effective_quality: found.effectiveQuality,
+            },
+        feedback: {
+          helpful: found.feedback.helpful,
+          harmful: found.feedback.harmful,
+          latest_rating: found.feedback.latestRating,
         },
-        feedback: found.feedback,
-        effectiveness: found.effectiveness,
+        effectiveness: effectivenessJson(found.effectiveness),
       };
     });
 
@@ -371,6 +469,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
         reflectionId: body.reflection_id,
         rating: body.rating,
         comment: body.comment,
+        userId: body.user_id,
         source: "http",
         at: deps.clock.now(),
       });
@@ -378,11 +477,20 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       if (result.status === "not_found") {
         return reply.code(404).send({ error: "not_found", message: `no reflection ${body.reflection_id}` });
       }
+      if (result.status === "conflict") {
+        return reply.code(409).send({
+          error: "conflict",
+          message: `feedback_id ${body.feedback_id ?? ""} was already used for reflection ${result.reflectionId} rated ${result.rating}`,
+        });
+      }
+      deps.onFeedback?.(body.rating, result.status);
       return reply.code(result.status === "recorded" ? 201 : 200).send({
         status: result.status,
         reflection_id: result.reflectionId,
-        quality_score: result.qualityScore,
-        feedback: { helpful: result.helpful, harmful: result.harmful },
+        judged_quality: result.judgedQuality,
+        effective_quality: result.effectiveQuality,
+        served: result.served,
+        feedback: { helpful: result.helpful, harmful: result.harmful, latest_rating: result.latestRating },
       });
     });
 

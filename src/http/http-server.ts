@@ -42,5 +42,12 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   if (deps.api) registerApiRoutes(app, deps.api);
 
+  // JSON like every other answer, so clients parse one error shape.
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send({ error: "not_found", message: `no route ${request.method} ${request.url.split("?")[0] ?? ""}` }),
+  );
+
   return app;
 }

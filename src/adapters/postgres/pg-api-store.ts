@@ -1,22 +1,23 @@
 import type pg from "pg";
 import { ReflectorError } from "../../domain/errors.js";
+import {
+  effectiveQuality,
+  isServed,
+  servedMinQuality,
+  type Rating,
+} from "../../domain/feedback/effective-quality.js";
+import {
+  defaultEffectivenessThresholds,
+  lessonEffectiveness,
+  type EffectivenessThresholds,
+  type EffectivenessVerdict,
+  type LessonEffectiveness,
+} from "../../domain/feedback/lesson-effectiveness.js";
 
 /**
  * Read and feedback queries behind the HTTP API. Every query takes the caller's tenant and filters
  * on it, so one tenant's key never reaches another tenant's rows.
  */
-
-/**
- * Lesson effectiveness: a stored lesson is published when its reflection is first stored
- * (`first_seen_at`); every later occurrence of the same signature is a recurrence after
- * publication. `recurrencesPerDay` divides them by the days since publication (at least one day),
- * so a lesson that works shows a rate that stays near zero.
- */
-export interface LessonEffectiveness {
-  recurrencesAfterPublication: number;
-  recurrencesPerDay: number;
-  daysSincePublication: number;
-}
 
 export interface ReflectionView {
   id: string;
@@ -27,15 +28,21 @@ export interface ReflectionView {
   learning: string;
   importance: number;
   confidence: number;
-  qualityScore: number;
+  /** The RT-010 score the judge gave; feedback never changes it. */
+  judgedQuality: number;
+  /** The judged score after seed 001's feedback override; what ranking and serving use. */
+  effectiveQuality: number;
+  /** False when feedback pushed the effective quality below the serving floor. */
+  served: boolean;
   verdict: string;
   tags: string[];
   errorCategory: string | null;
   occurrences: number;
   firstSeenAt: string;
   lastSeenAt: string;
-  feedback: { helpful: number; harmful: number };
+  feedback: { helpful: number; harmful: number; latestRating: Rating | null };
   effectiveness: LessonEffectiveness;
+  /** Full-text rank of the query words; null without a text query. */
   rank: number | null;
 }
 
@@ -45,6 +52,8 @@ export interface ReflectionQuery {
   minImportance: number;
   limit: number;
   offset: number;
+  /** Also return lessons withheld by feedback (operators reviewing them). */
+  includeWithheld?: boolean;
 }
 
 export interface GuardrailsStatusRow {
@@ -86,25 +95,28 @@ export interface StoredOverride extends OverrideInput {
 export interface FeedbackInput {
   feedbackId: string;
   reflectionId: string;
-  rating: "up" | "down";
+  rating: Rating;
   comment: string | null;
+  userId: string | null;
   source: "http" | "kafka";
+  /** When the user gave it; the latest vote decides the effective quality. */
   at: Date;
 }
 
 export type FeedbackResult =
   | { status: "not_found" }
+  /** The feedback id was already used for another reflection or rating. */
+  | { status: "conflict"; reflectionId: string; rating: Rating }
   | {
       status: "recorded" | "duplicate";
       reflectionId: string;
-      qualityScore: number;
+      judgedQuality: number;
+      effectiveQuality: number;
+      served: boolean;
       helpful: number;
       harmful: number;
+      latestRating: Rating | null;
     };
-
-/** Seed 001: a thumbs-down caps quality at 0.3, a thumbs-up raises it to at least 0.7. */
-export const thumbsDownQualityCap = 0.3;
-export const thumbsUpQualityFloor = 0.7;
 
 interface ViewRow {
   id: string;
@@ -116,6 +128,8 @@ interface ViewRow {
   importance: number;
   confidence: number;
   quality_score: number;
+  effective_quality: number | null;
+  feedback_rating: Rating | null;
   verdict: string;
   tags: string[];
   error_category: string | null;
@@ -124,16 +138,18 @@ interface ViewRow {
   last_seen_at: Date;
   helpful_count: number;
   harmful_count: number;
-  days: number;
   rank: number | null;
 }
 
 const viewColumns = `id, signature, project_id, reflection_text, strategy_text, learning, importance, confidence,
-  quality_score, verdict, tags, error_category, occurrences, first_seen_at, last_seen_at, helpful_count, harmful_count,
-  GREATEST(1, EXTRACT(EPOCH FROM ($NOW::timestamptz - first_seen_at)) / 86400)::float8 AS days`;
+  quality_score, effective_quality, feedback_rating, verdict, tags, error_category, occurrences, first_seen_at,
+  last_seen_at, helpful_count, harmful_count`;
 
-function toView(row: ViewRow): ReflectionView {
-  const recurrences = row.occurrences - 1;
+/** The effective quality in SQL: the stored one once feedback set it, else the judged score. */
+const effectiveSql = "COALESCE(effective_quality, quality_score)";
+
+function toView(row: ViewRow, now: Date, thresholds: EffectivenessThresholds): ReflectionView {
+  const quality = row.effective_quality ?? row.quality_score;
   return {
     id: row.id,
     signature: row.signature,
@@ -143,19 +159,20 @@ function toView(row: ViewRow): ReflectionView {
     learning: row.learning,
     importance: row.importance,
     confidence: row.confidence,
-    qualityScore: row.quality_score,
+    judgedQuality: row.quality_score,
+    effectiveQuality: quality,
+    served: isServed(quality),
     verdict: row.verdict,
     tags: row.tags,
     errorCategory: row.error_category,
     occurrences: row.occurrences,
     firstSeenAt: row.first_seen_at.toISOString(),
     lastSeenAt: row.last_seen_at.toISOString(),
-    feedback: { helpful: row.helpful_count, harmful: row.harmful_count },
-    effectiveness: {
-      recurrencesAfterPublication: recurrences,
-      recurrencesPerDay: Math.round((recurrences / row.days) * 1e4) / 1e4,
-      daysSincePublication: Math.round(row.days * 1e3) / 1e3,
-    },
+    feedback: { helpful: row.helpful_count, harmful: row.harmful_count, latestRating: row.feedback_rating },
+    effectiveness: lessonEffectiveness(
+      { occurrences: row.occurrences, publishedAt: row.first_seen_at, now },
+      thresholds,
+    ),
     rank: row.rank,
   };
 }
@@ -176,46 +193,99 @@ async function guarded<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createPgApiStore(pool: pg.Pool, clock: { now(): Date } = { now: () => new Date() }) {
+export interface PgApiStoreOptions {
+  clock?: { now(): Date };
+  effectiveness?: EffectivenessThresholds;
+}
+
+export function createPgApiStore(pool: pg.Pool, options: PgApiStoreOptions = {}) {
+  const clock = options.clock ?? { now: () => new Date() };
+  const thresholds = options.effectiveness ?? defaultEffectivenessThresholds;
   return {
+    /**
+     * Text match (all words), tags (all of them), minimum importance; ordered by text rank times
+     * effective quality, so a lesson users rated up outranks an equally relevant one they did not.
+     * Lessons withheld by feedback are left out unless asked for.
+     */
     searchReflections: (tenantId: string, q: ReflectionQuery) =>
       guarded(async () => {
         const ts = q.text ? andQuery(q.text) : "";
         const res = await pool.query<ViewRow>(
-          `SELECT ${viewColumns.replace("$NOW", "$6")},
+          `SELECT ${viewColumns},
                   CASE WHEN $2 = '' THEN NULL ELSE ts_rank(search, to_tsquery('english', $2))::float8 END AS rank
              FROM reflections
             WHERE tenant_id = $1
               AND ($2 = '' OR search @@ to_tsquery('english', $2))
               AND tags @> $3::text[]
               AND importance >= $4
-            ORDER BY rank DESC NULLS LAST, importance DESC, last_seen_at DESC, id
-            LIMIT $5 OFFSET $7`,
-          [tenantId, ts, q.tags, q.minImportance, q.limit + 1, clock.now(), q.offset],
+              AND ($7 OR ${effectiveSql} >= $8)
+            ORDER BY COALESCE(CASE WHEN $2 = '' THEN NULL ELSE ts_rank(search, to_tsquery('english', $2)) END, 1)
+                       * ${effectiveSql} DESC,
+                     importance DESC, last_seen_at DESC, id
+            LIMIT $5 OFFSET $6`,
+          [
+            tenantId,
+            ts,
+            q.tags,
+            q.minImportance,
+            q.limit + 1,
+            q.offset,
+            q.includeWithheld ?? false,
+            servedMinQuality,
+          ],
         );
-        const rows = res.rows.slice(0, q.limit).map(toView);
+        const now = clock.now();
+        const rows = res.rows.slice(0, q.limit).map((row) => toView(row, now, thresholds));
         return { items: rows, hasMore: res.rows.length > q.limit };
       }),
 
     findBySignature: (tenantId: string, signature: string) =>
       guarded(async () => {
         const res = await pool.query<ViewRow>(
-          `SELECT ${viewColumns.replace("$NOW", "$3")}, NULL::float8 AS rank
+          `SELECT ${viewColumns}, NULL::float8 AS rank
              FROM reflections WHERE tenant_id = $1 AND signature = $2`,
-          [tenantId, signature, clock.now()],
+          [tenantId, signature],
         );
         const row = res.rows[0];
-        return row ? toView(row) : null;
+        return row ? toView(row, clock.now(), thresholds) : null;
       }),
 
-    /** Every stored lesson's effectiveness, for the metrics gauge. */
-    effectivenessSummary: () =>
+    /**
+     * Stored lessons by effectiveness verdict (all tenants unless one is named), for the metrics gauges. The
+     * same rule as `lessonEffectiveness`, in SQL so a scrape reads one row per verdict rather than
+     * every lesson (a test checks the two agree).
+     */
+    effectivenessSummary: (tenantId?: string) =>
       guarded(async () => {
-        const res = await pool.query<{ lessons: string; recurrences: string | null }>(
-          "SELECT count(*) AS lessons, sum(occurrences - 1) AS recurrences FROM reflections",
+        const res = await pool.query<{ verdict: EffectivenessVerdict; lessons: string; recurrences: string }>(
+          `WITH l AS (
+             SELECT occurrences - 1 AS recurrences,
+                    GREATEST(0, EXTRACT(EPOCH FROM ($1::timestamptz - first_seen_at)) / 86400) AS days
+               FROM reflections WHERE $5::text IS NULL OR tenant_id = $5)
+           SELECT CASE
+                    WHEN recurrences >= $2 AND recurrences / GREATEST(days, 7) * 7 >= $3 THEN 'ineffective'
+                    WHEN days >= $4 AND recurrences / GREATEST(days, 7) * 7 < $3 THEN 'effective'
+                    ELSE 'insufficient_data'
+                  END AS verdict,
+                  count(*) AS lessons, sum(recurrences) AS recurrences
+             FROM l GROUP BY 1`,
+          [
+            clock.now(),
+            thresholds.minRecurrencesForIneffective,
+            thresholds.ineffectiveRecurrencesPerWeek,
+            thresholds.minObservationDays,
+            tenantId ?? null,
+          ],
         );
-        const row = res.rows[0];
-        return { lessons: Number(row?.lessons ?? 0), recurrences: Number(row?.recurrences ?? 0) };
+        const summary: Record<EffectivenessVerdict, { lessons: number; recurrences: number }> = {
+          effective: { lessons: 0, recurrences: 0 },
+          ineffective: { lessons: 0, recurrences: 0 },
+          insufficient_data: { lessons: 0, recurrences: 0 },
+        };
+        for (const row of res.rows) {
+          summary[row.verdict] = { lessons: Number(row.lessons), recurrences: Number(row.recurrences) };
+        }
+        return summary;
       }),
 
     guardrailsStatus: (tenantId: string, loopId: string) =>
@@ -320,14 +390,15 @@ export function createPgApiStore(pool: pg.Pool, clock: { now(): Date } = { now: 
       }),
 
     /**
-     * Stores one feedback (idempotent by feedback id), counts it on the lesson and moves its quality
-     * score, all in one transaction.
+     * Stores one feedback (idempotent by feedback id), counts it on the lesson and recomputes the
+     * effective quality from the latest vote, in one transaction. The judged score is untouched.
      */
     recordFeedback: (tenantId: string, input: FeedbackInput) =>
       guarded(async (): Promise<FeedbackResult> => {
         const client = await pool.connect();
         try {
           await client.query("BEGIN");
+          // The row lock serialises feedback on one lesson, so counters and the latest vote agree.
           const target = await client.query<{ id: string }>(
             "SELECT id FROM reflections WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
             [tenantId, input.reflectionId],
@@ -337,8 +408,9 @@ export function createPgApiStore(pool: pg.Pool, clock: { now(): Date } = { now: 
             return { status: "not_found" };
           }
           const inserted = await client.query(
-            `INSERT INTO reflection_feedback (tenant_id, feedback_id, reflection_id, rating, comment, source, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (tenant_id, feedback_id) DO NOTHING`,
+            `INSERT INTO reflection_feedback (tenant_id, feedback_id, reflection_id, rating, comment, source,
+               created_at, user_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, feedback_id) DO NOTHING`,
             [
               tenantId,
               input.feedbackId,
@@ -347,25 +419,47 @@ export function createPgApiStore(pool: pg.Pool, clock: { now(): Date } = { now: 
               input.comment,
               input.source,
               input.at,
+              input.userId,
             ],
           );
           const fresh = inserted.rowCount === 1;
-          const res = await client.query<{
-            quality_score: number;
-            helpful_count: number;
-            harmful_count: number;
-          }>(
-            fresh
-              ? `UPDATE reflections SET
-                   quality_score = CASE WHEN $3 = 'down' THEN LEAST(quality_score, ${String(thumbsDownQualityCap)})
-                                        ELSE GREATEST(quality_score, ${String(thumbsUpQualityFloor)}) END,
-                   helpful_count = helpful_count + CASE WHEN $3 = 'up' THEN 1 ELSE 0 END,
-                   harmful_count = harmful_count + CASE WHEN $3 = 'down' THEN 1 ELSE 0 END
-                 WHERE tenant_id = $1 AND id = $2
-                 RETURNING quality_score, helpful_count, harmful_count`
-              : `SELECT quality_score, helpful_count, harmful_count FROM reflections
-                  WHERE tenant_id = $1 AND id = $2 AND $3::text IS NOT NULL`,
-            [tenantId, input.reflectionId, input.rating],
+          if (!fresh) {
+            const existing = await client.query<{ reflection_id: string; rating: Rating }>(
+              "SELECT reflection_id, rating FROM reflection_feedback WHERE tenant_id = $1 AND feedback_id = $2",
+              [tenantId, input.feedbackId],
+            );
+            const prior = existing.rows[0];
+            if (prior && (prior.reflection_id !== input.reflectionId || prior.rating !== input.rating)) {
+              await client.query("ROLLBACK");
+              return { status: "conflict", reflectionId: prior.reflection_id, rating: prior.rating };
+            }
+          }
+          // Byte order on the id breaks ties in time the way decidingVote does.
+          const latest = await client.query<{ rating: Rating }>(
+            `SELECT rating FROM reflection_feedback WHERE tenant_id = $1 AND reflection_id = $2
+              ORDER BY created_at DESC, feedback_id COLLATE "C" DESC LIMIT 1`,
+            [tenantId, input.reflectionId],
+          );
+          const rating = latest.rows[0]?.rating ?? null;
+          const current = await client.query<{ quality_score: number }>(
+            "SELECT quality_score FROM reflections WHERE id = $1",
+            [input.reflectionId],
+          );
+          const judged = current.rows[0]?.quality_score;
+          if (judged === undefined)
+            throw new ReflectorError("INTERNAL", "feedback target vanished inside its transaction");
+          const effective = effectiveQuality(judged, rating);
+          const res = await client.query<{ helpful_count: number; harmful_count: number }>(
+            `UPDATE reflections SET effective_quality = $2, feedback_rating = $3,
+                    helpful_count = helpful_count + $4, harmful_count = harmful_count + $5
+              WHERE id = $1 RETURNING helpful_count, harmful_count`,
+            [
+              input.reflectionId,
+              effective,
+              rating,
+              fresh && input.rating === "up" ? 1 : 0,
+              fresh && input.rating === "down" ? 1 : 0,
+            ],
           );
           await client.query("COMMIT");
           const row = res.rows[0];
@@ -373,9 +467,12 @@ export function createPgApiStore(pool: pg.Pool, clock: { now(): Date } = { now: 
           return {
             status: fresh ? "recorded" : "duplicate",
             reflectionId: input.reflectionId,
-            qualityScore: row.quality_score,
+            judgedQuality: judged,
+            effectiveQuality: effective,
+            served: isServed(effective),
             helpful: row.helpful_count,
             harmful: row.harmful_count,
+            latestRating: rating,
           };
         } catch (err) {
           await client.query("ROLLBACK").catch(() => undefined);

@@ -1,0 +1,155 @@
+import type { Consumer, IHeaders, Kafka, KafkaMessage, Producer } from "kafkajs";
+import { ReflectionFeedbackV1, type ReflectionFeedback } from "../../domain/contracts/index.js";
+import { classifyFailure, errorMessage, ReflectorError, type ErrorCode } from "../../domain/errors.js";
+import type { FeedbackInput, FeedbackResult } from "../postgres/pg-api-store.js";
+import type { Logger } from "../../observability/logger.js";
+import type { ValueCodec } from "../schema-registry/value-codec.js";
+import { headerString } from "./cloud-events.js";
+
+export interface FeedbackConsumerOptions {
+  kafka: Kafka;
+  /** Its own group (`<KAFKA_GROUP_ID>.feedback`): feedback never waits behind slow reflections. */
+  groupId: string;
+  topic: string;
+  deadLetterTopic: string;
+  fromBeginning: boolean;
+  codec: ValueCodec;
+  /** The same store call as `POST /api/v1/feedback`, idempotent by feedback id. */
+  record(tenantId: string, input: FeedbackInput): Promise<FeedbackResult>;
+  logger: Logger;
+  observe?: {
+    recorded(rating: "up" | "down", result: "recorded" | "duplicate"): void;
+    deadLettered(code: ErrorCode): void;
+  };
+  retryBaseMs?: number;
+}
+
+export function parseReflectionFeedback(raw: unknown): ReflectionFeedback {
+  if (typeof raw === "object" && raw !== null && "schemaVersion" in raw && raw.schemaVersion !== 1) {
+    throw new ReflectorError(
+      "UNSUPPORTED_SCHEMA_VERSION",
+      `schemaVersion ${JSON.stringify(raw.schemaVersion)} is not supported (this build reads 1)`,
+    );
+  }
+  const parsed = ReflectionFeedbackV1.safeParse(raw);
+  if (!parsed.success) {
+    const reason = parsed.error.issues
+      .slice(0, 10)
+      .map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`)
+      .join("; ");
+    throw new ReflectorError("SCHEMA_INVALID", reason);
+  }
+  return parsed.data;
+}
+
+/**
+ * Reads `reflection.feedback` one message at a time per partition (recording feedback is one
+ * short transaction; there is nothing slow to overlap). Bad messages go to the DLQ with the same
+ * headers as bad task events; outages are retried until they pass, so nothing is skipped.
+ */
+export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
+  const { kafka, codec, logger } = options;
+  const log = logger.child({ component: "feedback-consumer", topic: options.topic });
+  const retryBaseMs = options.retryBaseMs ?? 200;
+  let consumer: Consumer | null = null;
+  let producer: Producer | null = null;
+  let stopping = false;
+
+  async function handle(message: KafkaMessage): Promise<void> {
+    if (!message.value) throw new ReflectorError("DECODE_FAILED", "the message has no value");
+    const feedback = parseReflectionFeedback(await codec.decode(message.value));
+    const result = await options.record(feedback.tenantId, {
+      feedbackId: feedback.feedbackId,
+      reflectionId: feedback.reflectionId,
+      rating: feedback.rating,
+      comment: feedback.comment ?? null,
+      userId: feedback.userId ?? null,
+      source: "kafka",
+      at: new Date(feedback.occurredAt),
+    });
+    if (result.status === "not_found") {
+      throw new ReflectorError(
+        "FEEDBACK_UNKNOWN_REFLECTION",
+        `tenant ${feedback.tenantId} has no reflection ${feedback.reflectionId}`,
+      );
+    }
+    if (result.status === "conflict") {
+      throw new ReflectorError(
+        "FEEDBACK_CONFLICT",
+        `feedbackId ${feedback.feedbackId} was already recorded for reflection ${result.reflectionId} rated ${result.rating}`,
+      );
+    }
+    options.observe?.recorded(feedback.rating, result.status);
+  }
+
+  async function deadLetter(
+    topic: string,
+    partition: number,
+    message: KafkaMessage,
+    code: ErrorCode,
+    reason: string,
+  ) {
+    const headers: IHeaders = {
+      ...message.headers,
+      "reflector.error.code": code,
+      "reflector.error.message": reason.slice(0, 2000),
+      "reflector.original.topic": headerString(message.headers, "reflector.original.topic") ?? topic,
+      "reflector.original.partition":
+        headerString(message.headers, "reflector.original.partition") ?? String(partition),
+      "reflector.original.offset":
+        headerString(message.headers, "reflector.original.offset") ?? message.offset,
+      "reflector.consumer.group": options.groupId,
+      "reflector.failed.at": new Date().toISOString(),
+    };
+    if (!producer) throw new Error("feedback consumer is not started");
+    await producer.send({
+      topic: options.deadLetterTopic,
+      messages: [{ key: message.key, value: message.value, headers }],
+    });
+    options.observe?.deadLettered(code);
+    log.warn({ code, reason, partition, offset: message.offset }, "feedback dead-lettered");
+  }
+
+  return {
+    async start(): Promise<void> {
+      stopping = false;
+      producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      await producer.connect();
+      consumer = kafka.consumer({ groupId: options.groupId, allowAutoTopicCreation: false });
+      await consumer.connect();
+      await consumer.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning });
+      await consumer.run({
+        eachMessage: async ({ topic, partition, message }) => {
+          for (let attempt = 1; ; attempt += 1) {
+            try {
+              await handle(message);
+              return;
+            } catch (err) {
+              const action = classifyFailure(err);
+              const code: ErrorCode = err instanceof ReflectorError ? err.code : "INTERNAL";
+              if (action === "dead-letter") {
+                await deadLetter(topic, partition, message, code, errorMessage(err));
+                return;
+              }
+              // Stopping, or a bug: leave the offset uncommitted so the message is read again.
+              if (action === "crash" || stopping) throw err;
+              const delayMs = Math.min(30_000, retryBaseMs * 2 ** Math.min(attempt - 1, 10));
+              log.warn({ err, attempt, delayMs, offset: message.offset }, "feedback failed, retrying");
+              await new Promise((resolve) => setTimeout(resolve, delayMs * (0.5 + Math.random() / 2)));
+            }
+          }
+        },
+      });
+    },
+
+    async stop(): Promise<void> {
+      stopping = true;
+      await consumer?.disconnect();
+      await producer?.disconnect();
+      consumer = null;
+      producer = null;
+    },
+  };
+}
+
+export type FeedbackConsumer = ReturnType<typeof createFeedbackConsumer>;

@@ -1,0 +1,863 @@
+import { randomUUID } from "node:crypto";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import type { Producer } from "kafkajs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPgApiStore } from "../../src/adapters/postgres/pg-api-store.js";
+import type { TaskCompleted } from "../../src/domain/contracts/index.js";
+import { lessonEffectiveness } from "../../src/domain/feedback/lesson-effectiveness.js";
+import { startHarness, type Harness } from "../support/harness.js";
+import { taskEvent } from "../support/task-events.js";
+import { waitFor } from "../support/wait-for.js";
+
+/**
+ * The HTTP API against the real app: data comes from task events published through Kafka and
+ * processed by the pipeline; nothing is inserted by hand. Two tenants with one key each.
+ */
+
+const run = randomUUID().slice(0, 8);
+const tenantA = `api-a-${run}`;
+const tenantB = `api-b-${run}`;
+const keyA = `key-a-${run}-0123456789`;
+const keyB = `key-b-${run}-0123456789`;
+
+// The app's clock: real time plus a skew the effectiveness test moves forward (never back).
+let skewMs = 0;
+const clock = { now: () => new Date(Date.now() + skewMs) };
+
+let h: Harness;
+let feedbackProducer: Producer;
+
+beforeAll(async () => {
+  h = await startHarness({
+    env: { API_KEYS: `${keyA}:${tenantA}, ${keyB}:${tenantB}`, LESSON_METRICS_REFRESH_MS: "0" },
+    overrides: { clock },
+  });
+  feedbackProducer = h.kafka.producer();
+  await feedbackProducer.connect();
+});
+
+afterAll(async () => {
+  await feedbackProducer.disconnect();
+  await h.close();
+});
+
+interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+  text: string;
+  headers: Record<string, unknown>;
+}
+
+async function api(
+  method: "GET" | "POST",
+  url: string,
+  options: { key?: string | null; body?: unknown; raw?: string; authorization?: string } = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = {};
+  const key = options.key === undefined ? keyA : options.key;
+  if (options.authorization !== undefined) headers.authorization = options.authorization;
+  else if (key !== null) headers.authorization = `Bearer ${key}`;
+  if (options.raw !== undefined || options.body !== undefined) headers["content-type"] = "application/json";
+  const res = await h.app.http.inject({
+    method,
+    url,
+    headers,
+    ...(options.raw !== undefined ? { payload: options.raw } : {}),
+    ...(options.body !== undefined ? { payload: JSON.stringify(options.body) } : {}),
+  });
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(res.body) as Record<string, unknown>;
+  } catch {
+    body = {};
+  }
+  return { status: res.statusCode, body, text: res.body, headers: res.headers };
+}
+
+interface Stored {
+  eventId: string;
+  reflectionId: string;
+  signature: string;
+  qualityScore: number;
+}
+
+/** Publishes a task event and waits until the pipeline has stored (or counted) its reflection. */
+async function store(event: TaskCompleted): Promise<Stored> {
+  await h.publish(event);
+  const outputs = await h.waitForOutputs(event.eventId, 2);
+  const outcome = outputs.find((o) => o.topic === h.config.topics.reflectionAccepted)?.value;
+  if (!outcome || typeof outcome.reflectionId !== "string") {
+    throw new Error(`event ${event.eventId} was not stored: ${JSON.stringify(outcome)}`);
+  }
+  return {
+    eventId: event.eventId,
+    reflectionId: outcome.reflectionId,
+    signature: String(outcome.signature),
+    qualityScore: Number(outcome.qualityScore),
+  };
+}
+
+function failure(tenantId: string, type: string, message: string, description: string): TaskCompleted {
+  return taskEvent({
+    tenantId,
+    task: { description, goal: description },
+    error: { category: "timeout_error", type, message },
+  });
+}
+
+describe("operational endpoints", () => {
+  it("answers /healthz, /readyz once the consumer joined, and /metrics in Prometheus format", async () => {
+    expect((await api("GET", "/healthz", { key: null })).body).toEqual({ status: "ok" });
+    const ready = await waitFor(async () => {
+      const r = await api("GET", "/readyz", { key: null });
+      return r.status === 200 ? r : undefined;
+    });
+    expect(ready.body).toMatchObject({
+      status: "ready",
+      checks: { consumer: true, stopping: true, postgres: true, redis: true },
+    });
+    expect(Object.values(ready.body.checks as Record<string, boolean>).every(Boolean)).toBe(true);
+    const metrics = await api("GET", "/metrics", { key: null });
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers["content-type"]).toMatch(/^text\/plain/);
+    expect(metrics.text).toMatch(/^# HELP reflector_lessons /m);
+    expect(metrics.text).toMatch(/^reflector_lessons\{verdict="insufficient_data"\} \d+$/m);
+  });
+
+  it("serves the app on a real socket too", async () => {
+    const address = h.app.http.server.address();
+    if (!address || typeof address === "string") throw new Error("not listening on TCP");
+    const res = await fetch(`http://127.0.0.1:${String(address.port)}/healthz`);
+    expect(res.status).toBe(200);
+  });
+
+  it("serves a valid OpenAPI 3 document that lists every route", async () => {
+    const doc = await api("GET", "/openapi.json", { key: null });
+    expect(doc.status).toBe(200);
+    const validator = new Validator();
+    const result = await validator.validate(doc.body);
+    expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc.body.openapi).toMatch(/^3\./);
+
+    // Every route Fastify has (HEAD is implied by GET) is documented with its methods, and no more.
+    const routes = new Map<string, Set<string>>();
+    // printRoutes nests a path under its longest registered prefix, four characters per level.
+    const stack: string[] = [];
+    for (const line of h.app.http.printRoutes({ commonPrefix: false }).split("\n")) {
+      const m = /^([^/]*)(\/\S*)(?: \(([^)]+)\))?/.exec(line);
+      if (!m?.[2]) continue;
+      const depth = Math.max(0, (m[1] ?? "").length / 4 - 1);
+      stack.length = depth;
+      const full = `${stack.join("")}${m[2]}`;
+      stack.push(m[2]);
+      if (!m[3] || full === "/*") continue;
+      const methods = m[3]
+        .split(",")
+        .map((x) => x.trim().toLowerCase())
+        .filter((x) => x !== "head");
+      routes.set(full.replace(/:(\w+)/g, "{$1}"), new Set(methods));
+    }
+    const paths = doc.body.paths as Record<string, Record<string, unknown>>;
+    const documented = new Map(Object.entries(paths).map(([p, ops]) => [p, new Set(Object.keys(ops))]));
+    expect(documented).toEqual(routes);
+    expect(routes.size).toBeGreaterThanOrEqual(11);
+  });
+
+  it("answers an unknown route with a JSON 404", async () => {
+    const r = await api("GET", "/api/v1/nothing-here");
+    expect(r.status).toBe(404);
+    expect(r.body.error).toBe("not_found");
+    expect(r.body.message).toBe("no route GET /api/v1/nothing-here");
+    const post = await api("POST", "/orchestrator/unknown", { body: {} });
+    expect(post.status).toBe(404);
+    expect(post.body.error).toBe("not_found");
+  });
+});
+
+describe("authentication", () => {
+  const protectedRoutes: ["GET" | "POST", string][] = [
+    ["POST", "/orchestrator/loop-complete"],
+    ["GET", "/orchestrator/guardrails-status/some-loop"],
+    ["POST", "/orchestrator/override-guardrails/some-loop"],
+    ["GET", "/api/v1/reflections"],
+    ["GET", "/api/v1/reflections/signatures/0123456789abcdef"],
+    ["GET", "/api/v1/insights"],
+    ["POST", "/api/v1/feedback"],
+  ];
+
+  it.each(protectedRoutes)("%s %s needs a known bearer key", async (method, url) => {
+    const body = method === "POST" ? {} : undefined;
+    const missing = await api(method, url, { key: null, body });
+    expect(missing.status).toBe(401);
+    expect(missing.body).toEqual({ error: "unauthorized", message: "missing bearer API key" });
+    expect(missing.headers["www-authenticate"]).toBe("Bearer");
+    const unknown = await api(method, url, { key: "not-a-key-of-anyone", body });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body).toEqual({ error: "unauthorized", message: "unknown API key" });
+    const basic = await api(method, url, { authorization: `Basic ${keyA}`, body });
+    expect(basic.status).toBe(401);
+    expect(basic.body.message).toBe("missing bearer API key");
+  });
+});
+
+describe("reflections and signatures", () => {
+  let timeout: Stored;
+  let lock: Stored;
+  let disk: Stored;
+
+  beforeAll(async () => {
+    timeout = await store(
+      failure(
+        tenantA,
+        "query_timeout",
+        "Query on orders exceeded the 30s statement timeout",
+        "Fetch order history",
+      ),
+    );
+    lock = await store(
+      failure(
+        tenantA,
+        "lock_timeout",
+        "Lock wait on table invoices exceeded 15s",
+        "Close the monthly invoices",
+      ),
+    );
+    disk = await store(
+      taskEvent({
+        tenantId: tenantA,
+        outcome: "failure",
+        task: { description: "Export the customer report", goal: "Write report.csv" },
+        error: {
+          category: "resource_error",
+          type: "disk_full",
+          message: "No space left on device writing report.csv",
+        },
+        events: [],
+      }),
+    );
+    // Tenant B has a lesson for the same failure as A's first one.
+    await store(
+      failure(
+        tenantB,
+        "query_timeout",
+        "Query on orders exceeded the 30s statement timeout",
+        "Fetch order history",
+      ),
+    );
+  }, 120_000);
+
+  it("lists only the caller's lessons, with judged and effective quality and effectiveness", async () => {
+    const r = await api("GET", "/api/v1/reflections?k=100");
+    expect(r.status).toBe(200);
+    const items = r.body.items as Record<string, unknown>[];
+    expect(new Set(items.map((i) => i.id))).toEqual(
+      new Set([timeout.reflectionId, lock.reflectionId, disk.reflectionId]),
+    );
+    const first = items.find((i) => i.id === timeout.reflectionId);
+    expect(first).toMatchObject({
+      signature: timeout.signature,
+      judged_quality: timeout.qualityScore,
+      effective_quality: timeout.qualityScore,
+      served: true,
+      occurrences: 1,
+      feedback: { helpful: 0, harmful: 0, latest_rating: null },
+      effectiveness: { recurrences_after_publication: 0, verdict: "insufficient_data" },
+    });
+    const other = await api("GET", "/api/v1/reflections?k=100", { key: keyB });
+    expect((other.body.items as unknown[]).length).toBe(1);
+    expect((other.body.items as { id: string }[])[0]?.id).not.toBe(timeout.reflectionId);
+  });
+
+  it("filters by text, tags and minimum importance", async () => {
+    const text = await api("GET", "/api/v1/reflections?q=invoices%20lock");
+    expect((text.body.items as { id: string }[]).map((i) => i.id)).toEqual([lock.reflectionId]);
+    expect((text.body.items as { rank: number }[])[0]?.rank).toBeGreaterThan(0);
+    expect((await api("GET", "/api/v1/reflections?q=zebra%20unicorn")).body.items).toEqual([]);
+
+    const all = (await api("GET", "/api/v1/reflections?k=100")).body.items as {
+      id: string;
+      tags: string[];
+      importance: number;
+    }[];
+    const diskTags = all.find((i) => i.id === disk.reflectionId)?.tags ?? [];
+    const tag = diskTags.find(
+      (t) => !all.filter((i) => i.id !== disk.reflectionId).some((i) => i.tags.includes(t)),
+    );
+    expect(
+      tag,
+      `a tag only the disk lesson has among ${JSON.stringify(all.map((i) => i.tags))}`,
+    ).toBeDefined();
+    const byTag = await api("GET", `/api/v1/reflections?tags=${encodeURIComponent(tag ?? "")}`);
+    expect((byTag.body.items as { id: string }[]).map((i) => i.id)).toEqual([disk.reflectionId]);
+    const bothTags = await api(
+      "GET",
+      `/api/v1/reflections?tags=${encodeURIComponent(`${tag ?? ""},no-such-tag`)}`,
+    );
+    expect(bothTags.body.items).toEqual([]);
+
+    const importances = [...new Set(all.map((i) => i.importance))].sort((a, b) => a - b);
+    const floor = importances.at(-1) ?? 1;
+    const high = await api("GET", `/api/v1/reflections?min_importance=${String(floor)}`);
+    const highIds = (high.body.items as { id: string }[]).map((i) => i.id).sort();
+    expect(highIds).toEqual(
+      all
+        .filter((i) => i.importance >= floor)
+        .map((i) => i.id)
+        .sort(),
+    );
+    if (importances.length > 1) expect(highIds.length).toBeLessThan(all.length);
+  });
+
+  it("pages with k and offset without repeating or skipping", async () => {
+    const page1 = await api("GET", "/api/v1/reflections?k=2");
+    expect(page1.body).toMatchObject({ k: 2, offset: 0, next_offset: 2 });
+    const page2 = await api("GET", "/api/v1/reflections?k=2&offset=2");
+    expect(page2.body).toMatchObject({ k: 2, offset: 2, next_offset: null });
+    const ids = [...(page1.body.items as { id: string }[]), ...(page2.body.items as { id: string }[])].map(
+      (i) => i.id,
+    );
+    expect(ids).toHaveLength(3);
+    expect(new Set(ids)).toEqual(new Set([timeout.reflectionId, lock.reflectionId, disk.reflectionId]));
+  });
+
+  it.each([
+    ["k=0", "query.k"],
+    ["k=101", "query.k"],
+    ["k=2.5", "query.k"],
+    ["k=", "query.k"],
+    ["k=abc", "query.k"],
+    ["min_importance=1.5", "query.min_importance"],
+    ["min_importance=-0.1", "query.min_importance"],
+    ["offset=-1", "query.offset"],
+    ["include_withheld=yes", "query.include_withheld"],
+    ["limit=5", "limit"],
+    ["q=a&q=b", "query.q"],
+  ])("rejects the query %s with a 400 naming %s", async (qs, field) => {
+    const r = await api("GET", `/api/v1/reflections?${qs}`);
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("bad_request");
+    expect(r.body.message).toContain(field);
+  });
+
+  it("answers 'have I seen this error before?' with occurrences, first and last seen, and the lesson", async () => {
+    const r = await api("GET", `/api/v1/reflections/signatures/${timeout.signature}`);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      signature: timeout.signature,
+      seen_before: true,
+      occurrences: 1,
+      lesson: { reflection_id: timeout.reflectionId, judged_quality: timeout.qualityScore },
+      lesson_withheld: null,
+      feedback: { helpful: 0, harmful: 0, latest_rating: null },
+      effectiveness: { recurrences_after_publication: 0, verdict: "insufficient_data" },
+    });
+    expect((r.body.lesson as { learning: string }).learning.length).toBeGreaterThan(10);
+    expect(r.body.first_seen_at).toBe(r.body.last_seen_at);
+
+    const unknown = await api("GET", "/api/v1/reflections/signatures/0000000000000000");
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ error: "not_found", seen_before: false, occurrences: 0 });
+    const bad = await api("GET", "/api/v1/reflections/signatures/bad%20sig%3B");
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain("params.signature");
+  });
+
+  it("never shows tenant A's signature to tenant B, even for the same failure", async () => {
+    // Same failure, same signature: B sees its own row, never A's reflection id.
+    const b = await api("GET", `/api/v1/reflections/signatures/${timeout.signature}`, { key: keyB });
+    expect(b.status).toBe(200);
+    expect((b.body.lesson as { reflection_id: string }).reflection_id).not.toBe(timeout.reflectionId);
+    const lockForB = await api("GET", `/api/v1/reflections/signatures/${lock.signature}`, { key: keyB });
+    expect(lockForB.status).toBe(404);
+  });
+
+  it("counts recurrences after the lesson was published and calls a lesson that keeps failing ineffective", async () => {
+    const again = () =>
+      store(
+        failure(
+          tenantA,
+          "lock_timeout",
+          "Lock wait on table invoices exceeded 27s",
+          "Close the monthly invoices",
+        ),
+      );
+    const second = await again();
+    expect(second.reflectionId).toBe(lock.reflectionId);
+    let r = await api("GET", `/api/v1/reflections/signatures/${lock.signature}`);
+    expect(r.body).toMatchObject({
+      occurrences: 2,
+      effectiveness: { recurrences_after_publication: 1, verdict: "insufficient_data" },
+    });
+    expect(Date.parse(String(r.body.last_seen_at))).toBeGreaterThan(Date.parse(String(r.body.first_seen_at)));
+    await again();
+    await again();
+    r = await api("GET", `/api/v1/reflections/signatures/${lock.signature}`);
+    expect(r.body).toMatchObject({
+      occurrences: 4,
+      effectiveness: { recurrences_after_publication: 3, recurrences_per_week: 3, verdict: "ineffective" },
+    });
+    const listed = (await api("GET", "/api/v1/reflections?q=invoices")).body.items as Record<
+      string,
+      unknown
+    >[];
+    expect(listed[0]?.effectiveness).toMatchObject({
+      recurrences_after_publication: 3,
+      verdict: "ineffective",
+    });
+
+    // Metrics: one aggregate per verdict, no tenant or signature labels.
+    const metrics = (await api("GET", "/metrics", { key: null })).text;
+    const ineffective = /^reflector_lessons\{verdict="ineffective"\} (\d+)$/m.exec(metrics);
+    expect(Number(ineffective?.[1])).toBeGreaterThanOrEqual(1);
+    expect(metrics).toMatch(/^reflector_lesson_recurrences\{verdict="ineffective"\} \d+$/m);
+    expect(metrics).not.toMatch(/reflector_lesson[^\n]*(tenant|signature)=/);
+  });
+
+  it("computes the same verdicts in SQL (metrics) as in the domain rule (API), after a quiet week too", async () => {
+    skewMs += 8 * 86_400_000;
+    const quiet = await api("GET", `/api/v1/reflections/signatures/${disk.signature}`);
+    expect(quiet.body.effectiveness).toMatchObject({
+      recurrences_after_publication: 0,
+      verdict: "effective",
+    });
+
+    const now = clock.now();
+    const apiStore = createPgApiStore(h.pool, { clock: { now: () => now } });
+    const summary = await apiStore.effectivenessSummary(tenantA);
+    const rows = await h.pool.query<{ occurrences: number; first_seen_at: Date }>(
+      "SELECT occurrences, first_seen_at FROM reflections WHERE tenant_id = $1",
+      [tenantA],
+    );
+    const expected = { effective: 0, ineffective: 0, insufficient_data: 0 };
+    for (const row of rows.rows) {
+      expected[
+        lessonEffectiveness({ occurrences: row.occurrences, publishedAt: row.first_seen_at, now }).verdict
+      ] += 1;
+    }
+    expect({
+      effective: summary.effective.lessons,
+      ineffective: summary.ineffective.lessons,
+      insufficient_data: summary.insufficient_data.lessons,
+    }).toEqual(expected);
+    expect(expected.effective).toBeGreaterThanOrEqual(2);
+    expect(summary.ineffective.recurrences).toBe(3);
+  });
+});
+
+describe("feedback over HTTP (seed 001)", () => {
+  let lesson: Stored;
+
+  beforeAll(async () => {
+    lesson = await store(
+      failure(
+        tenantA,
+        "pool_timeout",
+        "Timed out acquiring a connection from the pool after 5000ms",
+        "Sync payouts",
+      ),
+    );
+  }, 60_000);
+
+  it("caps a thumbs-down at 0.3, keeps the judged score, and withholds the lesson", async () => {
+    expect(lesson.qualityScore).toBeGreaterThan(0.5);
+    const down = await api("POST", "/api/v1/feedback", {
+      body: {
+        reflection_id: lesson.reflectionId,
+        rating: "down",
+        comment: "did not help",
+        feedback_id: `fb-1-${run}`,
+      },
+    });
+    expect(down.status).toBe(201);
+    expect(down.body).toEqual({
+      status: "recorded",
+      reflection_id: lesson.reflectionId,
+      judged_quality: lesson.qualityScore,
+      effective_quality: 0.3,
+      served: false,
+      feedback: { helpful: 0, harmful: 1, latest_rating: "down" },
+    });
+    const sig = await api("GET", `/api/v1/reflections/signatures/${lesson.signature}`);
+    expect(sig.body).toMatchObject({
+      seen_before: true,
+      lesson: null,
+      lesson_withheld: {
+        reflection_id: lesson.reflectionId,
+        judged_quality: lesson.qualityScore,
+        effective_quality: 0.3,
+      },
+      feedback: { helpful: 0, harmful: 1, latest_rating: "down" },
+    });
+    const listed = (await api("GET", "/api/v1/reflections?q=payouts%20pool")).body.items as { id: string }[];
+    expect(listed).toEqual([]);
+    const withheld = (await api("GET", "/api/v1/reflections?q=payouts%20pool&include_withheld=true")).body
+      .items as Record<string, unknown>[];
+    expect(withheld).toHaveLength(1);
+    expect(withheld[0]).toMatchObject({ id: lesson.reflectionId, served: false, effective_quality: 0.3 });
+    const row = await h.pool.query<{ quality_score: number }>(
+      "SELECT quality_score FROM reflections WHERE id = $1",
+      [lesson.reflectionId],
+    );
+    expect(row.rows[0]?.quality_score).toBe(lesson.qualityScore);
+  });
+
+  it("counts a repeated feedback id once and refuses to reuse it for another rating", async () => {
+    const body = {
+      reflection_id: lesson.reflectionId,
+      rating: "down",
+      comment: "did not help",
+      feedback_id: `fb-1-${run}`,
+    };
+    const again = await api("POST", "/api/v1/feedback", { body });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ status: "duplicate", feedback: { helpful: 0, harmful: 1 } });
+    const reused = await api("POST", "/api/v1/feedback", { body: { ...body, rating: "up" } });
+    expect(reused.status).toBe(409);
+    expect(reused.body.message).toMatch(/already used/);
+  });
+
+  it("lets the latest vote win: a later thumbs-up raises it to at least 0.7 and serves it again", async () => {
+    const up = await api("POST", "/api/v1/feedback", {
+      body: { reflection_id: lesson.reflectionId, rating: "up", user_id: "user-42" },
+    });
+    expect(up.status).toBe(201);
+    expect(up.body).toMatchObject({
+      effective_quality: Math.max(lesson.qualityScore, 0.7),
+      judged_quality: lesson.qualityScore,
+      served: true,
+      feedback: { helpful: 1, harmful: 1, latest_rating: "up" },
+    });
+    const sig = await api("GET", `/api/v1/reflections/signatures/${lesson.signature}`);
+    expect(sig.body.lesson).toMatchObject({ reflection_id: lesson.reflectionId });
+    const metrics = (await api("GET", "/metrics", { key: null })).text;
+    expect(metrics).toMatch(/^reflector_feedback_total\{rating="down",result="recorded"\} 1$/m);
+    expect(metrics).toMatch(/^reflector_feedback_total\{rating="up",result="recorded"\} 1$/m);
+  });
+
+  it("hides tenant A's reflection from tenant B's feedback (404, nothing counted)", async () => {
+    const r = await api("POST", "/api/v1/feedback", {
+      key: keyB,
+      body: { reflection_id: lesson.reflectionId, rating: "down" },
+    });
+    expect(r.status).toBe(404);
+    expect(r.body).toEqual({ error: "not_found", message: `no reflection ${lesson.reflectionId}` });
+    const unknown = await api("POST", "/api/v1/feedback", {
+      body: { reflection_id: randomUUID(), rating: "up" },
+    });
+    expect(unknown.status).toBe(404);
+    const sig = await api("GET", `/api/v1/reflections/signatures/${lesson.signature}`);
+    expect(sig.body.feedback).toMatchObject({ helpful: 1, harmful: 1 });
+  });
+
+  it.each([
+    ["malformed JSON", { raw: '{"reflection_id": ' }, /JSON/i],
+    ["a wrong type", { body: { reflection_id: "x", rating: 1 } }, /body\.rating/],
+    ["a bad uuid", { body: { reflection_id: "not-a-uuid", rating: "up" } }, /body\.reflection_id/],
+    ["an unknown field", { body: { reflection_id: randomUUID(), rating: "up", stars: 5 } }, /stars/],
+    ["a missing field", { body: { rating: "up" } }, /body\.reflection_id/],
+    [
+      "a too long comment",
+      { body: { reflection_id: randomUUID(), rating: "up", comment: "x".repeat(2001) } },
+      /body\.comment/,
+    ],
+    ["an array body", { body: [1, 2] }, /body/],
+  ])("rejects %s with a 400 that says what is wrong", async (_name, request, message) => {
+    const r = await api("POST", "/api/v1/feedback", request);
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe("bad_request");
+    expect(String(r.body.message)).toMatch(message);
+  });
+});
+
+describe("feedback from the reflection.feedback topic", () => {
+  let lesson: Stored;
+
+  beforeAll(async () => {
+    lesson = await store(
+      failure(
+        tenantA,
+        "dns_timeout",
+        "DNS lookup for payments.internal timed out",
+        "Call the payments service",
+      ),
+    );
+  }, 60_000);
+
+  async function publishFeedback(value: unknown, key = lesson.reflectionId) {
+    const [meta] = await feedbackProducer.send({
+      topic: h.config.topics.reflectionFeedback,
+      messages: [{ key, value: typeof value === "string" ? value : JSON.stringify(value) }],
+    });
+    if (!meta) throw new Error("no record metadata");
+    return { partition: meta.partition, offset: meta.baseOffset };
+  }
+
+  const feedbackCounts = async () =>
+    (await api("GET", `/api/v1/reflections/signatures/${lesson.signature}`)).body.feedback as {
+      helpful: number;
+      harmful: number;
+      latest_rating: string | null;
+    };
+
+  it("records valid feedback once even when it is delivered twice, latest vote by its own time", async () => {
+    const base = { schemaVersion: 1, tenantId: tenantA, reflectionId: lesson.reflectionId };
+    const up = {
+      ...base,
+      feedbackId: `k-up-${run}`,
+      rating: "up",
+      occurredAt: "2026-11-20T12:00:00.000Z",
+      userId: "u1",
+    };
+    // Older than the thumbs-up although it arrives later: it counts, but does not decide.
+    const down = {
+      ...base,
+      feedbackId: `k-down-${run}`,
+      rating: "down",
+      occurredAt: "2026-11-20T11:00:00.000Z",
+    };
+    await publishFeedback(up);
+    await publishFeedback(up);
+    await publishFeedback(down);
+    const counts = await waitFor(async () => {
+      const c = await feedbackCounts();
+      return c.harmful === 1 ? c : undefined;
+    });
+    expect(counts).toEqual({ helpful: 1, harmful: 1, latest_rating: "up" });
+    const sig = await api("GET", `/api/v1/reflections/signatures/${lesson.signature}`);
+    expect(sig.body.lesson).toMatchObject({ effective_quality: Math.max(lesson.qualityScore, 0.7) });
+    const rows = await h.pool.query<{ feedback_id: string; source: string; user_id: string | null }>(
+      "SELECT feedback_id, source, user_id FROM reflection_feedback WHERE reflection_id = $1 ORDER BY feedback_id",
+      [lesson.reflectionId],
+    );
+    expect(rows.rows).toEqual([
+      { feedback_id: `k-down-${run}`, source: "kafka", user_id: null },
+      { feedback_id: `k-up-${run}`, source: "kafka", user_id: "u1" },
+    ]);
+  });
+
+  it("dead-letters an unknown reflection, another tenant's reflection and malformed messages with their reasons", async () => {
+    const base = { schemaVersion: 1, rating: "down", occurredAt: "2026-11-20T13:00:00.000Z" };
+    const unknownId = randomUUID();
+    const cases = [
+      {
+        meta: await publishFeedback({
+          ...base,
+          feedbackId: `k-u-${run}`,
+          tenantId: tenantA,
+          reflectionId: unknownId,
+        }),
+        code: "FEEDBACK_UNKNOWN_REFLECTION",
+        reason: new RegExp(`no reflection ${unknownId}`),
+      },
+      {
+        meta: await publishFeedback({
+          ...base,
+          feedbackId: `k-b-${run}`,
+          tenantId: tenantB,
+          reflectionId: lesson.reflectionId,
+        }),
+        code: "FEEDBACK_UNKNOWN_REFLECTION",
+        reason: new RegExp(`tenant ${tenantB} has no reflection`),
+      },
+      { meta: await publishFeedback("{not json"), code: "DECODE_FAILED", reason: /not JSON/ },
+      {
+        meta: await publishFeedback({
+          ...base,
+          feedbackId: `k-x-${run}`,
+          tenantId: tenantA,
+          reflectionId: lesson.reflectionId,
+          rating: "meh",
+        }),
+        code: "SCHEMA_INVALID",
+        reason: /rating/,
+      },
+      {
+        meta: await publishFeedback({
+          ...base,
+          schemaVersion: 2,
+          feedbackId: `k-v-${run}`,
+          tenantId: tenantA,
+        }),
+        code: "UNSUPPORTED_SCHEMA_VERSION",
+        reason: /schemaVersion 2/,
+      },
+    ];
+    const topic = h.config.topics.reflectionFeedback;
+    for (const c of cases) {
+      const letter = await waitFor(() =>
+        h
+          .on(h.config.topics.deadLetter)
+          .find(
+            (d) =>
+              d.headers["reflector.original.topic"] === topic &&
+              d.headers["reflector.original.partition"] === String(c.meta.partition) &&
+              d.headers["reflector.original.offset"] === c.meta.offset,
+          ),
+      );
+      expect(letter.headers["reflector.error.code"], c.code).toBe(c.code);
+      expect(letter.headers["reflector.error.message"]).toMatch(c.reason);
+      expect(letter.headers["reflector.consumer.group"]).toBe(`${h.config.kafka.groupId}.feedback`);
+    }
+    // Nothing of the bad messages was counted on the lesson.
+    expect(await feedbackCounts()).toMatchObject({ helpful: 1, harmful: 1 });
+  });
+});
+
+describe("seed 004 orchestrator endpoints", () => {
+  const loopId = `loop-http-${run}`;
+
+  it("decides a loop completion and answers with the seed's fields", async () => {
+    const r = await api("POST", "/orchestrator/loop-complete", {
+      body: {
+        loop_id: loopId,
+        reflection_status: "done",
+        orchestrator_persona: "SAGE",
+        reflection_persona: "SAGE",
+        alignment_score: 0.72,
+        drift_score: 0.28,
+        override_fatigue: false,
+        override_max_reruns: false,
+        override_by: null,
+      },
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({
+      status: "success",
+      loop_id: loopId,
+      reflection_result: {
+        alignment_score: 0.72,
+        drift_score: 0.28,
+        summary_valid: true,
+        reflection_persona: "SAGE",
+        bias_echo: false,
+        reflection_fatigue: 0,
+      },
+      decision_result: {
+        decision: "rerun",
+        original_loop_id: loopId,
+        new_loop_id: `${loopId}_r1`,
+        rerun_reason: "alignment_threshold_not_met",
+        rerun_number: 1,
+        rerun_count: 1,
+        max_reruns: 3,
+      },
+      orchestrator_persona: "SAGE",
+    });
+    expect(Date.parse(String(r.body.timestamp))).not.toBeNaN();
+  });
+
+  it("reports the guardrail status of the tenant's own loop only", async () => {
+    const r = await api("GET", `/orchestrator/guardrails-status/${loopId}`);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      status: "success",
+      guardrails_status: {
+        loop_id: loopId,
+        rerun_count: 1,
+        max_reruns: 3,
+        rerun_limit_reached: false,
+        bias_echo: false,
+        reflection_fatigue: 0,
+        fatigue_threshold_exceeded: false,
+        force_finalize: false,
+        rerun_reason: "alignment_threshold_not_met",
+        alignment_score: 0.72,
+        drift_score: 0.28,
+        summary_valid: true,
+        reflection_persona: "SAGE",
+        pending_override: null,
+      },
+    });
+    expect((r.body.guardrails_status as { rerun_trigger: string[] }).rerun_trigger.length).toBeGreaterThan(0);
+    const b = await api("GET", `/orchestrator/guardrails-status/${loopId}`, { key: keyB });
+    expect(b.status).toBe(404);
+    expect(b.body).toEqual({ error: "not_found", message: `no loop ${loopId} for this tenant` });
+    expect((await api("GET", "/orchestrator/guardrails-status/never-ran")).status).toBe(404);
+  });
+
+  it("overrides guardrails with the seed's fields, in the caller's tenant only", async () => {
+    const byB = await api("POST", `/orchestrator/override-guardrails/${loopId}`, {
+      key: keyB,
+      body: { override_fatigue: true, override_by: "intruder", override_reason: "should not reach A" },
+    });
+    // Loops are per tenant: B can only set an override on its own (not yet run) loop of that name.
+    expect(byB.status).toBe(200);
+    const stillClean = await api("GET", `/orchestrator/guardrails-status/${loopId}`);
+    expect((stillClean.body.guardrails_status as { pending_override: unknown }).pending_override).toBeNull();
+
+    const r = await api("POST", `/orchestrator/override-guardrails/${loopId}`, {
+      body: {
+        override_fatigue: true,
+        override_max_reruns: false,
+        override_by: "operator",
+        override_reason: "Manual override to continue exploration",
+      },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      status: "success",
+      loop_id: loopId,
+      override_fatigue: true,
+      override_max_reruns: false,
+      overridden_by: "operator",
+      override_reason: "Manual override to continue exploration",
+    });
+    const status = await api("GET", `/orchestrator/guardrails-status/${loopId}`);
+    expect((status.body.guardrails_status as { pending_override: unknown }).pending_override).toEqual({
+      override_fatigue: true,
+      override_max_reruns: false,
+      overridden_by: "operator",
+      override_reason: "Manual override to continue exploration",
+    });
+  });
+
+  it.each([
+    ["out-of-range alignment", { loop_id: "l1", alignment_score: 1.5 }, /body\.alignment_score/],
+    ["a wrong type", { loop_id: "l1", override_fatigue: "yes" }, /body\.override_fatigue/],
+    ["an unknown field", { loop_id: "l1", loop_idd: "x" }, /loop_idd/],
+    ["a missing loop id", { reflection_status: "done" }, /body\.loop_id/],
+    ["an unknown status", { loop_id: "l1", reflection_status: "maybe" }, /body\.reflection_status/],
+  ])("rejects a loop completion with %s (400)", async (_name, body, message) => {
+    const r = await api("POST", "/orchestrator/loop-complete", { body });
+    expect(r.status).toBe(400);
+    expect(String(r.body.message)).toMatch(message);
+  });
+
+  it("rejects malformed override bodies (400)", async () => {
+    const bad = await api("POST", `/orchestrator/override-guardrails/${loopId}`, { raw: "{oops" });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe("bad_request");
+    const extra = await api("POST", `/orchestrator/override-guardrails/${loopId}`, { body: { force: true } });
+    expect(extra.status).toBe(400);
+    expect(String(extra.body.message)).toMatch(/force/);
+  });
+});
+
+describe("insights (seed 001 adaptive prompting)", () => {
+  it("shows the tenant's common issues of low-quality answers, and none of them to another tenant", async () => {
+    for (let i = 0; i < 2; i += 1) {
+      const event = taskEvent({
+        tenantId: tenantA,
+        outcome: "partial",
+        error: undefined,
+        scores: { alignment: 0.9, drift: 0.1 },
+        task: {
+          description: "Answer a billing question from the pricing page",
+          query: "Which plan includes SSO, and how much does it cost per seat per month?",
+          answer: "I'm not sure, maybe the bigger one",
+        },
+      });
+      await h.publish(event);
+      await h.waitForOutputs(event.eventId, 2);
+    }
+    const a = await api("GET", "/api/v1/insights");
+    expect(a.status).toBe(200);
+    expect(a.body.tenant_id).toBe(tenantA);
+    const issues = a.body.common_issues as { issue: string; count: number }[];
+    expect(issues.length).toBeGreaterThan(0);
+    expect(issues[0]?.count).toBeGreaterThanOrEqual(2);
+    const b = await api("GET", "/api/v1/insights", { key: keyB });
+    expect(b.body).toEqual({ tenant_id: tenantB, common_issues: [] });
+  });
+});
