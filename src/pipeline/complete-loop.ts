@@ -6,6 +6,7 @@ import {
 } from "../domain/contracts/index.js";
 import { decideLoop, type LoopDecisionResult } from "../domain/guardrails/decide-loop.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
+import { ReflectorError } from "../domain/errors.js";
 import { stableId } from "../domain/stable-id.js";
 import type { Clock, OutboundMessage, ReflectionStore } from "./ports.js";
 
@@ -103,35 +104,50 @@ export function createLoopCompleter(deps: CompleteLoopDeps) {
         ...(input.reflectionPersona !== undefined ? { reflection: input.reflectionPersona } : {}),
       },
     };
-    const context = await deps.store.loopContext(event);
-    const loop = decideLoop(
-      {
-        event,
-        previous: context.previous,
-        override: context.override,
-        biasHistory: context.biasHistory,
-        answerNeedsRetry: false,
-        ...(context.familyReruns !== undefined ? { familyReruns: context.familyReruns } : {}),
-      },
-      deps.guardrails,
-    );
-    const value = decisionValue(event, loop, now);
-    const message: OutboundMessage = {
-      role: "loopDecision",
-      key: event.loopId,
-      id: value.decisionId,
-      type: cloudEventTypes["loop-decision.v1"],
-      subject: event.loopId,
-      time: value.decidedAt,
-      value,
-    };
-    const result = await deps.store.commit(
-      { event, signature: null, store: null, loop, answerEvaluation: null, judgement: null, decidedAt: now },
-      () => [message],
-    );
-    const stored = result.outputs.find((o) => o.role === "loopDecision");
-    if (result.committed && deps.publish) await deps.publish(result.outputs);
-    return { committed: result.committed, decision: (stored?.value ?? value) as LoopDecision };
+    for (let attempt = 1; ; attempt += 1) {
+      const context = await deps.store.loopContext(event);
+      const loop = decideLoop(
+        {
+          event,
+          previous: context.previous,
+          override: context.override,
+          biasHistory: context.biasHistory,
+          answerNeedsRetry: false,
+          ...(context.familyReruns !== undefined ? { familyReruns: context.familyReruns } : {}),
+        },
+        deps.guardrails,
+      );
+      const value = decisionValue(event, loop, now);
+      const message: OutboundMessage = {
+        role: "loopDecision",
+        key: event.loopId,
+        id: value.decisionId,
+        type: cloudEventTypes["loop-decision.v1"],
+        subject: event.loopId,
+        time: value.decidedAt,
+        value,
+      };
+      const result = await deps.store.commit(
+        {
+          event,
+          signature: null,
+          store: null,
+          loop,
+          answerEvaluation: null,
+          judgement: null,
+          decidedAt: now,
+        },
+        () => [message],
+      );
+      // Another family of the tenant raised the same bias tag first: decide again from fresh state.
+      if (result.staleLoopState) {
+        if (attempt < 5) continue;
+        throw new ReflectorError("STORE_UNAVAILABLE", "loop state kept changing under the decision");
+      }
+      const stored = result.outputs.find((o) => o.role === "loopDecision");
+      if (result.committed && deps.publish) await deps.publish(result.outputs);
+      return { committed: result.committed, decision: (stored?.value ?? value) as LoopDecision };
+    }
   };
 }
 

@@ -124,6 +124,12 @@ export interface CommitResult {
   committed: boolean;
   outputs: OutboundMessage[];
   occurrences: number | null;
+  /**
+   * True when loop state the decision was made from changed before the commit (another family
+   * of the tenant raised the same bias tag at the same moment): nothing was written, and the
+   * caller decides again from fresh state.
+   */
+  staleLoopState?: boolean;
 }
 
 export interface ReflectionStore {

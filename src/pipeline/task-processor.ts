@@ -31,6 +31,10 @@ import type {
 } from "./ports.js";
 import { judgeReflection } from "./judge-reflection.js";
 import type { StageTimer } from "./stage-timer.js";
+import { ReflectorError } from "../domain/errors.js";
+
+/** Re-decisions after a concurrent bias-history change, before the event is retried whole. */
+const maxLoopStateRetries = 5;
 
 function toStored(created: NewReflection, signature: string): StoredReflection {
   return {
@@ -256,11 +260,15 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     const known = signature ? await findKnown(event.tenantId, signature) : null;
     const judged = signature && !known ? await reflect(event, answerEvaluation) : null;
 
-    const loopContext = await timer.time("store-read", () => store.loopContext(event));
-    const loop = decideLoop(
-      { event, ...loopContext, answerNeedsRetry: answerEvaluation?.shouldRetry ?? false },
-      guardrails,
-    );
+    const decide = async () => {
+      const loopContext = await timer.time("store-read", () => store.loopContext(event));
+      return decideLoop(
+        { event, ...loopContext, answerNeedsRetry: answerEvaluation?.shouldRetry ?? false },
+        guardrails,
+      );
+    };
+    // Reassigned when the commit finds the loop state changed under the decision (see below).
+    let loop = await decide();
 
     let storeOp: UnitOfWork["store"] = null;
     let newReflection: NewReflection | null = null;
@@ -353,29 +361,43 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       return outputs;
     };
 
-    const result = await timer.time("persist", () =>
-      store.commit(
-        {
-          event,
-          signature,
-          store: storeOp,
-          loop,
-          answerEvaluation,
-          judgement: judged
-            ? {
-                verdict: judged.verdict,
-                qualityScore: judged.validation.qualityScore,
-                violations: judged.validation.violations,
-                generator: generator.name,
-                attempts: judged.attempts,
-                stored: newReflection !== null,
-              }
-            : null,
-          decidedAt: now,
-        },
-        buildOutputs,
-      ),
-    );
+    const persist = () =>
+      timer.time("persist", () =>
+        store.commit(
+          {
+            event,
+            signature,
+            store: storeOp,
+            loop,
+            answerEvaluation,
+            judgement: judged
+              ? {
+                  verdict: judged.verdict,
+                  qualityScore: judged.validation.qualityScore,
+                  violations: judged.validation.violations,
+                  generator: generator.name,
+                  attempts: judged.attempts,
+                  stored: newReflection !== null,
+                }
+              : null,
+            decidedAt: now,
+          },
+          buildOutputs,
+        ),
+      );
+    let result = await persist();
+    // A concurrent family of the tenant moved the bias history first: decide again, from fresh
+    // state, so a bias echo is caught on the event that reaches the threshold.
+    for (let retry = 0; result.staleLoopState && retry < maxLoopStateRetries; retry += 1) {
+      loop = await decide();
+      result = await persist();
+    }
+    if (result.staleLoopState) {
+      throw new ReflectorError(
+        "STORE_UNAVAILABLE",
+        "loop state kept changing under the decision; retrying the event",
+      );
+    }
 
     // Refresh the cache only after the transaction that made it true has committed.
     const remembered = known ?? (newReflection && signature ? toStored(newReflection, signature) : null);

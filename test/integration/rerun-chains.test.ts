@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LoopDecisionV1, type LoopDecision, type TaskCompleted } from "../../src/domain/contracts/index.js";
+import { createPgReflectionStore } from "../../src/adapters/postgres/pg-reflection-store.js";
+import { decideLoop } from "../../src/domain/guardrails/decide-loop.js";
+import { defaultGuardrailConfig } from "../../src/domain/guardrails/guardrail-config.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { taskEvent } from "../support/task-events.js";
 import { waitFor } from "../support/wait-for.js";
@@ -362,6 +365,60 @@ describe("rerun chains through Kafka, seed 004 defaults (3 reruns, 0.75 / 0.25)"
       const decidedAt = decisions.map((d) => Date.parse(d.decidedAt));
       expect([...decidedAt].sort((a, b) => a - b)).toEqual(decidedAt);
     }
+  });
+});
+
+describe("bias echo when two families raise the same tag at once (Postgres loop state)", () => {
+  it("refuses a commit decided from a stale bias count, and the fresh decision halts", async () => {
+    const h = harnesses[0];
+    if (!h) throw new Error("no harness");
+    const { tenantId } = newTenant();
+    const store = createPgReflectionStore(h.pool);
+    const tagged = (loopId: string) =>
+      completion(tenantId, loopId, undefined, { alignment: 0.5, drift: 0.5, biasTags: ["groupthink"] });
+    const decide = async (event: TaskCompleted) =>
+      decideLoop(
+        { event, ...(await store.loopContext(event)), answerNeedsRetry: false },
+        defaultGuardrailConfig,
+      );
+    const commit = (event: TaskCompleted, loop: Awaited<ReturnType<typeof decide>>) =>
+      store.commit(
+        {
+          event,
+          signature: null,
+          store: null,
+          loop,
+          answerEvaluation: null,
+          judgement: null,
+          decidedAt: new Date(),
+        },
+        () => [],
+      );
+
+    const first = tagged(`echo-a-${h.id}`);
+    expect((await commit(first, await decide(first))).committed).toBe(true); // groupthink: 1
+    // Two families read the history (1) at the same moment: each would count 2, no echo.
+    const [b, c] = [tagged(`echo-b-${h.id}`), tagged(`echo-c-${h.id}`)];
+    const [decidedB, decidedC] = [await decide(b), await decide(c)];
+    expect([decidedB.biasEcho, decidedC.biasEcho]).toEqual([false, false]);
+    expect((await commit(b, decidedB)).committed).toBe(true); // groupthink: 2
+    // C's decision rests on a count that is no longer true: nothing is written.
+    const stale = await commit(c, decidedC);
+    expect(stale).toMatchObject({ committed: false, staleLoopState: true });
+    const written = await h.pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM loop_traces WHERE tenant_id = $1 AND loop_id = $2",
+      [tenantId, c.loopId],
+    );
+    expect(written.rows[0]?.n).toBe(0);
+    // Decided again from fresh state, C is the third occurrence: bias echo.
+    const fresh = await decide(c);
+    expect(fresh).toMatchObject({ decision: "halt", biasEcho: true, repeatedTags: ["groupthink"] });
+    expect((await commit(c, fresh)).committed).toBe(true);
+    const history = await h.pool.query<{ occurrences: number }>(
+      "SELECT occurrences FROM bias_tag_history WHERE tenant_id = $1 AND tag = 'groupthink'",
+      [tenantId],
+    );
+    expect(history.rows[0]?.occurrences).toBe(3);
   });
 });
 

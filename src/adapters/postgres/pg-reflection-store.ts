@@ -382,13 +382,21 @@ export function createPgReflectionStore(
           );
 
           if (loop.biasCounts.size > 0) {
-            await client.query(
+            const counted = await client.query<{ tag: string; occurrences: number }>(
               `INSERT INTO bias_tag_history (tenant_id, tag, occurrences, last_loop_id, first_seen_at, last_seen_at)
                SELECT $1, tag, 1, $3, $4, $4 FROM unnest($2::text[]) AS tag
                ON CONFLICT (tenant_id, tag) DO UPDATE SET occurrences = bias_tag_history.occurrences + 1,
-                 last_loop_id = EXCLUDED.last_loop_id, last_seen_at = EXCLUDED.last_seen_at`,
+                 last_loop_id = EXCLUDED.last_loop_id, last_seen_at = EXCLUDED.last_seen_at
+               RETURNING tag, occurrences`,
               [event.tenantId, [...loop.biasCounts.keys()], event.loopId, unit.decidedAt],
             );
+            // The history is per tenant, so families running at once can raise the same tag: the
+            // row lock orders them, and a count other than the one decided on means the decision
+            // (echo or not) was made from stale state. Undo and let the caller decide again.
+            if (counted.rows.some((r) => loop.biasCounts.get(r.tag) !== r.occurrences)) {
+              await client.query("ROLLBACK");
+              return { committed: false, outputs: [], occurrences: null, staleLoopState: true };
+            }
           }
 
           if (unit.judgement && unit.signature) {

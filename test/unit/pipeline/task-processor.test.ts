@@ -237,4 +237,33 @@ describe("task processor (in-memory ports)", () => {
     expect(requests[0]?.insights).toContain("Not actionable (in 2 recent low-quality results)");
     expect(requests[0]?.insights).toContain("Shallow reflection (in 2 recent low-quality results)");
   });
+
+  it("decides again when the commit reports stale loop state, and generates only once", async () => {
+    const { processor, store, calls } = setup();
+    const realCommit = store.store.commit.bind(store.store);
+    const realContext = store.store.loopContext.bind(store.store);
+    let commits = 0;
+    let contexts = 0;
+    let callsAtFirstCommit = -1;
+    // The first commit finds the bias history moved by another family (history 1 → 2 under it).
+    store.store.commit = (unit, build) => {
+      commits += 1;
+      if (commits === 1) callsAtFirstCommit = calls();
+      if (commits === 1)
+        return Promise.resolve({ committed: false, outputs: [], occurrences: null, staleLoopState: true });
+      return realCommit(unit, build);
+    };
+    store.store.loopContext = async (event) => {
+      contexts += 1;
+      const context = await realContext(event);
+      return { ...context, biasHistory: new Map([["groupthink", contexts === 1 ? 1 : 2]]) };
+    };
+    const event = taskEvent({ biasTags: [{ tag: "groupthink" }] });
+    const result = await processor.process(event);
+    expect(result.status).toBe("processed");
+    expect([commits, contexts]).toEqual([2, 2]);
+    // Only the decision is redone: no generator call after the stale commit.
+    expect(calls()).toBe(callsAtFirstCommit);
+    expect(decisionOf(result.outputs)).toMatchObject({ decision: "halt", biasEcho: true });
+  });
 });
