@@ -3,6 +3,8 @@ import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { createConsumerMetrics } from "../../../src/observability/consumer-metrics.js";
+import { createFeedbackMetrics } from "../../../src/observability/feedback-metrics.js";
+import { createLagMetrics } from "../../../src/observability/lag-metrics.js";
 import { createLlmMetrics } from "../../../src/observability/llm-metrics.js";
 import { createMetrics } from "../../../src/observability/metrics.js";
 import { createQualityMetrics } from "../../../src/observability/quality-metrics.js";
@@ -52,6 +54,18 @@ async function appSeriesNames(): Promise<Set<string>> {
   createLlmMetrics(metrics.registry, { inputPerMillionUsd: 0, outputPerMillionUsd: 0 });
   createConsumerMetrics(metrics.registry);
   createQualityMetrics(metrics.registry, metrics.qualityScore);
+  createLagMetrics(metrics.registry);
+  const none = { lessons: 0, recurrences: 0 };
+  createFeedbackMetrics(metrics.registry, {
+    source: {
+      effectivenessSummary: () =>
+        Promise.resolve({ effective: none, ineffective: none, insufficient_data: none }),
+    },
+    refreshMs: 60_000,
+    onError: (err) => {
+      throw err;
+    },
+  });
   return exportedSeriesNames(metrics.registry);
 }
 
