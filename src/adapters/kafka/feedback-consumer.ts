@@ -54,6 +54,21 @@ export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
   let consumer: Consumer | null = null;
   let producer: Producer | null = null;
   let stopping = false;
+  // Wakes a retry back-off when the app stops, so shutdown never waits out a 30 s sleep.
+  let wake = new AbortController();
+
+  function pause(ms: number): Promise<void> {
+    const signal = wake.signal;
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
 
   async function handle(message: KafkaMessage): Promise<void> {
     if (!message.value) throw new ReflectorError("DECODE_FAILED", "the message has no value");
@@ -113,6 +128,7 @@ export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
   return {
     async start(): Promise<void> {
       stopping = false;
+      wake = new AbortController();
       producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
       await producer.connect();
       consumer = kafka.consumer({ groupId: options.groupId, allowAutoTopicCreation: false });
@@ -135,7 +151,7 @@ export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
               if (action === "crash" || stopping) throw err;
               const delayMs = Math.min(30_000, retryBaseMs * 2 ** Math.min(attempt - 1, 10));
               log.warn({ err, attempt, delayMs, offset: message.offset }, "feedback failed, retrying");
-              await new Promise((resolve) => setTimeout(resolve, delayMs * (0.5 + Math.random() / 2)));
+              await pause(delayMs * (0.5 + Math.random() / 2));
             }
           }
         },
@@ -144,6 +160,7 @@ export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
 
     async stop(): Promise<void> {
       stopping = true;
+      wake.abort();
       await consumer?.disconnect();
       await producer?.disconnect();
       consumer = null;

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
+
+describe("API keys", () => {
+  it("maps each bearer key to its tenant, ignoring blanks and spaces", () => {
+    const keys = parseApiKeys(" alpha-key-1:tenant-a, ,beta-key-22:tenant-b ");
+    expect([...keys]).toEqual([
+      ["alpha-key-1", "tenant-a"],
+      ["beta-key-22", "tenant-b"],
+    ]);
+    const ring = createApiKeyring(keys);
+    expect(ring.size).toBe(2);
+    expect(ring.tenantFor("alpha-key-1")).toBe("tenant-a");
+    expect(ring.tenantFor("beta-key-22")).toBe("tenant-b");
+    expect(ring.tenantFor("alpha-key-")).toBeNull();
+    expect(ring.tenantFor("")).toBeNull();
+  });
+
+  it("lists every malformed entry at once", () => {
+    expect(() => parseApiKeys("short:t,no-tenant-here,good-key-1:a,good-key-1:b,:x")).toThrow(
+      "API_KEYS: entry 1: expected key:tenant with a key of at least 8 characters; entry 2: expected key:tenant with a key of at least 8 characters; entry 4: duplicate key; entry 5: expected key:tenant with a key of at least 8 characters",
+    );
+  });
+
+  it("keeps a colon inside a key (the tenant is after the last one)", () => {
+    expect(parseApiKeys("abc:def:ghi:tenant-z").get("abc:def:ghi")).toBe("tenant-z");
+  });
+
+  it("answers 401 for everyone when no keys are configured", () => {
+    expect(createApiKeyring(parseApiKeys("")).tenantFor("anything-at-all")).toBeNull();
+  });
+});
