@@ -1,9 +1,10 @@
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Config } from "../../src/config/config.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import { patternSignature } from "../../src/domain/maintenance/dream-groups.js";
+import { helpfulModel, startFakeOpenAiServer, traceDataOf } from "../support/fake-openai-server.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { taskEvent } from "../support/task-events.js";
 import { waitFor } from "../support/wait-for.js";
@@ -234,6 +235,78 @@ describe("dreaming (seed 002, full mode)", () => {
     const lite = cli(["dream", "--tenant", tenantId], { ...env, REFLECTOR_MODE: "lite" });
     expect(lite.status).toBe(1);
     expect(lite.stderr).toContain("dreaming runs in full mode only");
+  });
+});
+
+/** The CLI without blocking this process (the fake model server below runs in it). */
+function cliAsync(args: string[], env: Record<string, string>) {
+  return new Promise<{ status: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "test/support/run-cli.ts", ...args],
+      { env, encoding: "utf8", timeout: 60_000 },
+      (err, stdout, stderr) => {
+        resolve({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe("dreaming with the configured model (REFLECTOR_GENERATOR=openai)", () => {
+  it("asks the model about the group's lessons as one exploratory task and labels the result openai", async () => {
+    const tenantId = `dream-llm-${randomUUID().slice(0, 8)}`;
+    await processAll([
+      failure(tenantId, "timeout", "search_api", 0.75, 1, "_search"),
+      failure(tenantId, "rate_limit", "search_api", 0.75, 2, "_search"),
+    ]);
+    const sources = await h.pool.query<{ reflection_text: string }>(
+      "SELECT reflection_text FROM reflections WHERE tenant_id = $1 ORDER BY id",
+      [tenantId],
+    );
+    expect(sources.rows).toHaveLength(2);
+    const fake = await startFakeOpenAiServer({ chat: helpfulModel });
+    try {
+      const run = await cliAsync(["dream", "--tenant", tenantId], {
+        ...cliEnv(h.config),
+        REFLECTOR_GENERATOR: "openai",
+        OPENAI_BASE_URL: fake.url,
+        REFLECTOR_MODEL: "fake-model",
+      });
+      expect(run.status, run.stderr).toBe(0);
+      const report = JSON.parse(run.stdout) as {
+        generator: string;
+        groups: { key: string; status: string }[];
+      };
+      expect(report.generator).toBe("openai");
+      expect(report.groups).toHaveLength(1);
+      expect(report.groups[0]?.key).toBe("category:search_api");
+      expect(["inserted", "not_stored"]).toContain(report.groups[0]?.status);
+
+      // Seed 002's dreaming worker: the lessons travel as the trace of one partial task, as data.
+      const data = traceDataOf(fake.chatRequests()[0] ?? { model: "", messages: [] });
+      expect(data?.task?.description).toBe(
+        "Analyzing patterns in 2 high-importance reflections on search_api",
+      );
+      expect(data?.outcome).toBe("partial");
+      const sent = (data?.events ?? []).map((e) => e.content ?? "").join("\n");
+      for (const row of sources.rows) expect(sent).toContain(row.reflection_text);
+
+      // Whatever the verdict, the judgement names the generator that wrote it.
+      const judged = await h.pool.query<{ generator: string }>(
+        "SELECT generator FROM reflection_judgements WHERE tenant_id = $1 AND signature = $2",
+        [tenantId, patternSignature("category:search_api")],
+      );
+      expect(judged.rows.map((r) => r.generator)).toEqual(["openai"]);
+      if (report.groups[0]?.status === "inserted") {
+        const row = await h.pool.query<{ generator: string; kind: string }>(
+          "SELECT generator, kind FROM reflections WHERE tenant_id = $1 AND signature = $2",
+          [tenantId, patternSignature("category:search_api")],
+        );
+        expect(row.rows).toEqual([{ generator: "openai", kind: "pattern" }]);
+      }
+    } finally {
+      await fake.close();
+    }
   });
 });
 
