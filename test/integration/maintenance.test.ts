@@ -246,7 +246,7 @@ function cliAsync(args: string[], env: Record<string, string>) {
       ["--import", "tsx", "test/support/run-cli.ts", ...args],
       { env, encoding: "utf8", timeout: 60_000 },
       (err, stdout, stderr) => {
-        resolve({ status: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+        resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },
     );
   });
