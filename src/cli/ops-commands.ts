@@ -21,8 +21,15 @@ function kafkaFor(config: Config, role: string) {
   return createKafka({
     brokers: config.kafka.brokers,
     clientId: `${config.kafka.clientId}-${role}`,
-    logger: createLogger("warn"),
+    // kafkajs logs every retry at error level; the command prints the one error that matters.
+    logger: createLogger("fatal"),
   });
+}
+
+/** One line on stderr and exit code 1, not a stack trace: the usual cause is an unreachable broker. */
+function fail(what: string, err: unknown): void {
+  process.stderr.write(`reflector: ${what} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -62,8 +69,8 @@ export function registerOpsCommands(program: Command): void {
     .action(async (options: { group?: string; topic: string[]; json: boolean }) => {
       const config = configOrExit();
       const admin = kafkaFor(config, "lag").admin();
-      await admin.connect();
       try {
+        await admin.connect();
         const rows = await readConsumerLag(admin, {
           groupId: options.group ?? config.kafka.groupId,
           topics:
@@ -71,6 +78,8 @@ export function registerOpsCommands(program: Command): void {
           fromBeginning: config.kafka.fromBeginning,
         });
         console.log(options.json ? JSON.stringify(rows, null, 2) : formatLagTable(rows));
+      } catch (err) {
+        fail("lag", err);
       } finally {
         await admin.disconnect();
       }
@@ -94,6 +103,10 @@ export function registerOpsCommands(program: Command): void {
         process.stderr.write("reflector: --max must be a positive integer\n");
         process.exit(2);
       }
+      if (!(Number.isInteger(options.idleTimeoutMs) && options.idleTimeoutMs > 0)) {
+        process.stderr.write("reflector: --idle-timeout-ms must be a positive integer\n");
+        process.exit(2);
+      }
       const summary = await replayDeadLetters({
         kafka: kafkaFor(config, "dlq-replay"),
         deadLetterTopic: config.topics.deadLetter,
@@ -104,7 +117,10 @@ export function registerOpsCommands(program: Command): void {
         dryRun: options.dryRun,
         idleTimeoutMs: options.idleTimeoutMs,
         logger: createLogger("warn"),
+      }).catch((err: unknown) => {
+        fail("dlq replay", err);
+        return null;
       });
-      printSummary(summary, options.dryRun);
+      if (summary) printSummary(summary, options.dryRun);
     });
 }
