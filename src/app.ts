@@ -196,6 +196,24 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     retryBaseMs: config.handler.retryBaseMs,
   });
   const apiLoopStore = createPgReflectionStore(pool, { embeddingModel: llm.embedder.name });
+  // A decision made over HTTP consumes no offset, so it needs no transaction: a plain idempotent
+  // producer publishes it on loop.decision like the Kafka path's decisions.
+  const apiProducer: Producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
+  const apiPublisher = createOutputPublisher({
+    producer: apiProducer,
+    codec,
+    source: `/reflector/${config.kafka.groupId}`,
+    topics: {
+      reflectionAccepted: config.topics.reflectionAccepted,
+      reflectionRejected: config.topics.reflectionRejected,
+      loopDecision: config.topics.loopDecision,
+    },
+  });
   const http = createHttpServer({
     api: {
       keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
@@ -204,6 +222,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         store: apiLoopStore,
         guardrails,
         clock: apiClock,
+        publish: (outputs) => apiPublisher.publish(outputs, undefined),
       }),
       commonIssues: (tenantId) => apiLoopStore.commonIssues(tenantId),
       clock: apiClock,
@@ -272,6 +291,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       await pool.query("SELECT 1");
       await redis.connect();
       await producer.connect();
+      await apiProducer.connect();
       await http.listen({ host: config.http.host, port: config.http.port });
       await consumer.start();
       await feedbackConsumer.start();
@@ -312,6 +332,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       await Promise.allSettled([
         lagPoller.stop(),
         producer.disconnect(),
+        apiProducer.disconnect(),
         http.close(),
         pool.end(),
         redis.quit().catch(() => {

@@ -745,6 +745,22 @@ describe("seed 004 orchestrator endpoints", () => {
       orchestrator_persona: "SAGE",
     });
     expect(Date.parse(String(r.body.timestamp))).not.toBeNaN();
+    // The decision also goes out on loop.decision, as for a task event, keyed by the loop.
+    const published = await waitFor(
+      () =>
+        h.on(
+          h.config.topics.loopDecision,
+          (c) => c.value?.loopId === loopId && c.value.tenantId === tenantA,
+        )[0],
+    );
+    expect(published.key).toBe(loopId);
+    expect(published.value).toMatchObject({
+      decision: "rerun",
+      newLoopId: `${loopId}_r1`,
+      rerunCount: 1,
+      reason: "alignment_threshold_not_met",
+    });
+    expect(published.headers.ce_type).toBe("dev.reflector.loop.decision.v1");
   });
 
   it("reports the guardrail status of the tenant's own loop only", async () => {
