@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { z } from "zod";
+import { parseApiKeys } from "../http/api-keys.js";
 
 const csv = z
   .string()
@@ -174,6 +175,12 @@ function deepFreeze<T>(value: T): T {
 /** Settings that only make sense together; checked on the raw values so every problem is listed. */
 function crossFieldProblems(env: Record<string, string | undefined>): string[] {
   const problems: string[] = [];
+  // Malformed keys are a configuration problem like any other: listed with the rest at start-up.
+  try {
+    parseApiKeys(env.API_KEYS ?? "");
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
   const endpoint = env.OPENAI_BASE_URL !== undefined || env.OPENAI_API_KEY !== undefined;
   if (env.REFLECTOR_GENERATOR === "openai") {
     if (!endpoint) {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../../src/config/config.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 
 describe("API keys", () => {
@@ -28,5 +29,19 @@ describe("API keys", () => {
 
   it("answers 401 for everyone when no keys are configured", () => {
     expect(createApiKeyring(parseApiKeys("")).tenantFor("anything-at-all")).toBeNull();
+  });
+});
+
+describe("API_KEYS in the configuration", () => {
+  it("stops start-up with the key problems listed beside every other problem", () => {
+    let problems: string[] = [];
+    try {
+      loadConfig({ API_KEYS: "short:t,good-key-1:a", HTTP_PORT: "seventy" });
+    } catch (err) {
+      if (err instanceof ConfigError) problems = err.problems;
+    }
+    expect(problems).toHaveLength(2);
+    expect(problems.join("\n")).toMatch(/^HTTP_PORT: /m);
+    expect(problems.join("\n")).toMatch(/^API_KEYS: entry 1: expected key:tenant/m);
   });
 });
