@@ -1,13 +1,9 @@
-import {
-  cloudEventTypes,
-  type LoopDecision,
-  type Outcome,
-  type TaskCompleted,
-} from "../domain/contracts/index.js";
-import { decideLoop, type LoopDecisionResult } from "../domain/guardrails/decide-loop.js";
+import type { LoopDecision, Outcome, TaskCompleted } from "../domain/contracts/index.js";
+import { decideLoop } from "../domain/guardrails/decide-loop.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { ReflectorError } from "../domain/errors.js";
 import { stableId } from "../domain/stable-id.js";
+import { decisionMessage } from "./decision-message.js";
 import type { Clock, OutboundMessage, ReflectionStore } from "./ports.js";
 
 /** Seed 004's `POST /orchestrator/loop-complete`, in the processor's own terms. */
@@ -39,34 +35,6 @@ export interface CompleteLoopDeps {
   clock: Clock;
   /** Publishes the decision on `loop.decision`, as the Kafka path does. */
   publish?: (outputs: OutboundMessage[]) => Promise<void>;
-}
-
-export function decisionValue(event: TaskCompleted, loop: LoopDecisionResult, now: Date): LoopDecision {
-  return {
-    schemaVersion: 1,
-    decisionId: stableId("decision", event.tenantId, event.eventId),
-    sourceEventId: event.eventId,
-    tenantId: event.tenantId,
-    projectId: event.projectId,
-    loopId: event.loopId,
-    rootLoopId: loop.rootLoopId,
-    decision: loop.decision,
-    newLoopId: loop.newLoopId,
-    rerunCount: loop.rerunCount,
-    maxReruns: loop.maxReruns,
-    reason: loop.reason,
-    reasonDetail: loop.reasonDetail,
-    triggers: loop.triggers,
-    fatigue: loop.fatigue,
-    fatigueIncreased: loop.fatigueIncreased,
-    biasEcho: loop.biasEcho,
-    repeatedTags: loop.repeatedTags,
-    forceFinalize: loop.forceFinalize,
-    overriddenBy: loop.overriddenBy,
-    alignment: loop.alignment,
-    drift: loop.drift,
-    decidedAt: now.toISOString(),
-  };
 }
 
 /**
@@ -117,16 +85,8 @@ export function createLoopCompleter(deps: CompleteLoopDeps) {
         },
         deps.guardrails,
       );
-      const value = decisionValue(event, loop, now);
-      const message: OutboundMessage = {
-        role: "loopDecision",
-        key: event.loopId,
-        id: value.decisionId,
-        type: cloudEventTypes["loop-decision.v1"],
-        subject: event.loopId,
-        time: value.decidedAt,
-        value,
-      };
+      const message = decisionMessage(event, loop, now);
+      const value = message.value as LoopDecision;
       const result = await deps.store.commit(
         {
           event,

@@ -6,7 +6,7 @@ import {
   type TaskCompleted,
   type Verdict,
 } from "../domain/contracts/index.js";
-import { decideLoop, type LoopDecisionResult } from "../domain/guardrails/decide-loop.js";
+import { decideLoop } from "../domain/guardrails/decide-loop.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
@@ -31,6 +31,7 @@ import type {
 } from "./ports.js";
 import { judgeReflection } from "./judge-reflection.js";
 import type { StageTimer } from "./stage-timer.js";
+import { decisionMessage } from "./decision-message.js";
 import { ReflectorError } from "../domain/errors.js";
 
 /** Re-decisions after a concurrent bias-history change, before the event is retried whole. */
@@ -189,44 +190,6 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       type: cloudEventTypes["reflection-outcome.v1"],
       subject: event.loopId,
       time: value.producedAt,
-      value,
-    };
-  }
-
-  function decisionMessage(event: TaskCompleted, loop: LoopDecisionResult, now: Date): OutboundMessage {
-    const decisionId = stableId("decision", event.tenantId, event.eventId);
-    const value: LoopDecision = {
-      schemaVersion: 1,
-      decisionId,
-      sourceEventId: event.eventId,
-      tenantId: event.tenantId,
-      projectId: event.projectId,
-      loopId: event.loopId,
-      rootLoopId: loop.rootLoopId,
-      decision: loop.decision,
-      newLoopId: loop.newLoopId,
-      rerunCount: loop.rerunCount,
-      maxReruns: loop.maxReruns,
-      reason: loop.reason,
-      reasonDetail: loop.reasonDetail,
-      triggers: loop.triggers,
-      fatigue: loop.fatigue,
-      fatigueIncreased: loop.fatigueIncreased,
-      biasEcho: loop.biasEcho,
-      repeatedTags: loop.repeatedTags,
-      forceFinalize: loop.forceFinalize,
-      overriddenBy: loop.overriddenBy,
-      alignment: loop.alignment,
-      drift: loop.drift,
-      decidedAt: now.toISOString(),
-    };
-    return {
-      role: "loopDecision",
-      key: event.loopId,
-      id: decisionId,
-      type: cloudEventTypes["loop-decision.v1"],
-      subject: event.loopId,
-      time: value.decidedAt,
       value,
     };
   }
