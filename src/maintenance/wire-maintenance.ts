@@ -39,6 +39,7 @@ export function wireMaintenance(config: Config, deps: MaintenanceWiring): Mainte
   const store = createPgMaintenanceStore(
     deps.pool,
     createPgReflectionStore(deps.pool, { embeddingModel: deps.embedder.name }),
+    deps.embedder.name,
   );
   const generator =
     deps.generator.name === "heuristic"

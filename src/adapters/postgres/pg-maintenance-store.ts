@@ -42,6 +42,8 @@ const judgementEventId = (p: { group: { key: string; sources: { id: string }[] }
 export function createPgMaintenanceStore(
   pool: pg.Pool,
   reflections: Pick<ReflectionStore, "patternEvidence">,
+  /** Novelty compares vectors of this embedder only (others have other dimensions and meanings). */
+  embeddingModel: string,
 ): MaintenanceStore {
   return {
     async dreamTenants(minImportance) {
@@ -96,11 +98,11 @@ export function createPgMaintenanceStore(
     async nearbyEmbeddings(tenantId, text, excludeIds, limit) {
       const res = await pool.query<{ embedding: number[] }>(
         `SELECT embedding FROM reflections
-          WHERE tenant_id = $1 AND NOT (id = ANY($4::uuid[]))
+          WHERE tenant_id = $1 AND NOT (id = ANY($4::uuid[])) AND embedding_model = $5
           ORDER BY CASE WHEN $2 = '' THEN 0 ELSE ts_rank(search, to_tsquery('english', $2)) END DESC,
                    last_seen_at DESC
           LIMIT $3`,
-        [tenantId, orQuery(text), limit, excludeIds],
+        [tenantId, orQuery(text), limit, excludeIds, embeddingModel],
       );
       return res.rows.map((r) => r.embedding);
     },
