@@ -227,6 +227,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       commonIssues: (tenantId) => apiLoopStore.commonIssues(tenantId),
       clock: apiClock,
       onFeedback: feedbackMetrics.recorded,
+      logger,
     },
     registry: metrics.registry,
     isConsuming: () => consumer.isReady(),

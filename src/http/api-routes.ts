@@ -6,6 +6,8 @@ import type { CommonIssue } from "../domain/evaluation/adaptive-insights.js";
 import type { PgApiStore, ReflectionView } from "../adapters/postgres/pg-api-store.js";
 import { servedMinQuality } from "../domain/feedback/effective-quality.js";
 import type { LoopCompleter } from "../pipeline/complete-loop.js";
+import { classifyFailure } from "../domain/errors.js";
+import type { Logger } from "../observability/logger.js";
 import type { ApiKeyring } from "./api-keys.js";
 
 export interface ApiRoutesDeps {
@@ -14,6 +16,8 @@ export interface ApiRoutesDeps {
   completeLoop: LoopCompleter;
   commonIssues(tenantId: string): Promise<CommonIssue[]>;
   clock: { now(): Date };
+  /** Where request failures are logged (once, here). */
+  logger?: Pick<Logger, "warn" | "error">;
   /** Counts feedback in metrics, as the Kafka path does. */
   onFeedback?(rating: "up" | "down", result: "recorded" | "duplicate"): void;
 }
@@ -260,7 +264,15 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       if (typeof status === "number" && status >= 400 && status < 500) {
         return reply.code(status).send({ error: "bad_request", message: (err as Error).message, issues: [] });
       }
-      scope.log.error({ err }, "api request failed");
+      // An outage (Postgres, Kafka) is the caller's cue to retry; anything else is a bug.
+      if (classifyFailure(err) === "retry") {
+        deps.logger?.warn({ err }, "api request failed: dependency unavailable");
+        return reply
+          .code(503)
+          .header("retry-after", "5")
+          .send({ error: "unavailable", message: "a dependency is unavailable; retry later" });
+      }
+      deps.logger?.error({ err }, "api request failed");
       return reply.code(500).send({ error: "internal", message: "internal error" });
     });
 
