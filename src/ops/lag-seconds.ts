@@ -35,8 +35,9 @@ export function estimateLagSeconds(
   let before = oldest;
   for (const point of curve) {
     if (point.offset > nextOffset) {
-      // The message was appended between `before.timeMs` and `point.timeMs`.
-      const fraction = (nextOffset - before.offset) / (point.offset - before.offset);
+      // The message was appended between `before.timeMs` and `point.timeMs`, at the moment the
+      // log end passed it (reached nextOffset + 1); the log end is taken to grow linearly between.
+      const fraction = (nextOffset + 1 - before.offset) / (point.offset - before.offset);
       const appendedAtMs = before.timeMs + fraction * (point.timeMs - before.timeMs);
       return Math.max(0, (nowMs - appendedAtMs) / 1000);
     }

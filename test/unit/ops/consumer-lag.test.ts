@@ -82,10 +82,12 @@ describe("lag in seconds from the broker's time index", () => {
   });
 
   it("interpolates the append time of the message at the committed offset", () => {
-    // Offset 800 was appended 20 s ago: between the 30 s and 10 s probes.
-    expect(estimateLagSeconds(800, 1000, probes, now)).toBeCloseTo(20, 5);
+    // Offset 800 was appended when the log end passed 801, 19.9 s ago: between the 30 s and 10 s probes.
+    expect(estimateLagSeconds(800, 1000, probes, now)).toBeCloseTo(19.9, 5);
     // Offset 995: between the 1 s probe (990) and the log end now (1000).
-    expect(estimateLagSeconds(995, 1000, probes, now)).toBeCloseTo(0.5, 5);
+    expect(estimateLagSeconds(995, 1000, probes, now)).toBeCloseTo(0.4, 5);
+    // At a probe's offset exactly, the message came after that probe, not at it.
+    expect(estimateLagSeconds(700, 1000, probes, now)).toBeCloseTo(29.9, 5);
   });
 
   it("grows while the consumer is stalled and nothing new arrives", () => {
