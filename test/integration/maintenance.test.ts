@@ -393,14 +393,16 @@ describe("the processor's schedule", () => {
     const tenantId = `sched-${randomUUID().slice(0, 8)}`;
     await h.stopApp();
     const scheduled = await startHarness({
-      env: { PRUNE_INTERVAL_MS: "300", PRUNE_OLDER_THAN_DAYS: "30", PRUNE_MAX_IMPORTANCE: "0.3" },
+      // The schedule prunes every tenant of the shared test database: thresholds only this
+      // test's row (aged 4000 days) can meet, so other test files' data is never at risk.
+      env: { PRUNE_INTERVAL_MS: "300", PRUNE_OLDER_THAN_DAYS: "3650", PRUNE_MAX_IMPORTANCE: "0.2" },
     });
     try {
       const event = failure(tenantId, "auth", "ops", 0.1, 1);
       await scheduled.publish(event);
       await scheduled.waitForOutputs(event.eventId, 2);
       await scheduled.pool.query(
-        `UPDATE reflections SET first_seen_at = now() - interval '60 days', last_seen_at = now() - interval '60 days'
+        `UPDATE reflections SET first_seen_at = now() - interval '4000 days', last_seen_at = now() - interval '4000 days'
           WHERE tenant_id = $1`,
         [tenantId],
       );
