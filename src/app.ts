@@ -23,6 +23,7 @@ import { createConsumerMetrics } from "./observability/consumer-metrics.js";
 import { createMetrics } from "./observability/metrics.js";
 import { createLagMetrics } from "./observability/lag-metrics.js";
 import { createLagPoller } from "./ops/lag-poller.js";
+import { createKafkaHealthCheck } from "./adapters/kafka/kafka-health.js";
 import { createQualityMetrics } from "./observability/quality-metrics.js";
 import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
 import { createTaskProcessor } from "./pipeline/task-processor.js";
@@ -158,6 +159,11 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     retryBaseMs: config.handler.retryBaseMs,
   });
 
+  const kafkaHealth = createKafkaHealthCheck({
+    admin: kafka.admin({ retry: { retries: 0 } }),
+    isProducerConnected: () => producerConnected,
+    timeoutMs: 2_000,
+  });
   const lagPoller = createLagPoller({
     admin: kafka.admin(),
     metrics: createLagMetrics(metrics.registry),
@@ -234,7 +240,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     isStopping: () => stopping,
     dependencies: [
       // The transactional producer carries outputs and offsets: without it nothing can commit.
-      { name: "kafka", check: () => Promise.resolve(producerConnected) },
+      { name: "kafka", check: () => kafkaHealth.check() },
       { name: "postgres", check: async () => (await pool.query("SELECT 1")).rowCount === 1 },
       {
         name: "redis",
@@ -332,6 +338,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       });
       await Promise.allSettled([
         lagPoller.stop(),
+        kafkaHealth.close(),
         producer.disconnect(),
         apiProducer.disconnect(),
         http.close(),
