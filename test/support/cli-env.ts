@@ -25,6 +25,7 @@ export function cliEnv(config: Config, extra: Record<string, string> = {}): Reco
     TOPIC_LOOP_DECISION: t.loopDecision,
     TOPIC_DLQ: t.deadLetter,
     TOPIC_RETRY: t.retry,
+    TOPIC_REFLECTION_FEEDBACK: t.reflectionFeedback,
     LOG_LEVEL: "warn",
     ...extra,
   };
