@@ -6,8 +6,18 @@
  * consumer sees and what Postgres holds. Exit code 0 only when nothing is lost or duplicated.
  *
  *   npx tsx bench/chaos.ts            (or scripts/chaos.sh)
+ *   npx tsx bench/chaos.ts --llm-faults   (or scripts/chaos.sh --llm-faults)
  * Env: CHAOS_EVENTS (3000), CHAOS_FUZZ (500), CHAOS_SECONDS (60, production time),
  *      CHAOS_KILLS (6), CHAOS_PG_PORT (5440), CHAOS_REDIS_PORT (6390), KAFKA_BROKERS.
+ *
+ * `--llm-faults`: the processor runs with the openai generator and embeddings against a fake
+ * OpenAI-compatible server that follows a fault schedule (bench/chaos-llm-faults.ts): hangs past
+ * the client timeout, 500/503 bursts, 429 with Retry-After, garbage answers, and an outage long
+ * enough to open the circuit breaker. Defaults there: 1000 events over 500 signatures (so the
+ * LLM is called all through the run), 100 fuzzed, 2 kills, no Redis/Postgres stops (their pauses
+ * would blur the LLM ones). A valid event may then legitimately end in the DLQ (garbage answers
+ * spend its attempts): each valid event must end in exactly one committed decision or one
+ * dead letter, and the run reports the retries, retry-topic hand-offs, DLQ reasons and pauses.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { appendFileSync, chownSync, mkdtempSync, rmSync } from "node:fs";
@@ -15,12 +25,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { createLogTally, printLlmTally, startFaultyLlm } from "./chaos-llm-faults.js";
 import { benchEvent, benchSetup, deleteTopics, startCounter } from "./support.js";
 
-const events = Number(process.env.CHAOS_EVENTS ?? 3000);
-const fuzzCount = Number(process.env.CHAOS_FUZZ ?? 500);
+const llmFaults = process.argv.includes("--llm-faults");
+const events = Number(process.env.CHAOS_EVENTS ?? (llmFaults ? 1000 : 3000));
+const fuzzCount = Number(process.env.CHAOS_FUZZ ?? (llmFaults ? 100 : 500));
 const produceSeconds = Number(process.env.CHAOS_SECONDS ?? 60);
-const kills = Number(process.env.CHAOS_KILLS ?? 6);
+const kills = Number(process.env.CHAOS_KILLS ?? (llmFaults ? 2 : 6));
+/** Distinct error signatures among the valid events (new ones need the LLM). */
+const signatureCount = llmFaults ? Math.max(1, Math.floor(events / 2)) : Math.max(1, Math.floor(events / 20));
 const pgPort = Number(process.env.CHAOS_PG_PORT ?? 5440);
 const redisPort = Number(process.env.CHAOS_REDIS_PORT ?? 6390);
 const deadlineMs = Number(process.env.CHAOS_DEADLINE_MS ?? 300_000);
@@ -108,12 +122,32 @@ async function main(): Promise<number> {
   startRedis();
   const databaseUrl = `postgres://postgres@127.0.0.1:${String(pgPort)}/reflector_chaos`;
   const redisUrl = `redis://127.0.0.1:${String(redisPort)}/0`;
+  const llm = llmFaults ? await startFaultyLlm(produceSeconds * 1000) : null;
+  const logTally = createLogTally();
   const setup = await benchSetup("chaos", 6, {
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
     KAFKA_SESSION_TIMEOUT_MS: "6000",
     HANDLER_RETRY_BASE_MS: "50",
-    LOG_LEVEL: "warn",
+    LOG_LEVEL: llm ? "info" : "warn",
+    ...(llm
+      ? {
+          REFLECTOR_GENERATOR: "openai",
+          REFLECTOR_EMBEDDINGS: "openai",
+          OPENAI_BASE_URL: llm.url,
+          REFLECTOR_MODEL: "chaos-model",
+          REFLECTOR_EMBEDDING_MODEL: "chaos-embedding",
+          // Hangs must cost seconds, not the default 30 s per request; but not 1 s either: on a
+          // loaded 2-core machine healthy requests then time out too and the circuit flaps.
+          OPENAI_TIMEOUT_MS: "3000",
+          OPENAI_MAX_RETRIES: "2",
+          LLM_CIRCUIT_FAILURE_THRESHOLD: "5",
+          LLM_CIRCUIT_OPEN_MS: "3000",
+          // One LLM call per reflection (see bench/llm.ts): garbage, not RT-010, decides the retries.
+          MAX_REFLECTION_ATTEMPTS: "1",
+          RETRY_TOPIC_DELAY_MS: "2000",
+        }
+      : {}),
   });
   const cli = fileURLToPath(new URL("../test/support/run-cli.ts", import.meta.url));
   const env = { ...process.env, ...setup.env, KAFKA_TRANSACTIONAL_ID: `chaos-${setup.id}` };
@@ -125,6 +159,9 @@ async function main(): Promise<number> {
   // What a read_committed consumer sees.
   const decisions = new Map<string, number>();
   const deadLetters = new Map<string, number>();
+  /** Dead-letter reasons of valid events (`reflector.error.code`). */
+  const validDlqCodes = new Map<string, number>();
+  const retryCopies = new Map<string, number>();
   const decisionCounter = await startCounter(setup.kafka, [setup.config.topics.loopDecision], (value) => {
     const id = value ? (JSON.parse(value.toString()) as { sourceEventId: string }).sourceEventId : "?";
     decisions.set(id, (decisions.get(id) ?? 0) + 1);
@@ -136,6 +173,20 @@ async function main(): Promise<number> {
     eachMessage: async ({ message }) => {
       const key = message.key?.toString() ?? "?";
       deadLetters.set(key, (deadLetters.get(key) ?? 0) + 1);
+      if (!key.startsWith("fuzz-")) {
+        const code = message.headers?.["reflector.error.code"]?.toString() ?? "?";
+        validDlqCodes.set(code, (validDlqCodes.get(code) ?? 0) + 1);
+      }
+      await Promise.resolve();
+    },
+  });
+  const retryConsumer = setup.kafka.consumer({ groupId: `chaos-retry-${setup.id}`, readUncommitted: false });
+  await retryConsumer.connect();
+  await retryConsumer.subscribe({ topics: [setup.config.topics.retry], fromBeginning: true });
+  await retryConsumer.run({
+    eachMessage: async ({ message }) => {
+      const key = message.key?.toString() ?? "?";
+      retryCopies.set(key, (retryCopies.get(key) ?? 0) + 1);
       await Promise.resolve();
     },
   });
@@ -153,9 +204,11 @@ async function main(): Promise<number> {
       stdio: ["ignore", "pipe", "pipe"],
     });
     // CHAOS_LOG=<file> keeps the processors' logs (warn and above) for a post-mortem.
+    logTally.reset();
     for (const stream of [proc.stdout, proc.stderr]) {
       stream.on("data", (chunk: Buffer) => {
         if (process.env.CHAOS_LOG) appendFileSync(process.env.CHAOS_LOG, chunk);
+        if (stream === proc.stdout) logTally.feed(chunk);
       });
     }
     proc.once("exit", (code, signal) => {
@@ -185,12 +238,13 @@ async function main(): Promise<number> {
   const tenantId = setup.tenantId;
   const total = events + fuzzCount;
   const order = Array.from({ length: total }, (_, i) => i).sort(() => random() - 0.5);
+  llm?.begin();
   const producing = (async () => {
     const perTick = Math.max(1, Math.ceil(total / (produceSeconds * 10)));
     for (let i = 0; i < order.length; i += perTick) {
       const messages = order.slice(i, i + perTick).map((n) => {
         if (n < events) {
-          const event = benchEvent(tenantId, n, n % Math.max(1, Math.floor(events / 20)));
+          const event = benchEvent(tenantId, n, n % signatureCount);
           return { key: event.loopId, value: JSON.stringify(event) };
         }
         const valid = JSON.stringify(benchEvent(tenantId, n, 0));
@@ -205,14 +259,14 @@ async function main(): Promise<number> {
   const gap = (produceSeconds * 1000) / (kills + 1);
   for (let k = 1; k <= kills; k += 1) {
     await sleep(gap * (0.6 + 0.8 * random()));
-    if (k === 2) {
+    if (k === 2 && !llm) {
       log("stopping private redis (data lost: it restarts empty)");
       stopRedis();
       await sleep(4000);
       startRedis();
       log("private redis back");
     }
-    if (k === 4) {
+    if (k === 4 && !llm) {
       log("stopping private postgres (immediate)");
       stopPostgres();
       await sleep(6000);
@@ -229,7 +283,11 @@ async function main(): Promise<number> {
   log("all input produced; waiting for the processor to account for everything");
 
   const until = Date.now() + deadlineMs;
-  while (Date.now() < until && (decisions.size < events || deadLetters.size < fuzzCount)) await sleep(500);
+  const settled = () => {
+    const fuzzDead = [...deadLetters.keys()].filter((k) => k.startsWith("fuzz-")).length;
+    return decisions.size + deadLetters.size - fuzzDead >= events && fuzzDead >= fuzzCount;
+  };
+  while (Date.now() < until && !settled()) await sleep(500);
   await sleep(3000); // late duplicates, if any, arrive now
   running = false;
   const last = child as ChildProcess | null;
@@ -245,44 +303,65 @@ async function main(): Promise<number> {
     [tenantId],
   );
   await pool.end();
-  const validIds = Array.from({ length: events }, (_, i) => `evt-${tenantId}-${String(i)}`);
-  const lost = validIds.filter((id) => !decisions.has(id)).length;
-  const duplicateOutputs = [...decisions.values()].filter((n) => n > 1).length;
+  // Each valid event must end in exactly one committed decision or (only with LLM faults, whose
+  // garbage answers spend its attempts) exactly one dead letter; never both, never neither.
+  let lost = 0;
+  let duplicateOutputs = 0;
+  let withDecision = 0;
+  let validDeadLettered = 0;
+  for (let n = 0; n < events; n += 1) {
+    const decided = decisions.get(`evt-${tenantId}-${String(n)}`) ?? 0;
+    const dead = deadLetters.get(`loop-${tenantId}-${String(n)}`) ?? 0;
+    if (decided + dead === 0) lost += 1;
+    if (decided + dead > 1) duplicateOutputs += 1;
+    if (decided > 0) withDecision += 1;
+    if (dead > 0) validDeadLettered += 1;
+  }
   const fuzzKeys = Array.from({ length: fuzzCount }, (_, i) => `fuzz-${String(events + i)}`);
   const fuzzLost = fuzzKeys.filter((k) => !deadLetters.has(k)).length;
-  const fuzzDuplicates = [...deadLetters.values()].filter((n) => n > 1).length;
-  const validDeadLettered = [...deadLetters.keys()].filter((k) => !k.startsWith("fuzz-")).length;
+  const fuzzDuplicates = fuzzKeys.filter((k) => (deadLetters.get(k) ?? 0) > 1).length;
   const rowTotal = Number(rows.rows[0]?.total ?? 0);
   const rowDistinct = Number(rows.rows[0]?.distinct ?? 0);
+  const duplicateRetryCopies = [...retryCopies.values()].filter((n) => n > 1).length;
 
-  console.log("\nChaos accounting");
+  console.log(`\nChaos accounting${llm ? " (LLM faults)" : ""}`);
   console.log(
-    `  processor starts ${String(starts)} (kill -9: ${String(kills)}, unplanned exits: ${String(unplannedExits)}); redis and postgres each stopped and restarted once`,
+    `  processor starts ${String(starts)} (kill -9: ${String(kills)}, unplanned exits: ${String(unplannedExits)}); ${llm ? "LLM server on a fault schedule" : "redis and postgres each stopped and restarted once"}`,
   );
-  console.log(`  valid events        ${String(events)}`);
+  console.log(`  valid events        ${String(events)} (${String(signatureCount)} distinct signatures)`);
   console.log(
-    `    with a committed decision   ${String(events - lost)}   lost ${String(lost)}   duplicate decisions ${String(duplicateOutputs)}`,
+    `    with a committed decision   ${String(withDecision)}   lost ${String(lost)}   duplicate outputs (decision or dead letter) ${String(duplicateOutputs)}`,
   );
   console.log(
     `    processed_events rows        ${String(rowTotal)}   distinct ${String(rowDistinct)}   duplicate rows ${String(rowTotal - rowDistinct)}`,
   );
-  console.log(`    wrongly dead-lettered        ${String(validDeadLettered)}`);
+  console.log(
+    `    dead-lettered                ${String(validDeadLettered)}${validDeadLettered > 0 ? ` (reasons: ${[...validDlqCodes].map(([c, k]) => `${c} ${String(k)}`).join(", ")})` : ""}`,
+  );
+  console.log(
+    `    via the retry topic          ${String(retryCopies.size)} events (${String(duplicateRetryCopies)} handed over twice)`,
+  );
   console.log(`  fuzzed inputs       ${String(fuzzCount)}`);
   console.log(
     `    dead-lettered                ${String(fuzzCount - fuzzLost)}   lost ${String(fuzzLost)}   duplicate dead letters ${String(fuzzDuplicates)}`,
   );
+  if (llm) printLlmTally(logTally.tally, llm.replies, llm.requests());
   const ok =
     lost === 0 &&
     duplicateOutputs === 0 &&
-    rowTotal === events &&
-    rowDistinct === events &&
+    rowTotal === withDecision &&
+    rowDistinct === withDecision &&
     fuzzLost === 0 &&
     fuzzDuplicates === 0 &&
-    validDeadLettered === 0;
+    duplicateRetryCopies === 0 &&
+    // Without LLM faults nothing valid has a reason to be dead-lettered.
+    (llm !== null || validDeadLettered === 0);
   console.log(ok ? "  RESULT: every event accounted for, 0 lost, 0 duplicates" : "  RESULT: FAILED");
 
   await decisionCounter.stop();
   await dlqConsumer.disconnect();
+  await retryConsumer.disconnect();
+  await llm?.close();
   await deleteTopics(setup);
   return ok ? 0 : 1;
 }

@@ -1,6 +1,9 @@
+import pg from "pg";
 import { createApp } from "../src/app.js";
+import { createLogger } from "../src/observability/logger.js";
 import {
   benchEvent,
+  databaseUrl,
   benchSetup,
   cleanTenant,
   deleteTopics,
@@ -17,7 +20,11 @@ import {
  * Both drain the same pre-produced backlog; the rate is measured between first and last output.
  */
 export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5000)): Promise<BenchResult> {
-  const setup = await benchSetup("e2e", 6);
+  const setup = await benchSetup(
+    "e2e",
+    6,
+    process.env.BENCH_PG_POOL_MAX ? { PG_POOL_MAX: process.env.BENCH_PG_POOL_MAX } : {},
+  );
   const { kafka, config, tenantId } = setup;
   // 5% new signatures: the rest repeat known failures, as in production.
   const stream = Array.from({ length: events }, (_, i) =>
@@ -53,9 +60,26 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
 
   // 2. Reflector on the same backlog (its own group), heuristic generator.
   const decisions = await startCounter(kafka, [config.topics.loopDecision]);
-  const app = createApp(config, silentLogger);
+  const app = createApp(
+    config,
+    process.env.BENCH_LOG_LEVEL ? createLogger(process.env.BENCH_LOG_LEVEL) : silentLogger,
+  );
+  // A consumer that crashed would leave the bench waiting for decisions that never come.
+  app.onCrash((err) => {
+    console.error("reflector consumer crashed:", err);
+    process.exit(2);
+  });
+  // Where the time goes, besides the stage histograms: the CPU this process spends per event
+  // (the app runs in it; the counter's share is small), and what Postgres' connections are doing
+  // (waiting for the client = idle in transaction, waiting for a lock, or working).
+  const sampler = samplePgActivity();
+  const cpuBefore = process.cpuUsage();
+  const wallBefore = performance.now();
   await app.start();
   await decisions.waitFor(events, 600_000);
+  const cpu = process.cpuUsage(cpuBefore);
+  const wallMs = performance.now() - wallBefore;
+  const activity = await sampler.stop();
   const reflectorRate = decisions.rate();
   // Where the time goes: mean duration per pipeline stage, from the app's own histogram.
   const stageMetric = await app.metrics.registry.getSingleMetric("reflector_stage_duration_seconds")?.get();
@@ -84,10 +108,51 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
       `bare kafkajs pipe   ${pipeRate.toFixed(0)} events/s`,
       `reflector           ${reflectorRate.toFixed(0)} events/s`,
       `mean stage times    ${stages}`,
+      `bench process CPU   ${((cpu.user + cpu.system) / 1000 / events).toFixed(2)} ms per event (${(((cpu.user + cpu.system) / 1000 / wallMs) * 100).toFixed(0)}% of one core over the drain)`,
+      `postgres sessions   ${activity}`,
     ],
     ratio,
     goal: "≥ 0.5 of the pipe",
     met: ratio >= 0.5,
+  };
+}
+
+/**
+ * Samples pg_stat_activity of the bench database every 100 ms; returns the mean number of
+ * connections per state / wait, e.g. "idle in transaction/Client 6.1, active/- 1.2".
+ */
+function samplePgActivity() {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  const totals = new Map<string, number>();
+  let samples = 0;
+  const state = { running: true };
+  const loop = (async () => {
+    while (state.running) {
+      const res = await pool
+        .query<{ state: string; wait: string; n: number }>(
+          `SELECT coalesce(state, '?') AS state, coalesce(wait_event_type, '-') AS wait, count(*)::int AS n
+             FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+            GROUP BY 1, 2`,
+        )
+        .catch(() => null);
+      if (res) {
+        samples += 1;
+        for (const row of res.rows)
+          totals.set(`${row.state}/${row.wait}`, (totals.get(`${row.state}/${row.wait}`) ?? 0) + row.n);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  return {
+    async stop(): Promise<string> {
+      state.running = false;
+      await loop;
+      await pool.end();
+      return [...totals]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k} ${(v / Math.max(1, samples)).toFixed(1)}`)
+        .join(", ");
+    },
   };
 }
 

@@ -52,7 +52,11 @@ function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T>
 /** The one place that knows every adapter: builds them from config and wires the pipeline. */
 export function createApp(config: Config, logger: Logger, overrides: AppOverrides = {}) {
   const metrics = createMetrics();
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: config.databasePoolMax,
+    connectionTimeoutMillis: 5_000,
+  });
   pool.on("error", (err) => {
     logger.warn({ err }, "idle postgres connection failed");
   });

@@ -42,6 +42,8 @@ const EnvSchema = z.object({
   REFLECTOR_MODEL: z.string().min(1).optional(),
   OPENAI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   OPENAI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  /** Postgres connections per process; unset = derived from CONSUMER_MAX_IN_FLIGHT (see loadConfig). */
+  PG_POOL_MAX: z.coerce.number().int().min(1).max(1000).optional(),
   LLM_CIRCUIT_FAILURE_THRESHOLD: z.coerce.number().int().min(1).max(1000).default(5),
   LLM_CIRCUIT_OPEN_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   LLM_INPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
@@ -104,6 +106,8 @@ export interface Config {
   };
   schemaRegistryUrl: string | undefined;
   databaseUrl: string;
+  /** Size of the Postgres connection pool. */
+  databasePoolMax: number;
   redis: { url: string; keyPrefix: string };
   http: { host: string; port: number; apiKeys: string; lessonMetricsRefreshMs: number };
   logLevel: Env["LOG_LEVEL"];
@@ -234,6 +238,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
     databaseUrl: e.DATABASE_URL,
+    // Every in-flight event needs a connection for its transaction (and up to three at once for
+    // its reads); a pool much smaller than the in-flight limit makes events queue for connections
+    // (and, past connectionTimeoutMillis, look like a Postgres outage). Capped so that a few pods
+    // stay under Postgres' default max_connections of 100 (docs/benchmarks.md).
+    databasePoolMax: e.PG_POOL_MAX ?? Math.min(e.CONSUMER_MAX_IN_FLIGHT, 32),
     redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },
     http: {
       host: e.HTTP_HOST,
