@@ -245,7 +245,7 @@ describe("reflections and signatures", () => {
         "Fetch order history",
       ),
     );
-  }, 120_000);
+  });
 
   it("lists only the caller's lessons, with judged and effective quality and effectiveness", async () => {
     const r = await api("GET", "/api/v1/reflections?k=100");
@@ -457,7 +457,7 @@ describe("feedback over HTTP (seed 001)", () => {
         "Sync payouts",
       ),
     );
-  }, 60_000);
+  });
 
   it("caps a thumbs-down at 0.3, keeps the judged score, and withholds the lesson", async () => {
     expect(lesson.qualityScore).toBeGreaterThan(0.5);
@@ -582,7 +582,7 @@ describe("feedback from the reflection.feedback topic", () => {
         "Call the payments service",
       ),
     );
-  }, 60_000);
+  });
 
   async function publishFeedback(value: unknown, key = lesson.reflectionId) {
     const [meta] = await feedbackProducer.send({
