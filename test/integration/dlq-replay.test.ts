@@ -114,4 +114,75 @@ describe("reflector dlq replay", () => {
     expect(thrice).toHaveLength(1);
     await admin.disconnect();
   });
+
+  it("--max replays at most N; the next run goes on where it stopped, with key, value and headers intact", async () => {
+    const h = await startHarness({ startApp: false });
+    harnesses.push(h);
+    const t = h.config.topics;
+    const env = cliEnv(h.config);
+    const producer = h.kafka.producer();
+    await producer.connect();
+    await producer.send({
+      topic: t.deadLetter,
+      messages: [0, 1, 2].map((i) => ({
+        key: `loop-${String(i)}`,
+        partition: 0,
+        value: `{"n":${String(i)}}`,
+        headers: {
+          ce_id: `evt-${String(i)}`,
+          traceparent,
+          "reflector.error.code": "SCHEMA_INVALID",
+          "reflector.error.message": "task: Required",
+          "reflector.original.topic": t.taskCompleted,
+          "reflector.original.partition": "0",
+          "reflector.original.offset": String(i),
+        },
+      })),
+    });
+    await producer.disconnect();
+
+    expect(await runReflector(["dlq", "replay", "--max", "2", "--idle-timeout-ms", "10000"], env)).toMatch(
+      /replayed 2, skipped 0/,
+    );
+    expect(await runReflector(["dlq", "replay", "--idle-timeout-ms", "10000"], env)).toMatch(
+      /replayed 1, skipped 0/,
+    );
+    expect(await runReflector(["dlq", "replay", "--idle-timeout-ms", "10000"], env)).toMatch(
+      /replayed 0, skipped 0/,
+    );
+
+    // What landed in the input topic: each message once, as it was, with the replay recorded.
+    const seen: { key: string; value: string; headers: Record<string, string> }[] = [];
+    const reader = h.kafka.consumer({ groupId: `reader-${h.id}` });
+    await reader.connect();
+    await reader.subscribe({ topics: [t.taskCompleted], fromBeginning: true });
+    await reader.run({
+      eachMessage: ({ message }) => {
+        seen.push({
+          key: message.key?.toString() ?? "",
+          value: message.value?.toString() ?? "",
+          headers: Object.fromEntries(
+            Object.entries(message.headers ?? {}).map(([k, v]) => [k, String(Array.isArray(v) ? v[0] : v)]),
+          ),
+        });
+        return Promise.resolve();
+      },
+    });
+    await waitFor(() => seen.length >= 3, { what: "the replayed messages" });
+    await reader.disconnect();
+    expect(seen.map((m) => [m.key, m.value]).sort()).toEqual([
+      ["loop-0", '{"n":0}'],
+      ["loop-1", '{"n":1}'],
+      ["loop-2", '{"n":2}'],
+    ]);
+    for (const m of seen) {
+      const i = m.key.slice("loop-".length);
+      expect(m.headers).toEqual({
+        ce_id: `evt-${i}`,
+        traceparent,
+        "reflector.replayed.from": `dlq:0:${i}`,
+        "reflector.replay.count": "1",
+      });
+    }
+  });
 });
