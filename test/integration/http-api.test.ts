@@ -636,6 +636,26 @@ describe("feedback from the reflection.feedback topic", () => {
     ]);
   });
 
+  it("counts a vote dated in the future as given when read, so it cannot outrank later votes", async () => {
+    await publishFeedback({
+      schemaVersion: 1,
+      tenantId: tenantA,
+      reflectionId: lesson.reflectionId,
+      feedbackId: `k-future-${run}`,
+      rating: "down",
+      occurredAt: "2099-01-01T00:00:00.000Z",
+    });
+    await waitFor(async () => ((await feedbackCounts()).harmful === 2 ? true : undefined));
+    expect((await feedbackCounts()).latest_rating).toBe("down");
+    const up = await api("POST", "/api/v1/feedback", {
+      body: { reflection_id: lesson.reflectionId, rating: "up" },
+    });
+    expect(up.body).toMatchObject({
+      served: true,
+      feedback: { helpful: 2, harmful: 2, latest_rating: "up" },
+    });
+  });
+
   it("dead-letters an unknown reflection, another tenant's reflection and malformed messages with their reasons", async () => {
     const base = { schemaVersion: 1, rating: "down", occurredAt: "2026-11-20T13:00:00.000Z" };
     const unknownId = randomUUID();
@@ -700,7 +720,7 @@ describe("feedback from the reflection.feedback topic", () => {
       expect(letter.headers["reflector.consumer.group"]).toBe(`${h.config.kafka.groupId}.feedback`);
     }
     // Nothing of the bad messages was counted on the lesson.
-    expect(await feedbackCounts()).toMatchObject({ helpful: 1, harmful: 1 });
+    expect(await feedbackCounts()).toMatchObject({ helpful: 2, harmful: 2 });
   });
 });
 

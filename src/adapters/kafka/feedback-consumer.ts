@@ -80,7 +80,8 @@ export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
       comment: feedback.comment ?? null,
       userId: feedback.userId ?? null,
       source: "kafka",
-      at: new Date(feedback.occurredAt),
+      // A vote dated in the future would outrank every later one; it counts as given now.
+      at: new Date(Math.min(Date.parse(feedback.occurredAt), Date.now())),
     });
     if (result.status === "not_found") {
       throw new ReflectorError(
