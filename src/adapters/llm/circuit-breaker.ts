@@ -2,8 +2,14 @@ import type { LlmCallOutcome } from "./llm-call.js";
 
 export type CircuitState = "closed" | "open" | "half-open";
 
+/** What the breaker counts: an HTTP outcome, or an answer that arrived but was unusable. */
+export type BreakerOutcome = LlmCallOutcome | "invalidOutput";
+
 export interface CircuitBreakerOptions {
-  /** Consecutive retryable request failures (timeouts, 5xx, 429, refused) that open the circuit. */
+  /**
+   * Consecutive failures that open the circuit: retryable request failures (timeouts, 5xx, 429,
+   * refused) and unusable answers (garbage, truncated or schema-violating output).
+   */
   failureThreshold: number;
   /** How long the circuit stays open before one probe request may try the endpoint again. */
   openMs: number;
@@ -18,9 +24,12 @@ export interface CircuitBreakerOptions {
  * gets one probe per `openMs` and the held events fail fast with `LLM_CIRCUIT_OPEN`, which the
  * consumer treats as an outage (pause, no attempts spent, nothing committed past them).
  *
- * Only retryable failures count: a 400 or an invalid answer says nothing about the endpoint's
- * health. A request that started before the circuit opened and succeeds afterwards closes it:
- * the endpoint answered.
+ * Retryable failures and unusable answers count; a 400 does not. One bad answer among good ones
+ * is the event's problem (any success resets the count), and it spends that event's attempts;
+ * a run of bad answers across events is the endpoint's (a broken deployment, a proxy answering
+ * with HTML), and without the breaker it would spend every event's attempts and push them through
+ * the retry topic into the DLQ. A request that started before the circuit opened and succeeds
+ * afterwards closes it: the endpoint answered.
  */
 export function createCircuitBreaker(options: CircuitBreakerOptions) {
   const now = options.now ?? Date.now;
@@ -54,14 +63,14 @@ export function createCircuitBreaker(options: CircuitBreakerOptions) {
     },
 
     /** After every request that was let through. */
-    record(outcome: LlmCallOutcome): void {
+    record(outcome: BreakerOutcome): void {
       if (state === "half-open") probeInFlight = false;
       if (outcome === "ok") {
         failures = 0;
         if (state !== "closed") change("closed", now() - firstOpenedAt);
         return;
       }
-      if (outcome !== "retryableFailure") return;
+      if (outcome === "failure") return;
       failures += 1;
       if (state === "half-open") {
         openedAt = now();

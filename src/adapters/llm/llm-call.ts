@@ -74,7 +74,7 @@ export async function callLlm<T>(
             completionTokens: response.completionTokens,
           });
           if (response.invalidOutput) policy.observer?.error("invalid_output");
-          policy.breaker?.record("ok");
+          policy.breaker?.record(response.invalidOutput ? "invalidOutput" : "ok");
           policy.onOutcome?.("ok");
           return response.value;
         } catch (err) {
@@ -88,7 +88,7 @@ export async function callLlm<T>(
           });
           policy.observer?.error(failure.code);
           const outcome = failure.retryable ? "retryableFailure" : "failure";
-          policy.breaker?.record(outcome);
+          policy.breaker?.record(failure.code === "invalid_output" ? "invalidOutput" : outcome);
           policy.onOutcome?.(outcome);
           throw err;
         }

@@ -2,7 +2,7 @@ import { APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { createCircuitBreaker, type CircuitState } from "../../../src/adapters/llm/circuit-breaker.js";
 import { callLlm } from "../../../src/adapters/llm/llm-call.js";
-import { classifyLlmError, CircuitOpenError } from "../../../src/adapters/llm/llm-errors.js";
+import { classifyLlmError, CircuitOpenError, LlmOutputError } from "../../../src/adapters/llm/llm-errors.js";
 import { ReflectorError, isOutage } from "../../../src/domain/errors.js";
 import { nextStep } from "../../../src/pipeline/failure-policy.js";
 
@@ -32,15 +32,17 @@ describe("createCircuitBreaker", () => {
     expect(changes).toEqual([{ state: "open", openForMs: null }]);
   });
 
-  it("does not count bad requests or invalid answers, and a success resets the count", () => {
+  it("does not count bad requests, and a success resets the count", () => {
     const { breaker } = breakerAt();
     breaker.record("retryableFailure");
-    breaker.record("retryableFailure");
+    breaker.record("invalidOutput");
     breaker.record("ok");
     breaker.record("retryableFailure");
     breaker.record("failure");
-    breaker.record("retryableFailure");
+    breaker.record("invalidOutput");
     expect(breaker.state()).toBe("closed");
+    breaker.record("invalidOutput");
+    expect(breaker.state()).toBe("open");
   });
 
   it("lets one probe through after openMs; the probe's success closes it", () => {
@@ -109,5 +111,31 @@ describe("callLlm with a circuit breaker", () => {
       code: "circuit_open",
       retryable: false,
     });
+  });
+});
+
+describe("a run of unusable answers", () => {
+  it("opens the circuit, so the events are held instead of spending their attempts", async () => {
+    const breaker = createCircuitBreaker({ failureThreshold: 3, openMs: 60_000 });
+    const policy = { timeoutMs: 1000, maxRetries: 0, breaker };
+    const garbage = () =>
+      Promise.resolve({ value: "not json", promptTokens: 1, completionTokens: 1, invalidOutput: true });
+    for (let i = 0; i < 3; i += 1) expect(await callLlm(policy, "m", "test", garbage)).toBe("not json");
+    const held = await callLlm(policy, "m", "test", garbage).catch((err: unknown) => err);
+    expect((held as ReflectorError).code).toBe("LLM_CIRCUIT_OPEN");
+    expect(nextStep(held, 1, true, { maxAttempts: 1, baseMs: 10, maxMs: 100 }).step).toBe("pause");
+  });
+
+  it("counts thrown invalid output (the embedder's) too, and a good answer resets the count", async () => {
+    const breaker = createCircuitBreaker({ failureThreshold: 2, openMs: 60_000 });
+    const policy = { timeoutMs: 1000, maxRetries: 0, breaker };
+    const bad = () => Promise.reject(new LlmOutputError("no vectors", []));
+    const good = () => Promise.resolve({ value: 1, promptTokens: 1, completionTokens: 0 });
+    await callLlm(policy, "m", "test", bad).catch(() => undefined);
+    await callLlm(policy, "m", "test", good);
+    await callLlm(policy, "m", "test", bad).catch(() => undefined);
+    expect(breaker.state()).toBe("closed");
+    await callLlm(policy, "m", "test", bad).catch(() => undefined);
+    expect(breaker.state()).toBe("open");
   });
 });
