@@ -3,6 +3,7 @@
  * `reflector lag` does once), against the real broker: `npx tsx bench/lag-refresh.ts [partitions]`.
  * Caught up, no time-index probes are needed; with lag on every partition, 16 probes per topic.
  */
+import { createLogOffsetsReader } from "../src/adapters/kafka/log-offsets.js";
 import { readConsumerLag } from "../src/ops/consumer-lag.js";
 import { benchSetup } from "./support.js";
 
@@ -22,14 +23,21 @@ for (let p = 0; p < partitions; p += 1) {
 await producer.disconnect();
 const admin = setup.kafka.admin();
 await admin.connect();
+const reader = createLogOffsetsReader(setup.kafka);
+const options = {
+  logOffsets: (t: string) => reader.offsets(t),
+  groupId: group,
+  topics: [topic],
+  fromBeginning: true,
+};
 
 async function measure(label: string): Promise<void> {
-  await readConsumerLag(admin, { groupId: group, topics: [topic], fromBeginning: true });
+  await readConsumerLag(admin, options);
   const ms: number[] = [];
   let lagging = 0;
   for (let i = 0; i < rounds; i += 1) {
     const started = performance.now();
-    const rows = await readConsumerLag(admin, { groupId: group, topics: [topic], fromBeginning: true });
+    const rows = await readConsumerLag(admin, options);
     ms.push(performance.now() - started);
     lagging = rows.filter((r) => r.pending > 0).length;
   }
@@ -48,3 +56,4 @@ await admin.setOffsets({
 });
 await measure("caught up");
 await admin.disconnect();
+await reader.close();

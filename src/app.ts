@@ -24,6 +24,7 @@ import { createMetrics } from "./observability/metrics.js";
 import { createLagMetrics } from "./observability/lag-metrics.js";
 import { createLagPoller } from "./ops/lag-poller.js";
 import { createKafkaHealthCheck } from "./adapters/kafka/kafka-health.js";
+import { createLogOffsetsReader } from "./adapters/kafka/log-offsets.js";
 import { createQualityMetrics } from "./observability/quality-metrics.js";
 import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
 import { createTaskProcessor } from "./pipeline/task-processor.js";
@@ -168,8 +169,10 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     isProducerConnected: () => producerConnected,
     timeoutMs: 2_000,
   });
+  const logOffsets = createLogOffsetsReader(kafka);
   const lagPoller = createLagPoller({
     admin: kafka.admin(),
+    logOffsets: (topic) => logOffsets.offsets(topic),
     metrics: createLagMetrics(metrics.registry),
     logger,
     intervalMs: config.lagRefreshMs,
@@ -341,7 +344,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         logger.error({ err }, "feedback consumer did not stop cleanly");
       });
       await Promise.allSettled([
-        lagPoller.stop(),
+        lagPoller.stop().then(() => logOffsets.close()),
         kafkaHealth.close(),
         producer.disconnect(),
         apiProducer.disconnect(),

@@ -1,5 +1,6 @@
 import { Option, type Command } from "commander";
 import { createKafka } from "../adapters/kafka/kafka-client.js";
+import { createLogOffsetsReader } from "../adapters/kafka/log-offsets.js";
 import { ConfigError, loadConfig, type Config } from "../config/config.js";
 import { createLogger } from "../observability/logger.js";
 import { formatLagTable, readConsumerLag } from "../ops/consumer-lag.js";
@@ -68,10 +69,13 @@ export function registerOpsCommands(program: Command): void {
     .option("--json", "print an array of row objects", false)
     .action(async (options: { group?: string; topic: string[]; json: boolean }) => {
       const config = configOrExit();
-      const admin = kafkaFor(config, "lag").admin();
+      const kafka = kafkaFor(config, "lag");
+      const admin = kafka.admin();
+      const logOffsets = createLogOffsetsReader(kafka);
       try {
         await admin.connect();
         const rows = await readConsumerLag(admin, {
+          logOffsets: (topic) => logOffsets.offsets(topic),
           groupId: options.group ?? config.kafka.groupId,
           topics:
             options.topic.length > 0 ? options.topic : [config.topics.taskCompleted, config.topics.retry],
@@ -81,7 +85,7 @@ export function registerOpsCommands(program: Command): void {
       } catch (err) {
         fail("lag", err);
       } finally {
-        await admin.disconnect();
+        await Promise.all([admin.disconnect(), logOffsets.close()]);
       }
     });
 

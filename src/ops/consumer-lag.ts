@@ -23,9 +23,17 @@ export interface LagRow {
 
 export interface PartitionOffsets {
   partition: number;
+  /** Log start offset. */
   low: number;
+  /** High watermark. */
   high: number;
 }
+
+/**
+ * A topic's log start and end per partition. The end must be the high watermark (ListOffsets at
+ * READ_UNCOMMITTED) to agree with Kafka's tool; src/adapters/kafka/log-offsets.ts reads it so.
+ */
+export type LogOffsets = (topic: string) => Promise<PartitionOffsets[]>;
 
 export interface LagSnapshot {
   group: string;
@@ -81,15 +89,19 @@ export function lagRows(snapshot: LagSnapshot, options: { fromBeginning: boolean
 }
 
 /**
- * Reads offsets and membership with the admin client, the way `kafka-consumer-groups.sh
- * --describe` does: committed offsets from the group coordinator, the log end from ListOffsets
- * with READ_UNCOMMITTED (the high watermark, not the last stable offset: kafkajs' admin sends
- * isolation level 0, as the Java tool's default ListOffsetsOptions does), and the owner of each
- * partition from the members' assignments.
+ * Reads offsets and membership the way `kafka-consumer-groups.sh --describe` does: committed
+ * offsets from the group coordinator, the log end as the high watermark (ListOffsets at
+ * READ_UNCOMMITTED, the Java tool's default — not the last stable offset, which kafkajs' admin
+ * client would return), and the owner of each partition from the members' assignments.
  */
-export async function readLagSnapshot(admin: Admin, groupId: string, topics: string[]): Promise<LagSnapshot> {
+export async function readLagSnapshot(
+  admin: Admin,
+  logOffsets: LogOffsets,
+  groupId: string,
+  topics: string[],
+): Promise<LagSnapshot> {
   const [offsetsByTopic, committedByTopic, groups] = await Promise.all([
-    Promise.all(topics.map(async (topic) => ({ topic, offsets: await admin.fetchTopicOffsets(topic) }))),
+    Promise.all(topics.map(async (topic) => ({ topic, offsets: await logOffsets(topic) }))),
     admin.fetchOffsets({ groupId, topics }),
     admin.describeGroups([groupId]),
   ]);
@@ -124,7 +136,7 @@ export async function readLagSnapshot(admin: Admin, groupId: string, topics: str
     group: groupId,
     topics: offsetsByTopic.map(({ topic, offsets }) => ({
       topic,
-      partitions: offsets.map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) })),
+      partitions: offsets,
     })),
     committed,
     owners,
@@ -149,6 +161,7 @@ async function probeTimeIndex(admin: Admin, topic: string, nowMs: number) {
 }
 
 export interface ReadLagOptions {
+  logOffsets: LogOffsets;
   groupId: string;
   topics: string[];
   /** The group's reset policy: where a partition without a committed offset starts. */
@@ -159,7 +172,7 @@ export interface ReadLagOptions {
 /** Rows for every partition of `topics`, with the lag in seconds of those that have pending messages. */
 export async function readConsumerLag(admin: Admin, options: ReadLagOptions): Promise<LagRow[]> {
   const nowMs = (options.now ?? Date.now)();
-  const snapshot = await readLagSnapshot(admin, options.groupId, options.topics);
+  const snapshot = await readLagSnapshot(admin, options.logOffsets, options.groupId, options.topics);
   const rows = lagRows(snapshot, { fromBeginning: options.fromBeginning });
   const lagging = [...new Set(rows.filter((r) => r.pending > 0).map((r) => r.topic))];
   const probes = new Map(

@@ -6,22 +6,19 @@ import { createLogger } from "../../../src/observability/logger.js";
 import { createLagPoller } from "../../../src/ops/lag-poller.js";
 
 /** An admin client that answers from `state` (one topic, two partitions) or throws when told to. */
+/** The log offsets of the fake topic, or a failure when told to. */
+function fakeLogOffsets(state: { high: number[]; fail: boolean; calls: number }) {
+  return () => {
+    state.calls += 1;
+    if (state.fail) return Promise.reject(new Error("broker unreachable"));
+    return Promise.resolve(state.high.map((high, partition) => ({ partition, low: 0, high })));
+  };
+}
+
 function fakeAdmin(state: { committed: number[]; high: number[]; fail: boolean; calls: number }): Admin {
   const admin = {
     connect: () => Promise.resolve(),
     disconnect: () => Promise.resolve(),
-    fetchTopicOffsets: () => {
-      state.calls += 1;
-      if (state.fail) return Promise.reject(new Error("broker unreachable"));
-      return Promise.resolve(
-        state.high.map((high, partition) => ({
-          partition,
-          offset: String(high),
-          high: String(high),
-          low: "0",
-        })),
-      );
-    },
     fetchOffsets: () =>
       Promise.resolve([
         {
@@ -62,6 +59,7 @@ describe("the lag poller", () => {
     const registry = new Registry();
     const poller = createLagPoller({
       admin: fakeAdmin(state),
+      logOffsets: fakeLogOffsets(state),
       metrics: createLagMetrics(registry),
       logger: createLogger("silent"),
       intervalMs,
