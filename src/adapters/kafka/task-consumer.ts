@@ -482,12 +482,14 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
           );
           return;
         }
-        while (!draining && outage === null && scheduler.hasRunnable() && slots.tryAcquire()) {
+        // Pick the event before taking a slot: taking one and giving it back when every ready event
+        // waits behind the signature gate would notify every batch, each of which would do the same
+        // at once — a busy loop at 100% CPU for as long as a new signature's first event runs.
+        while (!draining && outage === null && scheduler.hasRunnable() && slots.inUse < slots.size) {
           const runnable = scheduler.next(canStart);
-          if (!runnable) {
-            slots.release();
-            break;
-          }
+          if (!runnable) break;
+          // Cannot fail: there was a free slot and nothing has run since.
+          if (!slots.tryAcquire()) throw new Error("slot pool invariant broken");
           const signature = runnable.item.signature;
           if (signature !== null) signatures.started(signature);
           metrics.inFlight.inc();
