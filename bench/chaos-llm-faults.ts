@@ -247,8 +247,10 @@ export function printLlmTally(tally: LogTally, replies: Map<string, number>, req
   console.log(
     `  consumption paused:  ${String(tally.pauses)} times, ${(pausedMs / 1000).toFixed(1)} s until resumed (by the code that paused it: ${fmt(tally.pausedMsByCode)})`,
   );
-  const openMs = tally.circuitClosedAfterMs.reduce((a, b) => a + b, 0);
+  const closed = tally.circuitClosedAfterMs;
+  const openMs = closed.reduce((a, b) => a + b, 0);
+  const longest = closed.reduce((a, b) => Math.max(a, b), 0);
   console.log(
-    `  llm circuit:         opened ${String(tally.circuitOpened)} times (re-opens after a failed probe included), closed ${String(tally.circuitClosedAfterMs.length)} times after ${tally.circuitClosedAfterMs.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(", ") || "-"} (total ${(openMs / 1000).toFixed(1)} s open)`,
+    `  llm circuit:         opened ${String(tally.circuitOpened)} times (re-opens after a failed probe included), closed ${String(closed.length)} times; open ${(openMs / 1000).toFixed(1)} s in total, longest ${(longest / 1000).toFixed(1)} s, ${String(closed.filter((ms) => ms < 500).length)} closed within 0.5 s by a request already in flight`,
   );
 }

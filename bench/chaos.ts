@@ -291,10 +291,17 @@ async function main(): Promise<number> {
   await sleep(3000); // late duplicates, if any, arrive now
   running = false;
   const last = child as ChildProcess | null;
-  if (last) {
+  const stopping = { hung: false };
+  if (last?.exitCode === null && last.signalCode === null) {
     const exited = new Promise((resolve) => last.once("exit", resolve));
     last.kill("SIGTERM");
+    // The run is over either way; a processor that ignores SIGTERM is reported, then killed.
+    const timer = setTimeout(() => {
+      stopping.hung = true;
+      last.kill("SIGKILL");
+    }, 40_000);
     await exited;
+    clearTimeout(timer);
   }
 
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
@@ -346,6 +353,8 @@ async function main(): Promise<number> {
     `    dead-lettered                ${String(fuzzCount - fuzzLost)}   lost ${String(fuzzLost)}   duplicate dead letters ${String(fuzzDuplicates)}`,
   );
   if (llm) printLlmTally(logTally.tally, llm.replies, llm.requests());
+  if (stopping.hung)
+    console.log("  NOTE: the last processor did not exit within 40 s of SIGTERM and was killed");
   const ok =
     lost === 0 &&
     duplicateOutputs === 0 &&
