@@ -95,6 +95,11 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
     .filter(([, v]) => v.count > 0)
     .map(([stage, v]) => `${stage} ${((1000 * v.sum) / v.count).toFixed(1)} ms`)
     .join(", ");
+  // Kafka side: how many transactions carried the outputs and offsets (one in flight at a time).
+  const txMetric = await app.metrics.registry.getSingleMetric("reflector_transactions_total")?.get();
+  const transactions = (txMetric?.values ?? [])
+    .filter((v) => v.labels.result === "committed")
+    .reduce((sum, v) => sum + v.value, 0);
   await app.stop();
   await decisions.stop();
   await cleanTenant(tenantId);
@@ -110,6 +115,7 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
       `mean stage times    ${stages}`,
       `bench process CPU   ${((cpu.user + cpu.system) / 1000 / events).toFixed(2)} ms per event (${(((cpu.user + cpu.system) / 1000 / wallMs) * 100).toFixed(0)}% of one core over the drain)`,
       `postgres sessions   ${activity}`,
+      `kafka transactions  ${String(transactions)} committed, ${(events / Math.max(1, transactions)).toFixed(1)} events each, ${(wallMs / Math.max(1, transactions)).toFixed(1)} ms each`,
     ],
     ratio,
     goal: "≥ 0.5 of the pipe",
