@@ -124,6 +124,7 @@ function envOf(config: Config, extra: Record<string, string>): Record<string, st
     TOPIC_LOOP_DECISION: t.loopDecision,
     TOPIC_DLQ: t.deadLetter,
     TOPIC_RETRY: t.retry,
+    TOPIC_REFLECTION_FEEDBACK: t.reflectionFeedback,
     HTTP_PORT: "0",
     HTTP_HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
