@@ -52,6 +52,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     TOPIC_REFLECTION_REJECTED: `${id}.reflection.rejected`,
     TOPIC_LOOP_DECISION: `${id}.loop.decision`,
     TOPIC_DLQ: `${id}.agent.task.completed.dlq`,
+    TOPIC_RETRY: `${id}.agent.task.completed.retry`,
     TOPIC_REFLECTION_FEEDBACK: `${id}.reflection.feedback`,
     TOPIC_PARTITIONS: "3",
     HTTP_PORT: "0",
