@@ -191,6 +191,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       logger.warn({ err }, "lesson effectiveness metrics could not be refreshed");
     },
   });
+  const crashListeners: ((error: Error) => void)[] = [];
   const feedbackConsumer = createFeedbackConsumer({
     kafka,
     groupId: `${config.kafka.groupId}.feedback`,
@@ -207,6 +208,10 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       },
     },
     retryBaseMs: config.handler.retryBaseMs,
+    sessionTimeoutMs: config.consumer.sessionTimeoutMs,
+    onCrash: (error) => {
+      for (const listener of crashListeners) listener(error);
+    },
   });
   const apiLoopStore = createPgReflectionStore(pool, { embeddingModel: llm.embedder.name });
   // A decision made over HTTP consumes no offset, so it needs no transaction: a plain idempotent
@@ -216,6 +221,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
     createPartitioner: Partitioners.DefaultPartitioner,
+    retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
   });
   const apiPublisher = createOutputPublisher({
     producer: apiProducer,
@@ -325,6 +331,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
 
     onCrash(listener: (error: Error) => void): void {
       consumer.onCrash(listener);
+      crashListeners.push(listener);
     },
 
     /** Reverse order of start, within the deadline: readiness off, drain and commit, close clients. */

@@ -2,6 +2,9 @@ import { createApp, type AppOverrides } from "./app.js";
 import type { Config } from "./config/config.js";
 import type { Logger } from "./observability/logger.js";
 
+/** After a stop, the process must be gone within this long even if a client leaves a handle open. */
+const exitGraceMs = 5_000;
+
 /**
  * Runs the processor until SIGTERM/SIGINT (graceful stop, exit 0) or a consumer crash
  * (stop what can be stopped, exit 1 so the orchestrator restarts from committed offsets).
@@ -13,20 +16,32 @@ export async function runProcessor(
 ): Promise<void> {
   const app = createApp(config, logger, overrides);
   let exiting = false;
+  let starting: Promise<unknown> = Promise.resolve();
   const exit = async (code: number, why: string) => {
     if (exiting) return;
     exiting = true;
     logger.info({ why }, "stopping");
+    // A signal during start-up waits for start to settle: stopping half-started clients would let
+    // the rest of start connect them again after "stopped".
+    await starting.catch(() => undefined);
     await app.stop();
     process.exitCode = code;
+    // Everything is committed and closed; a handle some client forgot must not keep the pod
+    // alive past its termination grace period. unref: a clean exit does not wait for this.
+    setTimeout(() => {
+      logger.warn({ graceMs: exitGraceMs }, "handles still open after stop; exiting");
+      process.exit(code);
+    }, exitGraceMs).unref();
   };
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => void exit(0, signal));
   }
+  starting = app.start();
   try {
-    await app.start();
+    await starting;
   } catch (err) {
     logger.error({ err }, "start-up failed");
+    // A no-op when a signal has already begun the stop.
     await exit(1, "start-up failed");
     return;
   }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { OutboundMessage } from "../pipeline/ports.js";
 import type { StageTimer } from "../pipeline/stage-timer.js";
 
 /** Every metric Reflector exports, on one registry (no global state, so tests stay isolated). */
@@ -93,3 +94,27 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+const label = (value: unknown): string => (typeof value === "string" && value ? value : "unknown");
+
+/**
+ * Counts what one event published once its transaction has committed: verdicts by generator,
+ * loop decisions by reason, and generator calls (attempts of the improvement loop; none for a
+ * reused lesson). Labels come from closed sets (verdicts, decisions, reason codes, generators).
+ */
+export function countCommittedOutputs(
+  metrics: Pick<Metrics, "verdicts" | "decisions" | "generatorCalls">,
+  outputs: readonly OutboundMessage[],
+  generatorCalls: number,
+): void {
+  for (const output of outputs) {
+    if (output.role === "loopDecision") {
+      metrics.decisions.inc({ decision: label(output.value.decision), reason: label(output.value.reason) });
+      continue;
+    }
+    const generator = label(output.value.generator);
+    metrics.verdicts.inc({ verdict: label(output.value.verdict), generator });
+    if (generatorCalls > 0 && generator !== "reused")
+      metrics.generatorCalls.inc({ generator }, generatorCalls);
+  }
+}

@@ -1,4 +1,4 @@
-import type { IHeaders, Kafka, KafkaMessage } from "kafkajs";
+import { Partitioners, type IHeaders, type Kafka, type KafkaMessage } from "kafkajs";
 import type { Logger } from "../observability/logger.js";
 
 /** Headers the consumer adds when it dead-letters (src/adapters/kafka/task-consumer.ts): not replayed. */
@@ -123,6 +123,9 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayS
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
+    // The same partitioner as the agents' producers and the app, so a key lands where it did.
+    createPartitioner: Partitioners.DefaultPartitioner,
+    retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
   });
   const consumer = kafka.consumer({ groupId: options.groupId, allowAutoTopicCreation: false });
   let finish: () => void = () => undefined;

@@ -412,6 +412,18 @@ describe("reflections and signatures", () => {
     expect(Number(ineffective?.[1])).toBeGreaterThanOrEqual(1);
     expect(metrics).toMatch(/^reflector_lesson_recurrences\{verdict="ineffective"\} \d+$/m);
     expect(metrics).not.toMatch(/reflector_lesson[^\n]*(tenant|signature)=/);
+    // The committed outputs are counted: one generated lesson, then three reuses of it.
+    const count = (pattern: RegExp) => Number(pattern.exec(metrics)?.[1] ?? 0);
+    expect(
+      count(/^reflector_reflections_total\{verdict="[a-z_]+",generator="reused"\} (\d+)$/m),
+    ).toBeGreaterThanOrEqual(3);
+    expect(count(/^reflector_generator_calls_total\{generator="heuristic"\} (\d+)$/m)).toBeGreaterThanOrEqual(
+      1,
+    );
+    const decisions = [
+      ...metrics.matchAll(/^reflector_loop_decisions_total\{decision="(\w+)",reason="[\w.:-]+"\} (\d+)$/gm),
+    ];
+    expect(decisions.reduce((sum, m) => sum + Number(m[2]), 0)).toBeGreaterThanOrEqual(4);
   });
 
   it("computes the same verdicts in SQL (metrics) as in the domain rule (API), after a quiet week too", async () => {

@@ -1,4 +1,11 @@
-import type { Consumer, IHeaders, Kafka, KafkaMessage, Producer } from "kafkajs";
+import {
+  Partitioners,
+  type Consumer,
+  type IHeaders,
+  type Kafka,
+  type KafkaMessage,
+  type Producer,
+} from "kafkajs";
 import { ReflectionFeedbackV1, type ReflectionFeedback } from "../../domain/contracts/index.js";
 import { classifyFailure, errorMessage, ReflectorError, type ErrorCode } from "../../domain/errors.js";
 import type { FeedbackInput, FeedbackResult } from "../postgres/pg-api-store.js";
@@ -22,6 +29,10 @@ export interface FeedbackConsumerOptions {
     deadLettered(code: ErrorCode): void;
   };
   retryBaseMs?: number;
+  /** The same session timeout as the task consumer, so a killed member leaves the group as quickly. */
+  sessionTimeoutMs?: number;
+  /** A crash while running (not while stopping): the app stops and exits, like the task consumer. */
+  onCrash?(error: Error): void;
 }
 
 export function parseReflectionFeedback(raw: unknown): ReflectionFeedback {
@@ -130,9 +141,31 @@ export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
     async start(): Promise<void> {
       stopping = false;
       wake = new AbortController();
-      producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      producer = kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner: Partitioners.DefaultPartitioner,
+        // Idempotent producers must retry without limit, or an exhausted retry breaks ordering.
+        retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
+      });
       await producer.connect();
-      consumer = kafka.consumer({ groupId: options.groupId, allowAutoTopicCreation: false });
+      const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
+      consumer = kafka.consumer({
+        groupId: options.groupId,
+        allowAutoTopicCreation: false,
+        sessionTimeout,
+        heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeout / 3)),
+        // kafkajs restarts a crashed consumer by default; a restart racing a stop kept the process
+        // alive after "reflector stopped" (a join answered on a closed socket: "write after end").
+        // No restarts: a crash while running goes to onCrash and the process exits to be restarted.
+        retry: { retries: 5, restartOnFailure: () => Promise.resolve(false) },
+      });
+      consumer.on(consumer.events.CRASH, (event) => {
+        if (stopping) return;
+        log.error({ err: event.payload.error }, "feedback consumer crashed");
+        options.onCrash?.(event.payload.error);
+      });
       await consumer.connect();
       await consumer.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning });
       await consumer.run({

@@ -11,7 +11,7 @@ import { TaskCompletedV1, type TaskCompleted } from "../../domain/contracts/inde
 import { signatureFor } from "../../domain/signature.js";
 import { classifyFailure, errorMessage, isOutage, ReflectorError } from "../../domain/errors.js";
 import type { Logger } from "../../observability/logger.js";
-import type { Metrics } from "../../observability/metrics.js";
+import { countCommittedOutputs, type Metrics } from "../../observability/metrics.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
 import { codeOf, nextStep, type FailureCode } from "../../pipeline/failure-policy.js";
 import { loopFamilyKey, PartitionScheduler, SlotPool } from "../../pipeline/ordered-scheduler.js";
@@ -380,6 +380,7 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
           messages,
           afterCommit: () => {
             metrics.events.inc({ result: result.status });
+            countCommittedOutputs(metrics, result.outputs, result.generatorCalls);
             log.info(
               {
                 tenantId: event.tenantId,
