@@ -2,20 +2,8 @@ import { InvalidArgumentError, type Command } from "commander";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { createLlmAdapters } from "../adapters/llm/llm-adapters.js";
-import { ConfigError, loadConfig, type Config } from "../config/config.js";
+import { configOrExit } from "./config-or-exit.js";
 import { wireMaintenance, type Maintenance } from "../maintenance/wire-maintenance.js";
-
-function configOrExit(): Config {
-  try {
-    return loadConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`reflector: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
-}
 
 function number(min: number, max: number, integer = false) {
   return (raw: string): number => {

@@ -1,22 +1,11 @@
 import { Option, type Command } from "commander";
 import { createKafka } from "../adapters/kafka/kafka-client.js";
 import { createLogOffsetsReader } from "../adapters/kafka/log-offsets.js";
-import { ConfigError, loadConfig, type Config } from "../config/config.js";
+import type { Config } from "../config/config.js";
+import { configOrExit } from "./config-or-exit.js";
 import { createLogger } from "../observability/logger.js";
 import { formatLagTable, readConsumerLag } from "../ops/consumer-lag.js";
 import { replayDeadLetters, type ReplaySummary } from "../ops/dlq-replay.js";
-
-function configOrExit(): Config {
-  try {
-    return loadConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`reflector: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
-}
 
 function kafkaFor(config: Config, role: string) {
   return createKafka({

@@ -2,7 +2,8 @@ import { Command, Option } from "commander";
 import { createKafka } from "../adapters/kafka/kafka-client.js";
 import { ensureTopics } from "../adapters/kafka/topics.js";
 import { migrate } from "../adapters/postgres/migrate.js";
-import { ConfigError, loadConfig, type Config } from "../config/config.js";
+import type { Config } from "../config/config.js";
+import { configOrExit } from "./config-or-exit.js";
 import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
 import { runProcessor } from "../main.js";
 import { createLogger } from "../observability/logger.js";
@@ -17,18 +18,6 @@ process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
   if (type === "TimeoutNegativeWarning") return;
   Reflect.apply(emitWarning, process, [warning, ...rest]);
 };
-
-function configOrExit(): Config {
-  try {
-    return loadConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`reflector: ${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
-}
 
 export function topicNames(config: Config): string[] {
   const t = config.topics;
