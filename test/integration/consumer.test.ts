@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { createHeuristicGenerator } from "../../src/adapters/llm/heuristic-generator.js";
-import type { Config } from "../../src/config/config.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import type { ReflectionGenerator } from "../../src/pipeline/ports.js";
+import { cliEnv } from "../support/cli-env.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { taskEvent } from "../support/task-events.js";
 import { waitFor } from "../support/wait-for.js";
@@ -108,30 +108,6 @@ describe("the consumer: concurrency inside a partition, ordered per loop family"
   });
 });
 
-function envOf(config: Config, extra: Record<string, string>): Record<string, string> {
-  const t = config.topics;
-  return {
-    PATH: process.env.PATH ?? "",
-    KAFKA_BROKERS: config.kafka.brokers.join(","),
-    KAFKA_GROUP_ID: config.kafka.groupId,
-    KAFKA_CLIENT_ID: config.kafka.clientId,
-    DATABASE_URL: config.databaseUrl,
-    REDIS_URL: config.redis.url,
-    REDIS_KEY_PREFIX: config.redis.keyPrefix,
-    TOPIC_TASK_COMPLETED: t.taskCompleted,
-    TOPIC_REFLECTION_ACCEPTED: t.reflectionAccepted,
-    TOPIC_REFLECTION_REJECTED: t.reflectionRejected,
-    TOPIC_LOOP_DECISION: t.loopDecision,
-    TOPIC_DLQ: t.deadLetter,
-    TOPIC_RETRY: t.retry,
-    TOPIC_REFLECTION_FEEDBACK: t.reflectionFeedback,
-    HTTP_PORT: "0",
-    HTTP_HOST: "127.0.0.1",
-    LOG_LEVEL: "warn",
-    ...extra,
-  };
-}
-
 const cli = fileURLToPath(new URL("../support/run-cli.ts", import.meta.url));
 
 function startProcessor(env: Record<string, string>): ChildProcess {
@@ -169,7 +145,7 @@ describe("effectively-once across a crash", () => {
     }
     // The same transactional id for both runs: the restarted process fences the killed one.
     // A short session timeout so the group notices the killed member quickly.
-    const env = envOf(h.config, {
+    const env = cliEnv(h.config, {
       KAFKA_TRANSACTIONAL_ID: `crash-${h.id}`,
       KAFKA_SESSION_TIMEOUT_MS: "6000",
     });

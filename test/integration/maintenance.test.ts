@@ -1,9 +1,9 @@
 import { execFile, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Config } from "../../src/config/config.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import { patternSignature } from "../../src/domain/maintenance/dream-groups.js";
+import { cliEnv } from "../support/cli-env.js";
 import { helpfulModel, startFakeOpenAiServer, traceDataOf } from "../support/fake-openai-server.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { taskEvent } from "../support/task-events.js";
@@ -114,17 +114,6 @@ async function stored(tenantId: string) {
     [tenantId],
   );
   return res.rows;
-}
-
-function cliEnv(config: Config, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? "",
-    DATABASE_URL: config.databaseUrl,
-    REDIS_URL: config.redis.url,
-    REDIS_KEY_PREFIX: config.redis.keyPrefix,
-    LOG_LEVEL: "warn",
-    ...extra,
-  };
 }
 
 function cli(args: string[], env: Record<string, string>) {
