@@ -115,8 +115,10 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   });
   const generator = overrides.generator ?? llm.generator;
   const guardrails = { ...defaultGuardrailConfig, ...config.guardrails };
+  // One store for the pipeline and the HTTP loop endpoints: it holds no state beyond the pool.
+  const reflectionStore = createPgReflectionStore(pool, { embeddingModel: llm.embedder.name });
   const processor = createTaskProcessor({
-    store: createPgReflectionStore(pool, { embeddingModel: llm.embedder.name }),
+    store: reflectionStore,
     answerEvaluator: llm.answerEvaluator,
     observer: createQualityMetrics(metrics.registry, metrics.qualityScore),
     index: createRedisSignatureIndex(redis, { keyPrefix: config.redis.keyPrefix }),
@@ -213,7 +215,6 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       for (const listener of crashListeners) listener(error);
     },
   });
-  const apiLoopStore = createPgReflectionStore(pool, { embeddingModel: llm.embedder.name });
   // A decision made over HTTP consumes no offset, so it needs no transaction: a plain idempotent
   // producer publishes it on loop.decision like the Kafka path's decisions.
   const apiProducer: Producer = kafka.producer({
@@ -238,12 +239,12 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
       store: apiStore,
       completeLoop: createLoopCompleter({
-        store: apiLoopStore,
+        store: reflectionStore,
         guardrails,
         clock: apiClock,
         publish: (outputs) => apiPublisher.publish(outputs, undefined),
       }),
-      commonIssues: (tenantId) => apiLoopStore.commonIssues(tenantId),
+      commonIssues: (tenantId) => reflectionStore.commonIssues(tenantId),
       clock: apiClock,
       onFeedback: feedbackMetrics.recorded,
       logger,
