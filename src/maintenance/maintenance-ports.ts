@@ -1,20 +1,13 @@
-import type { GeneratorName, QualityMetrics, Reflection, Verdict } from "../domain/contracts/index.js";
+import type { GeneratorName, Reflection, Verdict } from "../domain/contracts/index.js";
 import type { DreamGroup, DreamSource } from "../domain/maintenance/dream-groups.js";
-import type { PatternEvidence } from "../pipeline/ports.js";
+import type { NewReflection, PatternEvidence } from "../pipeline/ports.js";
 
 /** The ports dreaming and pruning need; Postgres and Redis adapters implement them. */
 
-export interface NewPattern {
+/** A judged pattern lesson: what the pipeline stores for a lesson, plus the group it sums up. */
+export interface NewPattern extends Omit<NewReflection, "id" | "signatureType"> {
   tenantId: string;
   group: DreamGroup;
-  reflection: Reflection;
-  verdict: Exclude<Verdict, "rejected">;
-  qualityScore: number;
-  metrics: QualityMetrics;
-  violations: string[];
-  generator: Exclude<GeneratorName, "reused">;
-  attempts: number;
-  embedding: number[];
   embeddingModel: string;
   at: Date;
 }

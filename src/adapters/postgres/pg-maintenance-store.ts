@@ -8,12 +8,8 @@ import type {
   PruneCounts,
 } from "../../maintenance/maintenance-ports.js";
 import type { ReflectionStore } from "../../pipeline/ports.js";
-
-/** Words of `text` as an OR-query (as the reflection store ranks neighbours). */
-function orQuery(text: string): string {
-  const words = new Set(text.toLowerCase().match(/[a-z][a-z0-9]{2,}/g) ?? []);
-  return [...words].slice(0, 64).join(" | ");
-}
+// Neighbours are ranked with the same OR-query as the pipeline's novelty search.
+import { orQuery } from "./pg-reflection-store.js";
 
 interface SourceRow {
   id: string;

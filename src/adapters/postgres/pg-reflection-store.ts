@@ -66,7 +66,7 @@ function toStored(row: ReflectionRow): StoredReflection {
 }
 
 /** Words of `text` as an OR-query, so that any shared word ranks a row. */
-function orQuery(text: string): string {
+export function orQuery(text: string): string {
   const words = new Set(text.toLowerCase().match(/[a-z][a-z0-9]{2,}/g) ?? []);
   return [...words].slice(0, 64).join(" | ");
 }
