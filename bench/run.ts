@@ -1,8 +1,9 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|llm|calls|latency|rss`. Each prints its ratio measured in the same run.
+ * `npm run bench -- e2e|floor|llm|calls|latency|rss`. Each prints its ratio measured in the same run.
  */
 import { benchE2e } from "./e2e.js";
+import { benchFloor } from "./floor.js";
 import { benchLatency } from "./latency.js";
 import { benchLlmBound, benchLlmCalls } from "./llm.js";
 import { benchRss } from "./rss.js";
@@ -10,6 +11,7 @@ import { machine, report, type BenchResult } from "./support.js";
 
 const all: Record<string, () => Promise<BenchResult>> = {
   e2e: () => benchE2e(),
+  floor: () => benchFloor(),
   llm: () => benchLlmBound(),
   calls: () => benchLlmCalls(),
   latency: () => benchLatency(),

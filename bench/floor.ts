@@ -1,0 +1,246 @@
+import type { Consumer, Producer } from "kafkajs";
+import pg from "pg";
+import { createHashingEmbedder } from "../src/adapters/llm/hashing-embedder.js";
+import { createHeuristicAnswerEvaluator } from "../src/adapters/llm/heuristic-answer-evaluator.js";
+import { createHeuristicGenerator } from "../src/adapters/llm/heuristic-generator.js";
+import { ensureTopics } from "../src/adapters/kafka/topics.js";
+import { parseTaskCompleted } from "../src/adapters/kafka/task-consumer.js";
+import { defaultGuardrailConfig } from "../src/domain/guardrails/guardrail-config.js";
+import { defaultQualityConfig } from "../src/domain/quality/quality-config.js";
+import { untimed } from "../src/pipeline/stage-timer.js";
+import { createTaskProcessor } from "../src/pipeline/task-processor.js";
+import { createFakeIndex, createFakeStore } from "../test/support/fakes.js";
+import {
+  benchEvent,
+  benchSetup,
+  databaseUrl,
+  deleteTopics,
+  produceEvents,
+  startCounter,
+  type BenchResult,
+  type BenchSetup,
+} from "./support.js";
+
+/**
+ * What the e2e goal (≥ 0.5 of a bare consume→produce pipe) leaves room for. On the same backlog
+ * and machine, in one run, it measures pipes that do only the least that issue 5's effectively-
+ * once guarantee requires, and the CPU of Reflector's own per-event logic without any I/O:
+ *   1. the bare kafkajs pipe (the e2e bench's ceiling): eachBatch + sendBatch, auto-commit;
+ *   2. the same pipe made exactly-once: read_committed, one transactional producer per partition,
+ *      outputs and consumed offsets in one Kafka transaction per batch;
+ *   3. 2 + the idempotency record in Postgres, batched: one INSERT … ON CONFLICT DO NOTHING of the
+ *      whole batch's event ids before the Kafka transaction (no real processor can batch this far:
+ *      events finish at different times, and a row per event is the least it can write);
+ *   4. 2 + that record written per event: one autocommit INSERT round trip per event, ten at once;
+ *   5. Reflector's processor on in-memory ports (decode, validate, signature, heuristic reflection
+ *      and judging for new signatures, loop decision, output JSON), one core, no I/O at all.
+ * If 3 or 4 is far below 0.5 of 1, no processor that keeps the guarantee can meet the goal here.
+ */
+const pipes = ["bare", "eos", "eos-pg-batch", "eos-pg-each"] as const;
+
+export async function benchFloor(
+  events = Number(process.env.BENCH_FLOOR_EVENTS ?? 20000),
+): Promise<BenchResult> {
+  const setup = await benchSetup("floor", 6);
+  const { kafka, config, tenantId } = setup;
+  const stream = Array.from({ length: events }, (_, i) =>
+    benchEvent(tenantId, i, i % Math.ceil(events / 20)),
+  );
+  await produceEvents(kafka, config.topics.taskCompleted, stream);
+  await ensureTopics(kafka, {
+    names: pipes.map((name) => `${setup.pipeTopic}.${name}`),
+    partitions: 6,
+    replicationFactor: 1,
+  });
+
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  await pool.query(
+    "CREATE TABLE IF NOT EXISTS bench_floor_events (run text NOT NULL, event_id text NOT NULL, PRIMARY KEY (run, event_id))",
+  );
+  try {
+    const bare = await runPipe(setup, "bare", events, async (producer, topic, messages) => {
+      await producer.sendBatch({ topicMessages: [{ topic, messages }] });
+    });
+    const eos = await runPipe(setup, "eos", events);
+    const batched = await runPipe(setup, "eos-pg-batch", events, undefined, async (run, ids) => {
+      await pool.query(
+        "INSERT INTO bench_floor_events (run, event_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING",
+        [run, ids],
+      );
+    });
+    const perEvent = await runPipe(setup, "eos-pg-each", events, undefined, async (run, ids) => {
+      for (let i = 0; i < ids.length; i += 10) {
+        await Promise.all(
+          ids
+            .slice(i, i + 10)
+            .map((id) =>
+              pool.query(
+                "INSERT INTO bench_floor_events (run, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                [run, id],
+              ),
+            ),
+        );
+      }
+    });
+    const compute = await computeOnly(stream.map((e) => Buffer.from(JSON.stringify(e))));
+    const ratio = (rate: number) => (rate / bare).toFixed(3);
+    return {
+      name: "exactly-once floor (what the e2e goal leaves room for, 6 partitions)",
+      lines: [
+        `events ${String(events)} (${String(Math.ceil(events / 20))} distinct signatures)`,
+        `1 bare kafkajs pipe                         ${bare.toFixed(0)} events/s`,
+        `2 exactly-once pipe (Kafka transactions)    ${eos.toFixed(0)} events/s  ${ratio(eos)} of 1`,
+        `3 2 + idempotency rows, one INSERT a batch  ${batched.toFixed(0)} events/s  ${ratio(batched)} of 1`,
+        `4 2 + idempotency row, one INSERT an event  ${perEvent.toFixed(0)} events/s  ${ratio(perEvent)} of 1`,
+        `5 processor logic, in-memory ports, no I/O  ${compute.rate.toFixed(0)} events/s  ${ratio(compute.rate)} of 1 (one core, ${(1000 / compute.rate).toFixed(3)} ms CPU per event)`,
+        `  per event: ${compute.breakdown}`,
+      ],
+      ratio: perEvent / bare,
+      goal: "context for e2e: 4 ≥ 0.5 of 1 would make the goal reachable",
+      met: perEvent / bare >= 0.5,
+    };
+  } finally {
+    await pool.query("DROP TABLE IF EXISTS bench_floor_events").catch(() => undefined);
+    await pool.end();
+    await deleteTopics(setup);
+  }
+}
+
+type Send = (
+  producer: Producer,
+  topic: string,
+  messages: { key: Buffer | null; value: Buffer | null }[],
+) => Promise<void>;
+
+/**
+ * Drains the input topic with its own group into the pipe topic and returns events/s from the
+ * first batch consumed to the last output. Without `send`, each batch goes out in a Kafka transaction of the
+ * partition's own transactional producer, with the consumed offsets; `record` runs first.
+ */
+async function runPipe(
+  setup: BenchSetup,
+  name: (typeof pipes)[number],
+  events: number,
+  send?: Send,
+  record?: (run: string, eventIds: string[]) => Promise<void>,
+): Promise<number> {
+  const { kafka, config } = setup;
+  const run = `${setup.id}-${name}`;
+  const topic = `${setup.pipeTopic}.${name}`;
+  const counter = await startCounter(kafka, [topic]);
+  const groupId = `bench-floor-${run}`;
+  const producers = new Map<number, Producer>();
+  const plain = send ? kafka.producer({ idempotent: true, maxInFlightRequests: 1 }) : null;
+  await plain?.connect();
+  const producerFor = async (partition: number): Promise<Producer> => {
+    const existing = producers.get(partition);
+    if (existing) return existing;
+    const producer = kafka.producer({
+      transactionalId: `${groupId}-${String(partition)}`,
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
+    producers.set(partition, producer);
+    await producer.connect();
+    return producer;
+  };
+  let firstBatchAt = 0;
+  const consumer: Consumer = kafka.consumer({ groupId, readUncommitted: false });
+  await consumer.connect();
+  await consumer.subscribe({ topics: [config.topics.taskCompleted], fromBeginning: true });
+  await consumer.run({
+    partitionsConsumedConcurrently: 6,
+    autoCommit: !!send,
+    eachBatch: async (payload) => {
+      const { batch } = payload;
+      if (firstBatchAt === 0) firstBatchAt = performance.now();
+      const messages = batch.messages.map((m) => ({ key: m.key, value: m.value }));
+      if (messages.length === 0) return;
+      if (send && plain) {
+        await send(plain, topic, messages);
+        return;
+      }
+      if (record) {
+        // The bench events are JSON; the id is what an idempotent write is keyed by.
+        await record(
+          run,
+          batch.messages.map((m) => (JSON.parse(m.value?.toString() ?? "{}") as { eventId: string }).eventId),
+        );
+      }
+      const producer = await producerFor(batch.partition);
+      const tx = await producer.transaction();
+      try {
+        await tx.send({ topic, messages });
+        await tx.sendOffsets({
+          consumerGroupId: groupId,
+          topics: [
+            {
+              topic: batch.topic,
+              partitions: [{ partition: batch.partition, offset: String(Number(batch.lastOffset()) + 1) }],
+            },
+          ],
+        });
+        await tx.commit();
+      } catch (err) {
+        await tx.abort().catch(() => undefined);
+        throw err;
+      }
+      payload.resolveOffset(batch.lastOffset());
+    },
+  });
+  await counter.waitFor(events, 600_000);
+  // From the first batch consumed to the last output: with batches of hundreds, the counter's own
+  // first-to-last arrival would leave out the first batch's whole processing time.
+  const rate = events / ((counter.state.lastAt - firstBatchAt) / 1000);
+  await consumer.disconnect();
+  await plain?.disconnect();
+  for (const producer of producers.values()) await producer.disconnect();
+  await counter.stop();
+  return rate;
+}
+
+/** Reflector's per-event logic on in-memory ports, one core, no I/O: events/s and where it goes. */
+async function computeOnly(values: Buffer[]) {
+  const store = createFakeStore();
+  const index = createFakeIndex();
+  const processor = createTaskProcessor({
+    store: store.store,
+    answerEvaluator: createHeuristicAnswerEvaluator(),
+    index: index.index,
+    generator: createHeuristicGenerator(),
+    embedder: createHashingEmbedder(),
+    clock: { now: () => new Date() },
+    timer: untimed,
+    quality: defaultQualityConfig,
+    guardrails: defaultGuardrailConfig,
+    mode: "full",
+  });
+  const spent = { decode: 0, known: 0, knownCount: 0, fresh: 0, freshCount: 0, encode: 0 };
+  const started = performance.now();
+  for (const value of values) {
+    let t = performance.now();
+    const event = parseTaskCompleted(JSON.parse(value.toString()));
+    spent.decode += performance.now() - t;
+    t = performance.now();
+    const result = await processor.process(event);
+    const took = performance.now() - t;
+    if (result.generatorCalls > 0) {
+      spent.fresh += took;
+      spent.freshCount += 1;
+    } else {
+      spent.known += took;
+      spent.knownCount += 1;
+    }
+    t = performance.now();
+    for (const output of result.outputs) Buffer.from(JSON.stringify(output.value));
+    spent.encode += performance.now() - t;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const us = (ms: number, n: number) => `${((1000 * ms) / Math.max(1, n)).toFixed(1)} µs`;
+  return {
+    rate: values.length / seconds,
+    breakdown:
+      `decode+validate ${us(spent.decode, values.length)}, known signature ${us(spent.known, spent.knownCount)}, ` +
+      `new signature (reflect + judge) ${us(spent.fresh, spent.freshCount)}, encode outputs ${us(spent.encode, values.length)}`,
+  };
+}
