@@ -36,9 +36,13 @@ export function createFakeStore() {
     },
     patternEvidence: (_tenantId, patterns) =>
       Promise.resolve(new Map(patterns.map((p) => [p, { occurrences: 0, total: 0 }]))),
-    nearbyEmbeddings: (tenantId) =>
+    // Like Postgres' LIMIT: the most recently stored ones (no text ranking here).
+    nearbyEmbeddings: (tenantId, _text, limit) =>
       Promise.resolve(
-        [...reflections.values()].filter((r) => r.tenantId === tenantId).map((r) => r.embedding),
+        [...reflections.values()]
+          .filter((r) => r.tenantId === tenantId)
+          .slice(-limit)
+          .map((r) => r.embedding),
       ),
     loopContext: (event: TaskCompleted) => {
       const previous = event.rerunOf ? traces.get(key(event.tenantId, event.rerunOf)) : undefined;
