@@ -33,7 +33,7 @@ export interface CompleteLoopDeps {
   store: Pick<ReflectionStore, "loopContext" | "commit">;
   guardrails: GuardrailConfig;
   clock: Clock;
-  /** Publishes the decision on `loop.decision`, as the Kafka path does. */
+  /** Publishes the decision on `loop.decision`, as the Kafka path does (again on a replayed call). */
   publish?: (outputs: OutboundMessage[]) => Promise<void>;
 }
 
@@ -105,7 +105,10 @@ export function createLoopCompleter(deps: CompleteLoopDeps) {
         throw new ReflectorError("STORE_UNAVAILABLE", "loop state kept changing under the decision");
       }
       const stored = result.outputs.find((o) => o.role === "loopDecision");
-      if (result.committed && deps.publish) await deps.publish(result.outputs);
+      // A replayed call publishes the stored decision again: the call that saved it may have failed
+      // before its publish was acknowledged, and the caller's retry is the only one left to send it.
+      // Same CloudEvents id each time, so consumers drop the copy (at-least-once, as documented).
+      if (deps.publish) await deps.publish(result.outputs);
       return { committed: result.committed, decision: (stored?.value ?? value) as LoopDecision };
     }
   };
