@@ -263,6 +263,8 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
           return true;
         },
       },
+      // Without the registry, wire-format inputs cannot be decoded nor outputs encoded.
+      ...(codec.check ? [{ name: "schema-registry", check: codec.check }] : []),
     ],
   });
 

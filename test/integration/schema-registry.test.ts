@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRegistryCodec } from "../../src/adapters/schema-registry/value-codec.js";
 import { ReflectionOutcomeV1 } from "../../src/domain/contracts/index.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { taskEvent } from "../support/task-events.js";
@@ -42,10 +43,24 @@ describe("with a schema registry (Apicurio, Confluent-compatible API)", () => {
     const ready = await h.app.http.inject({ method: "GET", url: "/readyz" });
     expect(ready.json()).toEqual({
       status: "ready",
-      checks: { consumer: true, stopping: true, kafka: true, postgres: true, redis: true },
+      checks: {
+        consumer: true,
+        stopping: true,
+        kafka: true,
+        postgres: true,
+        redis: true,
+        "schema-registry": true,
+      },
     });
     const metrics = await h.app.http.inject({ method: "GET", url: "/metrics" });
     expect(metrics.body).toMatch(/reflector_events_total\{result="processed"\} [1-9]/);
     expect(metrics.body).toMatch(/reflector_stage_duration_seconds_bucket\{le="[^"]+",stage="persist"\}/);
+  });
+
+  it("reports a registry that does not answer as not ready", async () => {
+    const gone = createRegistryCodec("http://127.0.0.1:9/apis/ccompat/v7");
+    await expect(gone.check?.()).rejects.toThrow();
+    const up = createRegistryCodec(h.config.schemaRegistryUrl ?? "");
+    expect(await up.check?.()).toBe(true);
   });
 });

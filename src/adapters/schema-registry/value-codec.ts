@@ -8,6 +8,8 @@ export interface ValueCodec {
   readonly format: "json" | "confluent-json";
   decode(value: Buffer): Promise<unknown>;
   encode(topic: string, contract: ContractName, value: object): Promise<Buffer>;
+  /** For /readyz: whether the registry answers; absent when no registry is used. */
+  readonly check?: () => Promise<boolean>;
 }
 
 const MAGIC_BYTE = 0;
@@ -91,5 +93,9 @@ export function createRegistryCodec(host: string): ValueCodec {
       }
     },
     encode: async (topic, contract, value) => registry.encode(await schemaId(topic, contract), value),
+    check: async () => {
+      const res = await fetch(`${host.replace(/\/+$/, "")}/subjects`, { signal: AbortSignal.timeout(2000) });
+      return res.ok;
+    },
   };
 }
