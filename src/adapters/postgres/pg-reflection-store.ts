@@ -1,6 +1,5 @@
-import { createHash } from "node:crypto";
 import type pg from "pg";
-import type { Reflection, TaskCompleted } from "../../domain/contracts/index.js";
+import type { Reflection } from "../../domain/contracts/index.js";
 import {
   extractCommonIssues,
   lowQualityBelow,
@@ -8,7 +7,6 @@ import {
 } from "../../domain/evaluation/adaptive-insights.js";
 import { ReflectorError } from "../../domain/errors.js";
 import { episodeMatchesPattern } from "../../domain/quality/pattern-validity.js";
-import { stableId } from "../../domain/stable-id.js";
 import type {
   CommitResult,
   LoopContext,
@@ -17,6 +15,7 @@ import type {
   ReflectionStore,
   StoredReflection,
 } from "../../pipeline/ports.js";
+import { commitPayload, fillOccurrences, staleLoopStateCode } from "./commit-payload.js";
 
 interface ReflectionRow {
   id: string;
@@ -71,13 +70,6 @@ export function orQuery(text: string): string {
   return [...words].slice(0, 64).join(" | ");
 }
 
-/** What an episode (one processed task) looked like, for pattern validity and search. */
-export function episodeText(event: TaskCompleted): string {
-  const parts = [event.task.description, event.task.goal, event.error?.message];
-  for (const e of event.events) if (e.type === "error_event" || e.error) parts.push(e.content);
-  return parts.filter(Boolean).join("\n").slice(0, 8000);
-}
-
 async function withStoreErrors<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -91,6 +83,45 @@ async function withStoreErrors<T>(work: () => Promise<T>): Promise<T> {
 
 const reflectionColumns = `id, signature, reflection_text, strategy_text, learning, importance, confidence, tags,
   error_category, patterns, adjustments, verdict, quality_score, metrics, violations, occurrences, generator, attempts`;
+
+interface LoopContextRow {
+  root_loop_id: string | null;
+  rerun_depth: number;
+  max_reruns: number;
+  alignment: number | null;
+  drift: number | null;
+  reflection_fatigue: number;
+  override_found: boolean;
+  override_fatigue: boolean;
+  override_max_reruns: boolean;
+  overridden_by: string | null;
+  family_reruns: number;
+  bias_tags: string[] | null;
+  bias_occurrences: number[] | null;
+}
+
+// $1 tenant, $2 the parent loop (rerunOf, may be null), $3 the root when the parent's trace is
+// unknown, $4 the loop, $5 its bias tags. An override on the family's root covers all its
+// reruns; the loop's own one wins.
+const loopContextSql = `
+  SELECT p.root_loop_id, p.rerun_depth, p.max_reruns, p.alignment, p.drift, p.reflection_fatigue,
+         o.loop_id IS NOT NULL AS override_found, o.override_fatigue, o.override_max_reruns, o.overridden_by,
+         (SELECT count(*)::int FROM loop_traces t
+           WHERE t.tenant_id = $1 AND t.root_loop_id = f.root AND t.rerun_of IS NOT NULL AND t.loop_id <> $4
+         ) AS family_reruns,
+         b.tags AS bias_tags, b.occurrences AS bias_occurrences
+    FROM (SELECT 1) AS one
+    LEFT JOIN loop_traces p ON p.tenant_id = $1 AND p.loop_id = $2
+    CROSS JOIN LATERAL (SELECT coalesce(p.root_loop_id, $3) AS root) f
+    LEFT JOIN LATERAL (
+      SELECT loop_id, override_fatigue, override_max_reruns, overridden_by FROM loop_overrides
+       WHERE tenant_id = $1 AND loop_id IN ($4, f.root)
+       ORDER BY (loop_id = $4) DESC LIMIT 1
+    ) o ON true
+    CROSS JOIN LATERAL (
+      SELECT array_agg(tag) AS tags, array_agg(occurrences) AS occurrences FROM bias_tag_history
+       WHERE tenant_id = $1 AND tag = ANY($5::text[])
+    ) b`;
 
 export interface PgReflectionStoreOptions {
   /**
@@ -164,68 +195,42 @@ export function createPgReflectionStore(
     loopContext: (event) =>
       withStoreErrors(async (): Promise<LoopContext> => {
         const tags = [...new Set((event.biasTags ?? []).map((t) => t.tag))];
-        const previous = event.rerunOf
-          ? await pool.query<{
-              root_loop_id: string;
-              rerun_depth: number;
-              max_reruns: number;
-              alignment: number | null;
-              drift: number | null;
-              reflection_fatigue: number;
-            }>(
-              `SELECT root_loop_id, rerun_depth, max_reruns, alignment, drift, reflection_fatigue
-                 FROM loop_traces WHERE tenant_id = $1 AND loop_id = $2`,
-              [event.tenantId, event.rerunOf],
-            )
-          : null;
-        const prev = previous?.rows[0];
-        // The same rule as decideLoop when the parent's trace is not known.
-        const root = prev?.root_loop_id ?? (event.rerunOf ?? event.loopId).replace(/_r\d+$/, "");
-        const [override, family, bias] = await Promise.all([
-          // An override on the family's root covers all its reruns; the loop's own one wins.
-          pool.query<{
-            override_fatigue: boolean;
-            override_max_reruns: boolean;
-            overridden_by: string | null;
-          }>(
-            `SELECT override_fatigue, override_max_reruns, overridden_by FROM loop_overrides
-              WHERE tenant_id = $1 AND loop_id = ANY($2::text[])
-              ORDER BY (loop_id = $3) DESC LIMIT 1`,
-            [event.tenantId, [event.loopId, root], event.loopId],
-          ),
-          pool.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM loop_traces
-              WHERE tenant_id = $1 AND root_loop_id = $2 AND rerun_of IS NOT NULL AND loop_id <> $3`,
-            [event.tenantId, root, event.loopId],
-          ),
-          tags.length
-            ? pool.query<{ tag: string; occurrences: number }>(
-                "SELECT tag, occurrences FROM bias_tag_history WHERE tenant_id = $1 AND tag = ANY($2)",
-                [event.tenantId, tags],
-              )
-            : null,
-        ]);
-        const over = override.rows[0];
+        // One statement instead of up to four queries. The family's root is the parent trace's
+        // root when the parent is known, else the same rule as decideLoop's (computed here).
+        const res = await pool.query<LoopContextRow>({
+          name: "reflector-loop-context",
+          text: loopContextSql,
+          values: [
+            event.tenantId,
+            event.rerunOf ?? null,
+            (event.rerunOf ?? event.loopId).replace(/_r\d+$/, ""),
+            event.loopId,
+            tags,
+          ],
+        });
+        const row = res.rows[0];
+        if (!row) throw new ReflectorError("INTERNAL", "loop context query returned no row");
         return {
-          previous: prev
+          previous:
+            row.root_loop_id !== null
+              ? {
+                  rootLoopId: row.root_loop_id,
+                  rerunDepth: row.rerun_depth,
+                  maxReruns: row.max_reruns,
+                  alignment: row.alignment,
+                  drift: row.drift,
+                  fatigue: row.reflection_fatigue,
+                }
+              : null,
+          override: row.override_found
             ? {
-                rootLoopId: prev.root_loop_id,
-                rerunDepth: prev.rerun_depth,
-                maxReruns: prev.max_reruns,
-                alignment: prev.alignment,
-                drift: prev.drift,
-                fatigue: prev.reflection_fatigue,
+                overrideFatigue: row.override_fatigue,
+                overrideMaxReruns: row.override_max_reruns,
+                overriddenBy: row.overridden_by,
               }
             : null,
-          override: over
-            ? {
-                overrideFatigue: over.override_fatigue,
-                overrideMaxReruns: over.override_max_reruns,
-                overriddenBy: over.overridden_by,
-              }
-            : null,
-          biasHistory: new Map((bias?.rows ?? []).map((r) => [r.tag, r.occurrences])),
-          familyReruns: family.rows[0]?.n ?? 0,
+          biasHistory: new Map((row.bias_tags ?? []).map((tag, i) => [tag, row.bias_occurrences?.[i] ?? 0])),
+          familyReruns: row.family_reruns,
         };
       }),
 
@@ -244,229 +249,32 @@ export function createPgReflectionStore(
 
     commit: (unit, buildOutputs) =>
       withStoreErrors(async (): Promise<CommitResult> => {
-        const { event, loop } = unit;
-        const client = await pool.connect();
+        const template = buildOutputs(null);
+        let res: pg.QueryResult<{
+          committed: boolean;
+          occurrences: number | null;
+          outputs: OutboundMessage[] | null;
+        }>;
         try {
-          await client.query("BEGIN");
-          // Serialises two workers handling the same event id; the second sees the first's row.
-          await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [
-            `${event.tenantId}/${event.eventId}`,
-          ]);
-          const seen = await client.query<{ outputs: OutboundMessage[] }>(
-            "SELECT outputs FROM processed_events WHERE tenant_id = $1 AND event_id = $2",
-            [event.tenantId, event.eventId],
-          );
-          if (seen.rows[0]) {
-            await client.query("ROLLBACK");
-            return { committed: false, outputs: seen.rows[0].outputs, occurrences: null };
-          }
-
-          let occurrences: number | null = null;
-          let reflectionId: string | null = null;
-          if (unit.store?.kind === "insert") {
-            const r = unit.store.reflection;
-            const res = await client.query<{ id: string; occurrences: number; inserted: boolean }>(
-              `INSERT INTO reflections (id, tenant_id, project_id, signature, signature_type, reflection_text,
-                 strategy_text, learning, importance, confidence, quality_score, verdict, metrics, violations, tags,
-                 error_category, patterns, adjustments, generator, attempts, embedding, source_event_id, outcome,
-                 first_seen_at, last_seen_at, embedding_model)
-               VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$24,$25)
-               ON CONFLICT (tenant_id, signature) DO UPDATE
-                 SET occurrences = reflections.occurrences + 1,
-                     last_seen_at = GREATEST(reflections.last_seen_at, EXCLUDED.last_seen_at)
-               RETURNING id, occurrences, (xmax = 0) AS inserted`,
-              [
-                r.id,
-                event.tenantId,
-                event.projectId,
-                unit.signature,
-                r.signatureType,
-                r.reflection.reflectionText,
-                r.reflection.strategyText,
-                r.reflection.learning,
-                r.reflection.importance,
-                r.reflection.confidence,
-                r.qualityScore,
-                r.verdict,
-                JSON.stringify(r.metrics),
-                JSON.stringify(r.violations),
-                r.reflection.tags,
-                r.reflection.errorCategory,
-                r.reflection.patterns,
-                r.reflection.adjustments,
-                r.generator,
-                r.attempts,
-                r.embedding,
-                event.eventId,
-                event.outcome,
-                unit.decidedAt,
-                embeddingModel,
-              ],
-            );
-            const row = res.rows[0];
-            if (!row) throw new ReflectorError("INTERNAL", "reflection upsert returned no row");
-            occurrences = row.occurrences;
-            reflectionId = row.id;
-            if (row.inserted && r.reflection.strategyText) {
-              // Dual storage (seed 002): the strategy is kept on its own with importance +10%.
-              await client.query(
-                `INSERT INTO strategies (id, reflection_id, tenant_id, project_id, strategy_text, importance, tags)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (reflection_id) DO NOTHING`,
-                [
-                  stableId("strategy", row.id),
-                  row.id,
-                  event.tenantId,
-                  event.projectId,
-                  r.reflection.strategyText,
-                  Math.min(1, r.reflection.importance * 1.1),
-                  [...new Set([...r.reflection.tags, "strategy"])],
-                ],
-              );
-            }
-          } else if (unit.store?.kind === "increment") {
-            const res = await client.query<{ occurrences: number }>(
-              `UPDATE reflections SET occurrences = occurrences + 1,
-                      last_seen_at = GREATEST(last_seen_at, $2)
-                WHERE id = $1 RETURNING occurrences`,
-              [unit.store.reflectionId, unit.decidedAt],
-            );
-            occurrences = res.rows[0]?.occurrences ?? null;
-            reflectionId = res.rows[0] ? unit.store.reflectionId : null;
-          }
-
-          await client.query(
-            `INSERT INTO loop_traces (tenant_id, loop_id, root_loop_id, rerun_of, rerun_depth, rerun_count, max_reruns,
-               outcome, alignment, drift, reflection_fatigue, fatigue_increased, bias_echo, repeated_tags, decision,
-               new_loop_id, rerun_reason, rerun_reason_detail, rerun_trigger, force_finalize, overridden_by,
-               orchestrator_persona, reflection_persona, task_text, source_event_id, decided_at)
-             VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26)
-             ON CONFLICT (tenant_id, loop_id) DO UPDATE SET
-               root_loop_id = EXCLUDED.root_loop_id, rerun_of = EXCLUDED.rerun_of, rerun_depth = EXCLUDED.rerun_depth,
-               rerun_count = EXCLUDED.rerun_count, max_reruns = EXCLUDED.max_reruns, outcome = EXCLUDED.outcome,
-               alignment = EXCLUDED.alignment, drift = EXCLUDED.drift, reflection_fatigue = EXCLUDED.reflection_fatigue,
-               fatigue_increased = EXCLUDED.fatigue_increased, bias_echo = EXCLUDED.bias_echo,
-               repeated_tags = EXCLUDED.repeated_tags, decision = EXCLUDED.decision, new_loop_id = EXCLUDED.new_loop_id,
-               rerun_reason = EXCLUDED.rerun_reason, rerun_reason_detail = EXCLUDED.rerun_reason_detail,
-               rerun_trigger = EXCLUDED.rerun_trigger, force_finalize = EXCLUDED.force_finalize,
-               overridden_by = EXCLUDED.overridden_by, orchestrator_persona = EXCLUDED.orchestrator_persona,
-               reflection_persona = EXCLUDED.reflection_persona, task_text = EXCLUDED.task_text,
-               source_event_id = EXCLUDED.source_event_id, decided_at = EXCLUDED.decided_at`,
-            [
-              event.tenantId,
-              event.loopId,
-              loop.rootLoopId,
-              event.rerunOf ?? null,
-              loop.rerunDepth,
-              loop.rerunCount,
-              loop.maxReruns,
-              event.outcome,
-              loop.alignment,
-              loop.drift,
-              loop.fatigue,
-              loop.fatigueIncreased,
-              loop.biasEcho,
-              loop.repeatedTags,
-              loop.decision,
-              loop.newLoopId,
-              loop.reason,
-              loop.reasonDetail,
-              loop.triggers,
-              loop.forceFinalize,
-              loop.overriddenBy,
-              event.persona?.orchestrator ?? null,
-              event.persona?.reflection ?? null,
-              episodeText(event),
-              event.eventId,
-              unit.decidedAt,
-            ],
-          );
-
-          if (loop.biasCounts.size > 0) {
-            const counted = await client.query<{ tag: string; occurrences: number }>(
-              `INSERT INTO bias_tag_history (tenant_id, tag, occurrences, last_loop_id, first_seen_at, last_seen_at)
-               SELECT $1, tag, 1, $3, $4, $4 FROM unnest($2::text[]) AS tag
-               ON CONFLICT (tenant_id, tag) DO UPDATE SET occurrences = bias_tag_history.occurrences + 1,
-                 last_loop_id = EXCLUDED.last_loop_id, last_seen_at = EXCLUDED.last_seen_at
-               RETURNING tag, occurrences`,
-              [event.tenantId, [...loop.biasCounts.keys()], event.loopId, unit.decidedAt],
-            );
-            // The history is per tenant, so families running at once can raise the same tag: the
-            // row lock orders them, and a count other than the one decided on means the decision
-            // (echo or not) was made from stale state. Undo and let the caller decide again.
-            if (counted.rows.some((r) => loop.biasCounts.get(r.tag) !== r.occurrences)) {
-              await client.query("ROLLBACK");
-              return { committed: false, outputs: [], occurrences: null, staleLoopState: true };
-            }
-          }
-
-          if (unit.judgement && unit.signature) {
-            const j = unit.judgement;
-            await client.query(
-              `INSERT INTO reflection_judgements (tenant_id, event_id, signature, verdict, quality_score, violations,
-                 generator, attempts, stored, created_at)
-               VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) ON CONFLICT DO NOTHING`,
-              [
-                event.tenantId,
-                event.eventId,
-                unit.signature,
-                j.verdict,
-                j.qualityScore,
-                JSON.stringify(j.violations),
-                j.generator,
-                j.attempts,
-                j.stored,
-                unit.decidedAt,
-              ],
-            );
-          }
-
-          const evaluation = unit.answerEvaluation;
-          if (evaluation && event.task.query && event.task.answer) {
-            await client.query(
-              `INSERT INTO answer_evaluations (tenant_id, event_id, loop_id, question, answer_hash, evaluator, quality,
-                 confidence, relevance, completeness, issues, improvements, should_retry, created_at)
-               VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) ON CONFLICT DO NOTHING`,
-              [
-                event.tenantId,
-                event.eventId,
-                event.loopId,
-                event.task.query,
-                createHash("sha256").update(event.task.answer).digest("hex"),
-                evaluation.evaluator,
-                evaluation.quality,
-                evaluation.confidence,
-                evaluation.relevance,
-                evaluation.completeness,
-                JSON.stringify(evaluation.issues),
-                JSON.stringify(evaluation.improvements),
-                evaluation.shouldRetry,
-                unit.decidedAt,
-              ],
-            );
-          }
-
-          const outputs = buildOutputs(occurrences);
-          await client.query(
-            `INSERT INTO processed_events (tenant_id, event_id, loop_id, signature, reflection_id, outputs, processed_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-            [
-              event.tenantId,
-              event.eventId,
-              event.loopId,
-              unit.signature,
-              reflectionId,
-              JSON.stringify(outputs),
-              unit.decidedAt,
-            ],
-          );
-          await client.query("COMMIT");
-          return { committed: true, outputs, occurrences };
+          res = await pool.query({
+            name: "reflector-commit",
+            text: "SELECT committed, occurrences, outputs FROM reflector_commit($1)",
+            values: [JSON.stringify(commitPayload(unit, embeddingModel, template))],
+          });
         } catch (err) {
-          await client.query("ROLLBACK").catch(() => undefined);
+          // Nothing was written: the function's exception undid the whole statement.
+          if ((err as { code?: unknown }).code === staleLoopStateCode)
+            return { committed: false, outputs: [], occurrences: null, staleLoopState: true };
           throw err;
-        } finally {
-          client.release();
         }
+        const row = res.rows[0];
+        if (!row) throw new ReflectorError("INTERNAL", "reflector_commit returned no row");
+        if (!row.committed) return { committed: false, outputs: row.outputs ?? [], occurrences: null };
+        return {
+          committed: true,
+          outputs: fillOccurrences(unit, template, row.occurrences),
+          occurrences: row.occurrences,
+        };
       }),
   };
 }

@@ -1,0 +1,176 @@
+import { createHash } from "node:crypto";
+import type { TaskCompleted } from "../../domain/contracts/index.js";
+import { stableId } from "../../domain/stable-id.js";
+import type { OutboundMessage, UnitOfWork } from "../../pipeline/ports.js";
+
+/** SQLSTATE `reflector_commit` raises when the bias history moved under the loop decision. */
+export const staleLoopStateCode = "RF001";
+
+/** What an episode (one processed task) looked like, for pattern validity and search. */
+export function episodeText(event: TaskCompleted): string {
+  const parts = [event.task.description, event.task.goal, event.error?.message];
+  for (const e of event.events) if (e.type === "error_event" || e.error) parts.push(e.content);
+  return parts.filter(Boolean).join("\n").slice(0, 8000);
+}
+
+/**
+ * The argument of `reflector_commit` (migrations/1732000008000_commit-function.sql): rows keyed
+ * by column name, so the function reads them with `jsonb_populate_record` of the table's type.
+ */
+export function commitPayload(
+  unit: UnitOfWork,
+  embeddingModel: string,
+  outputs: OutboundMessage[],
+): Record<string, unknown> {
+  const { event, loop } = unit;
+  const outcome = outcomeIndex(unit, outputs);
+  const decidedAt = unit.decidedAt.toISOString();
+  const payload: Record<string, unknown> = {
+    tenantId: event.tenantId,
+    eventId: event.eventId,
+    loopId: event.loopId,
+    signature: unit.signature,
+    decidedAt,
+    store: unit.store?.kind ?? null,
+    outputs,
+    outcomeIndex: outcome >= 0 ? outcome : null,
+    dedupeOnInsert: unit.store?.kind === "insert",
+    loopTrace: {
+      tenant_id: event.tenantId,
+      loop_id: event.loopId,
+      root_loop_id: loop.rootLoopId,
+      rerun_of: event.rerunOf ?? null,
+      rerun_depth: loop.rerunDepth,
+      rerun_count: loop.rerunCount,
+      max_reruns: loop.maxReruns,
+      outcome: event.outcome,
+      alignment: loop.alignment,
+      drift: loop.drift,
+      reflection_fatigue: loop.fatigue,
+      fatigue_increased: loop.fatigueIncreased,
+      bias_echo: loop.biasEcho,
+      repeated_tags: loop.repeatedTags,
+      decision: loop.decision,
+      new_loop_id: loop.newLoopId,
+      rerun_reason: loop.reason,
+      rerun_reason_detail: loop.reasonDetail,
+      rerun_trigger: loop.triggers,
+      force_finalize: loop.forceFinalize,
+      overridden_by: loop.overriddenBy,
+      orchestrator_persona: event.persona?.orchestrator ?? null,
+      reflection_persona: event.persona?.reflection ?? null,
+      task_text: episodeText(event),
+      source_event_id: event.eventId,
+      decided_at: decidedAt,
+    },
+    biasCounts: Object.fromEntries(loop.biasCounts),
+  };
+
+  if (unit.store?.kind === "insert") {
+    const r = unit.store.reflection;
+    payload.reflection = {
+      id: r.id,
+      tenant_id: event.tenantId,
+      project_id: event.projectId,
+      signature: unit.signature,
+      signature_type: r.signatureType,
+      reflection_text: r.reflection.reflectionText,
+      strategy_text: r.reflection.strategyText,
+      learning: r.reflection.learning,
+      importance: r.reflection.importance,
+      confidence: r.reflection.confidence,
+      quality_score: r.qualityScore,
+      verdict: r.verdict,
+      metrics: r.metrics,
+      violations: r.violations,
+      tags: r.reflection.tags,
+      error_category: r.reflection.errorCategory,
+      patterns: r.reflection.patterns,
+      adjustments: r.reflection.adjustments,
+      generator: r.generator,
+      attempts: r.attempts,
+      embedding: r.embedding,
+      source_event_id: event.eventId,
+      outcome: event.outcome,
+      first_seen_at: decidedAt,
+      last_seen_at: decidedAt,
+      embedding_model: embeddingModel,
+    };
+    // Written only when the upsert inserted: the strategy row then belongs to `r.id`.
+    if (r.reflection.strategyText) {
+      payload.strategy = {
+        id: stableId("strategy", r.id),
+        reflection_id: r.id,
+        tenant_id: event.tenantId,
+        project_id: event.projectId,
+        strategy_text: r.reflection.strategyText,
+        importance: Math.min(1, r.reflection.importance * 1.1),
+        tags: [...new Set([...r.reflection.tags, "strategy"])],
+      };
+    }
+  } else if (unit.store?.kind === "increment") {
+    payload.reflectionId = unit.store.reflectionId;
+  }
+
+  if (unit.judgement && unit.signature) {
+    const j = unit.judgement;
+    payload.judgement = {
+      tenant_id: event.tenantId,
+      event_id: event.eventId,
+      signature: unit.signature,
+      verdict: j.verdict,
+      quality_score: j.qualityScore,
+      violations: j.violations,
+      generator: j.generator,
+      attempts: j.attempts,
+      stored: j.stored,
+      created_at: decidedAt,
+    };
+  }
+
+  const evaluation = unit.answerEvaluation;
+  if (evaluation && event.task.query && event.task.answer) {
+    payload.answerEvaluation = {
+      tenant_id: event.tenantId,
+      event_id: event.eventId,
+      loop_id: event.loopId,
+      question: event.task.query,
+      answer_hash: createHash("sha256").update(event.task.answer).digest("hex"),
+      evaluator: evaluation.evaluator,
+      quality: evaluation.quality,
+      confidence: evaluation.confidence,
+      relevance: evaluation.relevance,
+      completeness: evaluation.completeness,
+      issues: evaluation.issues,
+      improvements: evaluation.improvements,
+      should_retry: evaluation.shouldRetry,
+      created_at: decidedAt,
+    };
+  }
+  return payload;
+}
+
+/** The output that carries the occurrence count: the outcome, when the unit writes a reflection. */
+function outcomeIndex(unit: UnitOfWork, outputs: OutboundMessage[]): number {
+  return unit.store ? outputs.findIndex((o) => o.role !== "loopDecision") : -1;
+}
+
+/**
+ * The outputs `buildOutputs(occurrences)` would have built, from the ones it built with no count:
+ * the count the write returned becomes the outcome's `occurrences`, and an inserted reflection
+ * that another worker had stored first is `deduplicated`. `reflector_commit` applies the same
+ * rule to the copy it stores, so a replay publishes what was published first
+ * (test/unit/adapters/commit-payload.test.ts holds the rule to the processor's `buildOutputs`).
+ */
+export function fillOccurrences(
+  unit: UnitOfWork,
+  template: OutboundMessage[],
+  occurrences: number | null,
+): OutboundMessage[] {
+  const index = outcomeIndex(unit, template);
+  const outcome = template[index];
+  if (occurrences === null || !outcome) return template;
+  const value: Record<string, unknown> = { ...outcome.value, occurrences };
+  if (unit.store?.kind === "insert") value.deduplicated = occurrences > 1;
+  return template.map((o, i) => (i === index ? { ...o, value } : o));
+}
