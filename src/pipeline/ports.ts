@@ -153,8 +153,19 @@ export interface ReflectionStore {
 
 /** Redis: a cache in front of Postgres, never the truth. */
 export interface SignatureIndex {
-  lookup(tenantId: string, signature: string): Promise<StoredReflection | null>;
+  /**
+   * Whether the event id was handled, and the cached reflection of `signature` when one is
+   * given: what an event needs from the cache before it starts, in one round trip.
+   */
+  recall(
+    tenantId: string,
+    eventId: string,
+    signature: string | null,
+  ): Promise<{ processed: boolean; cached: StoredReflection | null }>;
   remember(tenantId: string, stored: StoredReflection): Promise<void>;
-  wasProcessed(tenantId: string, eventId: string): Promise<boolean>;
-  markProcessed(tenantId: string, eventId: string): Promise<void>;
+  /**
+   * After the event's commit: caches `stored` (when given) and marks the event id handled, in one
+   * round trip.
+   */
+  markProcessed(tenantId: string, eventId: string, stored: StoredReflection | null): Promise<void>;
 }

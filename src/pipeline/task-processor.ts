@@ -194,8 +194,11 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     };
   }
 
-  async function findKnown(tenantId: string, signature: string): Promise<StoredReflection | null> {
-    const cached = await timer.time("index", () => index.lookup(tenantId, signature));
+  async function findKnown(
+    tenantId: string,
+    signature: string,
+    cached: StoredReflection | null,
+  ): Promise<StoredReflection | null> {
     if (cached) return cached;
     const stored = await timer.time("store-read", () => store.findBySignature(tenantId, signature));
     if (stored) await index.remember(tenantId, stored); // Redis was cold or lost: warm it from the truth.
@@ -203,24 +206,27 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
   }
 
   async function process(event: TaskCompleted): Promise<ProcessResult> {
-    if (await timer.time("index", () => index.wasProcessed(event.tenantId, event.eventId))) {
-      const outputs = await store.findProcessedOutputs(event.tenantId, event.eventId);
-      if (outputs) return { status: "replayed", outputs, verdict: null, decision: null, generatorCalls: 0 };
-    }
-
-    const now = clock.now();
     const selection = selectForReflection(event, deps.mode);
     const signatureInput = selection.reflect ? signatureInputFor(event) : null;
     const signature = signatureInput
       ? computeErrorSignature(signatureInput.errorType, signatureInput.content)
       : null;
+    // The signature is computed first so that the cached reflection comes with the processed
+    // check, one Redis round trip for both.
+    const recalled = await timer.time("index", () => index.recall(event.tenantId, event.eventId, signature));
+    if (recalled.processed) {
+      const outputs = await store.findProcessedOutputs(event.tenantId, event.eventId);
+      if (outputs) return { status: "replayed", outputs, verdict: null, decision: null, generatorCalls: 0 };
+    }
+
+    const now = clock.now();
     // Seed 003: a reflection that rests on the evaluator's finding is kept only if it changed behaviour.
     const finding = signatureInput?.source === "evaluation" ? findingFromEvaluation(event) : null;
     // Seed 001: judging an answer costs what a reflection costs, so it follows the same selection.
     const answerEvaluation = selection.reflect
       ? await timer.time("evaluate-answer", () => deps.answerEvaluator.evaluate(event))
       : null;
-    const known = signature ? await findKnown(event.tenantId, signature) : null;
+    const known = signature ? await findKnown(event.tenantId, signature, recalled.cached) : null;
     const judged = signature && !known ? await reflect(event, answerEvaluation) : null;
 
     const decide = async () => {
@@ -364,15 +370,9 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
 
     // Refresh the cache only after the transaction that made it true has committed.
     const remembered = known ?? (newReflection && signature ? toStored(newReflection, signature) : null);
-    if (remembered && result.occurrences !== null) {
-      await timer.time("index", () =>
-        index.remember(event.tenantId, {
-          ...remembered,
-          occurrences: result.occurrences ?? remembered.occurrences,
-        }),
-      );
-    }
-    await timer.time("index", () => index.markProcessed(event.tenantId, event.eventId));
+    const occurrences = result.occurrences;
+    const refreshed = remembered && occurrences !== null ? { ...remembered, occurrences } : null;
+    await timer.time("index", () => index.markProcessed(event.tenantId, event.eventId, refreshed));
 
     return {
       status: result.committed ? "processed" : "duplicate-concurrent",

@@ -136,13 +136,17 @@ export function createFakeIndex() {
   const signatures = new Map<string, StoredReflection>();
   const events = new Set<string>();
   const index: SignatureIndex = {
-    lookup: (tenantId, signature) => Promise.resolve(signatures.get(`${tenantId}|${signature}`) ?? null),
+    recall: (tenantId, eventId, signature) =>
+      Promise.resolve({
+        processed: events.has(`${tenantId}|${eventId}`),
+        cached: signature ? (signatures.get(`${tenantId}|${signature}`) ?? null) : null,
+      }),
     remember: (tenantId, stored) => {
       signatures.set(`${tenantId}|${stored.signature}`, stored);
       return Promise.resolve();
     },
-    wasProcessed: (tenantId, eventId) => Promise.resolve(events.has(`${tenantId}|${eventId}`)),
-    markProcessed: (tenantId, eventId) => {
+    markProcessed: (tenantId, eventId, stored) => {
+      if (stored) signatures.set(`${tenantId}|${stored.signature}`, stored);
       events.add(`${tenantId}|${eventId}`);
       return Promise.resolve();
     },

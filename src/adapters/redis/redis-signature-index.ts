@@ -30,20 +30,28 @@ export function createRedisSignatureIndex(redis: Redis, options: RedisSignatureI
   const evtKey = (tenantId: string, eventId: string) => `${options.keyPrefix}:evt:${tenantId}:${eventId}`;
 
   return {
-    lookup: (tenantId, signature) =>
+    recall: (tenantId, eventId, signature) =>
       withIndexErrors(async () => {
-        const raw = await redis.get(sigKey(tenantId, signature));
-        return raw ? (JSON.parse(raw) as StoredReflection) : null;
+        // One MGET rather than EXISTS then GET: a processed id is stored as "1".
+        const [processed, raw] = await redis.mget(
+          evtKey(tenantId, eventId),
+          ...(signature ? [sigKey(tenantId, signature)] : []),
+        );
+        return { processed: processed != null, cached: raw ? (JSON.parse(raw) as StoredReflection) : null };
       }),
     remember: (tenantId, stored) =>
       withIndexErrors(async () => {
         await redis.set(sigKey(tenantId, stored.signature), JSON.stringify(stored), "EX", signatureTtl);
       }),
-    wasProcessed: (tenantId, eventId) =>
-      withIndexErrors(async () => (await redis.exists(evtKey(tenantId, eventId))) === 1),
-    markProcessed: (tenantId, eventId) =>
+    markProcessed: (tenantId, eventId, stored) =>
       withIndexErrors(async () => {
-        await redis.set(evtKey(tenantId, eventId), "1", "EX", processedTtl);
+        const pipeline = redis.pipeline();
+        if (stored)
+          pipeline.set(sigKey(tenantId, stored.signature), JSON.stringify(stored), "EX", signatureTtl);
+        pipeline.set(evtKey(tenantId, eventId), "1", "EX", processedTtl);
+        // A pipeline resolves with one [error, reply] per command instead of rejecting.
+        const failed = (await pipeline.exec())?.find(([err]) => err);
+        if (failed?.[0]) throw failed[0];
       }),
   };
 }
