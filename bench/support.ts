@@ -4,6 +4,7 @@ import { Partitioners, type Kafka } from "kafkajs";
 import pg from "pg";
 import { createKafka } from "../src/adapters/kafka/kafka-client.js";
 import { ensureTopics } from "../src/adapters/kafka/topics.js";
+import { migrate } from "../src/adapters/postgres/migrate.js";
 import { topicNames } from "../src/cli/reflector.js";
 import { loadConfig, type Config } from "../src/config/config.js";
 import type { TaskCompleted } from "../src/domain/contracts/index.js";
@@ -66,6 +67,9 @@ export async function benchSetup(name: string, partitions: number, extraEnv: Rec
     ...extraEnv,
   };
   const config: Config = loadConfig(env);
+  // A database behind the code's schema does not fail loudly in a silent-logged app: its commits
+  // are retried as outages forever. Create and migrate it first (advisory-locked, idempotent).
+  await migrate({ databaseUrl });
   const kafka: Kafka = createKafka({
     brokers: config.kafka.brokers,
     clientId: `bench-${id}`,
