@@ -7,6 +7,8 @@ import { createTaskConsumer, type TaskConsumer } from "./adapters/kafka/task-con
 import { createLlmAdapters } from "./adapters/llm/llm-adapters.js";
 import { createPgReflectionStore } from "./adapters/postgres/pg-reflection-store.js";
 import { createRedisSignatureIndex } from "./adapters/redis/redis-signature-index.js";
+import { pendingMigrations } from "./adapters/postgres/migrate.js";
+import { ReflectorError } from "./domain/errors.js";
 import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
 import type { Config } from "./config/config.js";
 import { defaultGuardrailConfig } from "./domain/guardrails/guardrail-config.js";
@@ -311,7 +313,13 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     generatorName: generator.name,
 
     async start(): Promise<void> {
-      await pool.query("SELECT 1");
+      const pending = await pendingMigrations(pool);
+      if (pending.length > 0) {
+        throw new ReflectorError(
+          "SCHEMA_BEHIND",
+          `the database lacks ${String(pending.length)} migration(s) this build needs (${pending.join(", ")}); run \`npx reflector migrate\` first`,
+        );
+      }
       await redis.connect();
       await producer.connect();
       await apiProducer.connect();

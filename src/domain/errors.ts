@@ -49,6 +49,10 @@ export const errorCodes = {
     summary: "A retryable failure kept failing past the retry budget.",
   },
   CONFIG_INVALID: { action: "crash", summary: "Configuration is invalid; the process must not start." },
+  SCHEMA_BEHIND: {
+    action: "crash",
+    summary: "The database lacks migrations this build needs; run `reflector migrate` first.",
+  },
   INTERNAL: { action: "crash", summary: "A bug: an invariant did not hold." },
 } as const satisfies Record<string, { action: FailureAction; summary: string }>;
 

@@ -1,3 +1,4 @@
+import { readdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { runner } from "node-pg-migrate";
@@ -47,4 +48,23 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
     checkOrder: true,
   });
   return applied.map((m) => m.name);
+}
+
+/**
+ * Migrations in this build's `migrations/` that the database has not applied. A process started
+ * against an older schema would fail every commit on a missing column or function, which the
+ * consumer cannot tell from a bad event; start-up refuses instead (see app.start).
+ */
+export async function pendingMigrations(pool: Pick<pg.Pool, "query">): Promise<string[]> {
+  const known = (await readdir(migrationsDir))
+    .filter((f) => f.endsWith(".sql"))
+    .map((f) => f.replace(/\.sql$/, ""))
+    .sort();
+  const table = await pool.query<{ present: boolean }>(
+    "SELECT to_regclass('pgmigrations') IS NOT NULL AS present",
+  );
+  if (!table.rows[0]?.present) return known;
+  const applied = await pool.query<{ name: string }>("SELECT name FROM pgmigrations");
+  const done = new Set(applied.rows.map((r) => r.name));
+  return known.filter((name) => !done.has(name));
 }
