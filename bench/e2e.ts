@@ -1,4 +1,5 @@
 import pg from "pg";
+import { barePipe } from "./floor.js";
 import { createApp } from "../src/app.js";
 import { createLogger } from "../src/observability/logger.js";
 import {
@@ -32,31 +33,10 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
   );
   await produceEvents(kafka, config.topics.taskCompleted, stream);
 
-  // 1. The bare pipe: consume, copy the value to the pipe topic, commit.
-  const pipeCounter = await startCounter(kafka, [setup.pipeTopic]);
-  const pipeProducer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-  await pipeProducer.connect();
-  const pipe = kafka.consumer({ groupId: `bench-pipe-${setup.id}` });
-  await pipe.connect();
-  await pipe.subscribe({ topics: [config.topics.taskCompleted], fromBeginning: true });
-  await pipe.run({
-    partitionsConsumedConcurrently: 6,
-    eachBatch: async ({ batch }) => {
-      await pipeProducer.sendBatch({
-        topicMessages: [
-          {
-            topic: setup.pipeTopic,
-            messages: batch.messages.map((m) => ({ key: m.key, value: m.value })),
-          },
-        ],
-      });
-    },
-  });
-  await pipeCounter.waitFor(events, 300_000);
-  const pipeRate = pipeCounter.rate();
-  await pipe.disconnect();
-  await pipeProducer.disconnect();
-  await pipeCounter.stop();
+  // 1. The bare pipe: consume, copy the value to a pipe topic, auto-commit. Twice, each with its
+  // own group: the first drain reads the backlog cold; the faster run is the ceiling.
+  const pipeRuns = [await barePipe(setup, "bare", events), await barePipe(setup, "bare-again", events)];
+  const pipeRate = Math.max(...pipeRuns);
 
   // 2. Reflector on the same backlog (its own group), heuristic generator.
   const decisions = await startCounter(kafka, [config.topics.loopDecision]);
@@ -110,7 +90,7 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
     name: "e2e throughput (heuristic generator, 6 partitions)",
     lines: [
       `events ${String(events)} (${String(Math.ceil(events / 20))} distinct signatures)`,
-      `bare kafkajs pipe   ${pipeRate.toFixed(0)} events/s`,
+      `bare kafkajs pipe   ${pipeRate.toFixed(0)} events/s (faster of ${pipeRuns.map((r) => r.toFixed(0)).join(" and ")})`,
       `reflector           ${reflectorRate.toFixed(0)} events/s`,
       `mean stage times    ${stages}`,
       `bench process CPU   ${((cpu.user + cpu.system) / 1000 / events).toFixed(2)} ms per event (${(((cpu.user + cpu.system) / 1000 / wallMs) * 100).toFixed(0)}% of one core over the drain)`,

@@ -36,7 +36,6 @@ import {
  *      and judging for new signatures, loop decision, output JSON), one core, no I/O at all.
  * If 3 or 4 is far below 0.5 of 1, no processor that keeps the guarantee can meet the goal here.
  */
-const pipes = ["bare", "eos", "eos-pg-batch", "eos-pg-each"] as const;
 
 export async function benchFloor(
   events = Number(process.env.BENCH_FLOOR_EVENTS ?? 20000),
@@ -47,20 +46,15 @@ export async function benchFloor(
     benchEvent(tenantId, i, i % Math.ceil(events / 20)),
   );
   await produceEvents(kafka, config.topics.taskCompleted, stream);
-  await ensureTopics(kafka, {
-    names: pipes.map((name) => `${setup.pipeTopic}.${name}`),
-    partitions: 6,
-    replicationFactor: 1,
-  });
 
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   await pool.query(
     "CREATE TABLE IF NOT EXISTS bench_floor_events (run text NOT NULL, event_id text NOT NULL, PRIMARY KEY (run, event_id))",
   );
   try {
-    const bare = await runPipe(setup, "bare", events, async (producer, topic, messages) => {
-      await producer.sendBatch({ topicMessages: [{ topic, messages }] });
-    });
+    // The first drain of the input reads it from disk and warms the JIT; the bare pipe runs first
+    // and last and the faster run is the ceiling, so nothing below is flattered by a cold start.
+    const bareFirst = await barePipe(setup, "bare", events);
     const eos = await runPipe(setup, "eos", events);
     const batched = await runPipe(setup, "eos-pg-batch", events, undefined, async (run, ids) => {
       await pool.query(
@@ -82,13 +76,14 @@ export async function benchFloor(
         );
       }
     });
+    const bare = Math.max(bareFirst, await barePipe(setup, "bare-again", events));
     const compute = await computeOnly(stream.map((e) => Buffer.from(JSON.stringify(e))));
     const ratio = (rate: number) => (rate / bare).toFixed(3);
     return {
       name: "exactly-once floor (what the e2e goal leaves room for, 6 partitions)",
       lines: [
         `events ${String(events)} (${String(Math.ceil(events / 20))} distinct signatures)`,
-        `1 bare kafkajs pipe                         ${bare.toFixed(0)} events/s`,
+        `1 bare kafkajs pipe                         ${bare.toFixed(0)} events/s (faster of ${bareFirst.toFixed(0)} first and the run after the others)`,
         `2 exactly-once pipe (Kafka transactions)    ${eos.toFixed(0)} events/s  ${ratio(eos)} of 1`,
         `3 2 + idempotency rows, one INSERT a batch  ${batched.toFixed(0)} events/s  ${ratio(batched)} of 1`,
         `4 2 + idempotency row, one INSERT an event  ${perEvent.toFixed(0)} events/s  ${ratio(perEvent)} of 1`,
@@ -106,6 +101,13 @@ export async function benchFloor(
   }
 }
 
+/** The bare kafkajs pipe: eachBatch + sendBatch, auto-commit; events/s. */
+export function barePipe(setup: BenchSetup, name: string, events: number): Promise<number> {
+  return runPipe(setup, name, events, async (producer, topic, messages) => {
+    await producer.sendBatch({ topicMessages: [{ topic, messages }] });
+  });
+}
+
 type Send = (
   producer: Producer,
   topic: string,
@@ -113,13 +115,13 @@ type Send = (
 ) => Promise<void>;
 
 /**
- * Drains the input topic with its own group into the pipe topic and returns events/s from the
- * first batch consumed to the last output. Without `send`, each batch goes out in a Kafka transaction of the
+ * Drains the input topic with its own group into a pipe topic of its own and returns the
+ * outputs' arrival rate (the counter's: first batch left out). Without `send`, each batch goes out in a Kafka transaction of the
  * partition's own transactional producer, with the consumed offsets; `record` runs first.
  */
 async function runPipe(
   setup: BenchSetup,
-  name: (typeof pipes)[number],
+  name: string,
   events: number,
   send?: Send,
   record?: (run: string, eventIds: string[]) => Promise<void>,
@@ -127,10 +129,12 @@ async function runPipe(
   const { kafka, config } = setup;
   const run = `${setup.id}-${name}`;
   const topic = `${setup.pipeTopic}.${name}`;
+  await ensureTopics(kafka, { names: [topic], partitions: 6, replicationFactor: 1 });
   const counter = await startCounter(kafka, [topic]);
   const groupId = `bench-floor-${run}`;
   const producers = new Map<number, Producer>();
-  const plain = send ? kafka.producer({ idempotent: true, maxInFlightRequests: 1 }) : null;
+  // The ceiling: kafkajs' defaults (not idempotent, requests pipelined), shared by the partitions.
+  const plain = send ? kafka.producer() : null;
   await plain?.connect();
   const producerFor = async (partition: number): Promise<Producer> => {
     const existing = producers.get(partition);
@@ -144,7 +148,6 @@ async function runPipe(
     await producer.connect();
     return producer;
   };
-  let firstBatchAt = 0;
   const consumer: Consumer = kafka.consumer({ groupId, readUncommitted: false });
   await consumer.connect();
   await consumer.subscribe({ topics: [config.topics.taskCompleted], fromBeginning: true });
@@ -153,7 +156,6 @@ async function runPipe(
     autoCommit: !!send,
     eachBatch: async (payload) => {
       const { batch } = payload;
-      if (firstBatchAt === 0) firstBatchAt = performance.now();
       const messages = batch.messages.map((m) => ({ key: m.key, value: m.value }));
       if (messages.length === 0) return;
       if (send && plain) {
@@ -189,9 +191,7 @@ async function runPipe(
     },
   });
   await counter.waitFor(events, 600_000);
-  // From the first batch consumed to the last output: with batches of hundreds, the counter's own
-  // first-to-last arrival would leave out the first batch's whole processing time.
-  const rate = events / ((counter.state.lastAt - firstBatchAt) / 1000);
+  const rate = counter.rate();
   await consumer.disconnect();
   await plain?.disconnect();
   for (const producer of producers.values()) await producer.disconnect();
