@@ -69,7 +69,7 @@ export async function benchLlmBound(
     },
   });
   await baselineCounter.waitFor(baselineEvents, 120_000);
-  const plainRate = baselineCounter.rate();
+  const plainRate = baselineCounter.rateAfter(1);
   await plain.disconnect();
   await producer.disconnect();
   await baselineCounter.stop();
@@ -80,7 +80,8 @@ export async function benchLlmBound(
   const app = createApp(config, silentLogger);
   await app.start();
   await decisions.waitFor(events, 600_000);
-  const rate = decisions.rate();
+  // From the end of the first wave of in-flight completions to the last (see rateAfter).
+  const rate = decisions.rateAfter(inFlight);
   const calls = fake.chatRequests().length;
   await app.stop();
   await decisions.stop();

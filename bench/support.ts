@@ -120,12 +120,15 @@ export async function startCounter(
   await consumer.connect();
   await consumer.subscribe({ topics, fromBeginning: true });
   const state = { count: 0, firstAt: 0, lastAt: 0, firstBatch: 0 };
+  /** Arrival time of every message, in order (ms, performance.now()). */
+  const arrivals: number[] = [];
   await consumer.run({
     eachBatch: async ({ batch }) => {
       const now = performance.now();
       for (const message of batch.messages) {
         onMessage?.(message.value);
         state.count += 1;
+        arrivals.push(now);
       }
       if (state.firstAt === 0) {
         state.firstAt = now;
@@ -154,6 +157,16 @@ export async function startCounter(
     rate(): number {
       const seconds = (state.lastAt - state.firstAt) / 1000;
       return seconds > 0 ? (state.count - state.firstBatch) / seconds : Number.NaN;
+    },
+    /**
+     * Messages per second from the arrival of the `k`-th message to the last one. With `k` = the
+     * in-flight limit and a fixed LLM latency, the first wave of completions (which may arrive over
+     * several fetches) marks the start of the steady state.
+     */
+    rateAfter(k: number): number {
+      const start = arrivals[Math.max(0, k - 1)] ?? Number.NaN;
+      const seconds = (state.lastAt - start) / 1000;
+      return seconds > 0 ? (state.count - k) / seconds : Number.NaN;
     },
     stop: () => consumer.disconnect(),
   };
