@@ -1,15 +1,8 @@
 import type { Consumer, Producer } from "kafkajs";
 import pg from "pg";
-import { createHashingEmbedder } from "../src/adapters/llm/hashing-embedder.js";
-import { createHeuristicAnswerEvaluator } from "../src/adapters/llm/heuristic-answer-evaluator.js";
-import { createHeuristicGenerator } from "../src/adapters/llm/heuristic-generator.js";
 import { ensureTopics } from "../src/adapters/kafka/topics.js";
 import { parseTaskCompleted } from "../src/adapters/kafka/task-consumer.js";
-import { defaultGuardrailConfig } from "../src/domain/guardrails/guardrail-config.js";
-import { defaultQualityConfig } from "../src/domain/quality/quality-config.js";
-import { untimed } from "../src/pipeline/stage-timer.js";
-import { createTaskProcessor } from "../src/pipeline/task-processor.js";
-import { createFakeIndex, createFakeStore } from "../test/support/fakes.js";
+import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../test/support/fakes.js";
 import {
   benchEvent,
   benchSetup,
@@ -208,18 +201,7 @@ async function runPipe(
 async function computeOnly(values: Buffer[]) {
   const store = createFakeStore();
   const index = createFakeIndex();
-  const processor = createTaskProcessor({
-    store: store.store,
-    answerEvaluator: createHeuristicAnswerEvaluator(),
-    index: index.index,
-    generator: createHeuristicGenerator(),
-    embedder: createHashingEmbedder(),
-    clock: { now: () => new Date() },
-    timer: untimed,
-    quality: defaultQualityConfig,
-    guardrails: defaultGuardrailConfig,
-    mode: "full",
-  });
+  const processor = createOfflineProcessor({ store: store.store, index: index.index });
   const spent = { decode: 0, known: 0, knownCount: 0, fresh: 0, freshCount: 0, encode: 0 };
   const started = performance.now();
   for (const value of values) {

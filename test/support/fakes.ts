@@ -1,3 +1,10 @@
+import { createHashingEmbedder } from "../../src/adapters/llm/hashing-embedder.js";
+import { createHeuristicAnswerEvaluator } from "../../src/adapters/llm/heuristic-answer-evaluator.js";
+import { createHeuristicGenerator } from "../../src/adapters/llm/heuristic-generator.js";
+import { defaultGuardrailConfig } from "../../src/domain/guardrails/guardrail-config.js";
+import { defaultQualityConfig } from "../../src/domain/quality/quality-config.js";
+import { untimed } from "../../src/pipeline/stage-timer.js";
+import { createTaskProcessor, type TaskProcessorDeps } from "../../src/pipeline/task-processor.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import {
   extractCommonIssues,
@@ -156,4 +163,26 @@ export function createFakeIndex() {
     events.clear();
   };
   return { index, signatures, events, clear };
+}
+
+/**
+ * The processor with the offline adapters (heuristic generator and evaluator, hashing embedder)
+ * over the given ports: what unit tests and the floor benchmark run without any I/O.
+ */
+export function createOfflineProcessor(
+  ports: Pick<TaskProcessorDeps, "store" | "index">,
+  overrides: Partial<TaskProcessorDeps> = {},
+) {
+  return createTaskProcessor({
+    answerEvaluator: createHeuristicAnswerEvaluator(),
+    generator: createHeuristicGenerator(),
+    embedder: createHashingEmbedder(),
+    clock: { now: () => new Date() },
+    timer: untimed,
+    quality: defaultQualityConfig,
+    guardrails: defaultGuardrailConfig,
+    mode: "full",
+    ...ports,
+    ...overrides,
+  });
 }

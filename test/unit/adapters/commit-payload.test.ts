@@ -1,14 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createHashingEmbedder } from "../../../src/adapters/llm/hashing-embedder.js";
-import { createHeuristicAnswerEvaluator } from "../../../src/adapters/llm/heuristic-answer-evaluator.js";
-import { createHeuristicGenerator } from "../../../src/adapters/llm/heuristic-generator.js";
 import { commitPayload, fillOccurrences } from "../../../src/adapters/postgres/commit-payload.js";
-import { defaultGuardrailConfig } from "../../../src/domain/guardrails/guardrail-config.js";
-import { defaultQualityConfig } from "../../../src/domain/quality/quality-config.js";
 import type { OutboundMessage, ReflectionStore, UnitOfWork } from "../../../src/pipeline/ports.js";
-import { untimed } from "../../../src/pipeline/stage-timer.js";
-import { createTaskProcessor } from "../../../src/pipeline/task-processor.js";
-import { createFakeIndex, createFakeStore } from "../../support/fakes.js";
+import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../../support/fakes.js";
 import { taskEvent } from "../../support/task-events.js";
 
 type Build = (occurrences: number | null) => OutboundMessage[];
@@ -24,18 +17,10 @@ function capturing() {
       return fake.store.commit(unit, build);
     },
   };
-  const processor = createTaskProcessor({
-    store,
-    answerEvaluator: createHeuristicAnswerEvaluator(),
-    index: createFakeIndex().index,
-    generator: createHeuristicGenerator(),
-    embedder: createHashingEmbedder(),
-    clock: { now: () => new Date("2026-11-20T10:00:05.000Z") },
-    timer: untimed,
-    quality: defaultQualityConfig,
-    guardrails: defaultGuardrailConfig,
-    mode: "full",
-  });
+  const processor = createOfflineProcessor(
+    { store, index: createFakeIndex().index },
+    { clock: { now: () => new Date("2026-11-20T10:00:05.000Z") } },
+  );
   return { processor, commits };
 }
 

@@ -1,15 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { createHashingEmbedder } from "../../../src/adapters/llm/hashing-embedder.js";
-import { createHeuristicAnswerEvaluator } from "../../../src/adapters/llm/heuristic-answer-evaluator.js";
 import { createHeuristicGenerator } from "../../../src/adapters/llm/heuristic-generator.js";
 import type { ReflectionOutcome, LoopDecision } from "../../../src/domain/contracts/index.js";
-import { defaultGuardrailConfig } from "../../../src/domain/guardrails/guardrail-config.js";
-import { defaultQualityConfig } from "../../../src/domain/quality/quality-config.js";
 import type { GenerationRequest, ReflectionGenerator } from "../../../src/pipeline/ports.js";
-import { untimed } from "../../../src/pipeline/stage-timer.js";
-import { createTaskProcessor } from "../../../src/pipeline/task-processor.js";
 import { computeErrorSignature } from "../../../src/domain/signature.js";
-import { createFakeIndex, createFakeStore } from "../../support/fakes.js";
+import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../../support/fakes.js";
 import { taskEvent } from "../../support/task-events.js";
 
 function setup(generator: ReflectionGenerator = createHeuristicGenerator()) {
@@ -23,18 +17,10 @@ function setup(generator: ReflectionGenerator = createHeuristicGenerator()) {
       return generator.generate(request);
     },
   };
-  const processor = createTaskProcessor({
-    store: store.store,
-    answerEvaluator: createHeuristicAnswerEvaluator(),
-    index: index.index,
-    generator: counting,
-    embedder: createHashingEmbedder(),
-    clock: { now: () => new Date("2026-11-20T10:00:05.000Z") },
-    timer: untimed,
-    quality: defaultQualityConfig,
-    guardrails: defaultGuardrailConfig,
-    mode: "full",
-  });
+  const processor = createOfflineProcessor(
+    { store: store.store, index: index.index },
+    { generator: counting, clock: { now: () => new Date("2026-11-20T10:00:05.000Z") } },
+  );
   return { processor, store, index, calls: () => calls };
 }
 
