@@ -136,16 +136,19 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     guardrails,
     mode: config.mode,
   });
-  const publisher = createOutputPublisher({
-    producer,
-    codec,
-    source: `/reflector/${config.kafka.groupId}`,
-    topics: {
-      reflectionAccepted: config.topics.reflectionAccepted,
-      reflectionRejected: config.topics.reflectionRejected,
-      loopDecision: config.topics.loopDecision,
-    },
-  });
+  // The consumer's transactional producer and the HTTP API's plain one publish the same outputs.
+  const publisherOn = (on: Producer) =>
+    createOutputPublisher({
+      producer: on,
+      codec,
+      source: `/reflector/${config.kafka.groupId}`,
+      topics: {
+        reflectionAccepted: config.topics.reflectionAccepted,
+        reflectionRejected: config.topics.reflectionRejected,
+        loopDecision: config.topics.loopDecision,
+      },
+    });
+  const publisher = publisherOn(producer);
   const consumer: TaskConsumer = createTaskConsumer({
     kafka,
     producer,
@@ -226,16 +229,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     createPartitioner: Partitioners.DefaultPartitioner,
     retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
   });
-  const apiPublisher = createOutputPublisher({
-    producer: apiProducer,
-    codec,
-    source: `/reflector/${config.kafka.groupId}`,
-    topics: {
-      reflectionAccepted: config.topics.reflectionAccepted,
-      reflectionRejected: config.topics.reflectionRejected,
-      loopDecision: config.topics.loopDecision,
-    },
-  });
+  const apiPublisher = publisherOn(apiProducer);
   const http = createHttpServer({
     api: {
       keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
