@@ -8,7 +8,7 @@ import {
 import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import { decideVerdict, shouldStore } from "../domain/quality/validate-reflection.js";
-import { judgeReflection } from "../pipeline/judge-reflection.js";
+import { createAttemptJudge } from "../pipeline/judge-reflection.js";
 import type { Clock, Embedder } from "../pipeline/ports.js";
 import type { MaintenanceStore, PatternGenerator } from "./maintenance-ports.js";
 
@@ -71,26 +71,22 @@ export async function runDream(deps: DreamDeps, options: DreamOptions): Promise<
     if (!taskVector) throw new Error("embedder returned no vector");
     const sourceIds = group.sources.map((s) => s.id);
     const neighbours = await store.nearbyEmbeddings(tenantId, text, sourceIds, 50);
-    const embeddings = new Map<object, number[]>();
+    const judge = createAttemptJudge({
+      taskVector,
+      neighbours,
+      patternEvidence: (patterns) => store.patternEvidence(tenantId, patterns),
+      embedder,
+      quality,
+    });
     const outcome = await runImprovementLoop({
       // The heuristic synthesis ignores feedback: a second attempt would be the same text.
       maxAttempts: generator.name === "heuristic" ? 1 : quality.maxAttempts,
       generate: (attempt, feedback) =>
         generator.generate(group, attempt, feedback?.violations ?? [], feedback?.missingFields ?? []),
-      evaluate: async (reflection) => {
-        const patternEvidence = await store.patternEvidence(tenantId, reflection.patterns);
-        const judgement = await judgeReflection(
-          { reflection, taskVector, neighbours, patternEvidence },
-          embedder,
-          quality,
-        );
-        embeddings.set(reflection, judgement.embedding);
-        return judgement.validation;
-      },
+      evaluate: judge.evaluate,
     });
     const verdict = decideVerdict(outcome.validation, quality);
-    const embedding = embeddings.get(outcome.reflection);
-    if (!embedding) throw new Error("best attempt was never evaluated");
+    const embedding = judge.embeddingOf(outcome.reflection);
     const judged = {
       verdict,
       qualityScore: outcome.validation.qualityScore,

@@ -52,3 +52,40 @@ export async function judgeReflection(
   );
   return { validation, embedding };
 }
+
+/**
+ * The `evaluate` step of RT-010's improvement loop, shared by the pipeline and dreaming: judges
+ * each attempt against one task and neighbourhood, with the tenant's pattern evidence, and keeps
+ * each attempt's embedding so the chosen one can be stored with it.
+ */
+export function createAttemptJudge(options: {
+  taskVector: number[] | null;
+  neighbours: number[][];
+  patternEvidence: (patterns: string[]) => Promise<ReadonlyMap<string, PatternEvidence>>;
+  embedder: Embedder;
+  quality: QualityConfig;
+}) {
+  const embeddings = new Map<Reflection, number[]>();
+  return {
+    evaluate: async (reflection: Reflection): Promise<ValidationResult> => {
+      const judgement = await judgeReflection(
+        {
+          reflection,
+          taskVector: options.taskVector,
+          neighbours: options.neighbours,
+          patternEvidence: await options.patternEvidence(reflection.patterns),
+        },
+        options.embedder,
+        options.quality,
+      );
+      embeddings.set(reflection, judgement.embedding);
+      return judgement.validation;
+    },
+    /** The embedding of an evaluated attempt (the improvement loop's pick). */
+    embeddingOf: (reflection: Reflection): number[] => {
+      const embedding = embeddings.get(reflection);
+      if (!embedding) throw new Error("best attempt was never evaluated");
+      return embedding;
+    },
+  };
+}

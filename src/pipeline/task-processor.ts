@@ -29,7 +29,7 @@ import type {
   StoredReflection,
   UnitOfWork,
 } from "./ports.js";
-import { judgeReflection } from "./judge-reflection.js";
+import { createAttemptJudge } from "./judge-reflection.js";
 import type { StageTimer } from "./stage-timer.js";
 import { decisionMessage } from "./decision-message.js";
 import { ReflectorError } from "../domain/errors.js";
@@ -111,8 +111,14 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     const [taskVector] = await embedder.embed([taskText(event)]);
     if (!taskVector) throw new Error("embedder returned no vector");
     const neighbours = await store.nearbyEmbeddings(event.tenantId, taskText(event), 50);
-    const embeddings = new Map<Reflection, number[]>();
     const insights = insightLines(await timer.time("store-read", () => store.commonIssues(event.tenantId)));
+    const judge = createAttemptJudge({
+      taskVector,
+      neighbours,
+      patternEvidence: (patterns) => store.patternEvidence(event.tenantId, patterns),
+      embedder,
+      quality,
+    });
 
     const result = await runImprovementLoop({
       maxAttempts: quality.maxAttempts,
@@ -127,19 +133,9 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
             answerEvaluation,
           }),
         ),
-      evaluate: async (reflection) => {
-        const patternEvidence = await store.patternEvidence(event.tenantId, reflection.patterns);
-        const judgement = await judgeReflection(
-          { reflection, taskVector, neighbours, patternEvidence },
-          embedder,
-          quality,
-        );
-        embeddings.set(reflection, judgement.embedding);
-        return judgement.validation;
-      },
+      evaluate: judge.evaluate,
     });
-    const embedding = embeddings.get(result.reflection);
-    if (!embedding) throw new Error("best attempt was never evaluated");
+    const embedding = judge.embeddingOf(result.reflection);
     const verdict = decideVerdict(result.validation, quality);
     deps.observer?.observe({ validation: result.validation, verdict, attempts: result.attempts });
     return {
