@@ -19,6 +19,24 @@ export const QualityMetrics = z.object({
 });
 export type QualityMetrics = z.infer<typeof QualityMetrics>;
 
+/**
+ * Where a failed trace went wrong and who did it: the step (its `eventId` and position), the
+ * agent that produced it and the tool it used, with how sure the generator is and why. Keys are
+ * left out where they are unknown.
+ */
+export const Attribution = z.object({
+  /** `eventId` of the trace step held responsible. */
+  eventId: z.string().optional(),
+  /** Zero-based position of that step in the task's `events`. */
+  stepIndex: z.number().int().min(0).optional(),
+  actor: z.string().optional(),
+  toolName: z.string().optional(),
+  confidence: z.number().min(0).max(1),
+  /** A short quote or reason that points at the step. */
+  evidence: z.string().optional(),
+});
+export type Attribution = z.infer<typeof Attribution>;
+
 export const Reflection = z.object({
   /** Root-cause analysis: what went wrong (or right) and why. */
   reflectionText: z.string(),
@@ -31,6 +49,8 @@ export const Reflection = z.object({
   patterns: z.array(z.string()),
   adjustments: z.array(z.string()),
   learning: z.string(),
+  /** Failures only: the step and agent the failure is attributed to. */
+  attribution: Attribution.optional(),
 });
 export type Reflection = z.infer<typeof Reflection>;
 

@@ -24,6 +24,8 @@ export const TraceEvent = z.object({
   timestamp: z.iso.datetime({ offset: true }),
   content: z.string().max(64_000),
   toolName: nonEmpty.optional(),
+  /** The agent or role that produced the step, in a multi-agent system (e.g. `planner`, `WebSurfer`). */
+  actor: nonEmpty.max(200).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   error: z
     .object({
