@@ -55,7 +55,7 @@ export function toReflection(input: ScoreInput["reflection"]): Reflection {
 export interface ScoreDeps {
   embedder: Embedder;
   /** With a tenant: pattern evidence and novelty from that tenant's stored reflections. */
-  history: { tenantId: string; store: Pick<ReflectionStore, "patternEvidence" | "nearbyEmbeddings"> } | null;
+  history: { tenantId: string; store: Pick<ReflectionStore, "patternEvidence" | "nearbyReflections"> } | null;
   quality?: QualityConfig;
 }
 
@@ -73,7 +73,7 @@ export async function scoreReflection(input: ScoreInput, deps: ScoreDeps) {
   const patternEvidence = history
     ? await history.store.patternEvidence(history.tenantId, reflection.patterns)
     : new Map<string, { occurrences: number; total: number }>();
-  const neighbours = history ? await history.store.nearbyEmbeddings(history.tenantId, taskText, 50) : [];
+  const neighbours = history ? await history.store.nearbyReflections(history.tenantId, taskText, 50) : [];
   const { validation } = await judgeReflection(
     { reflection, taskVector: taskVector ?? null, neighbours, patternEvidence },
     deps.embedder,

@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
-import type { TaskCompleted } from "./contracts/index.js";
+import type { TaskCompleted, TraceEvent } from "./contracts/index.js";
 import { findingFromEvaluation } from "./evaluation/reflection-from-evaluation.js";
+import { isLowInformationMessage } from "./memory/low-information.js";
+import { failingStepOf } from "./memory/failing-step.js";
+import { stepLine } from "./memory/trace-text.js";
 
 // node:crypto is the one non-zod import in the domain: hashing is deterministic and pure.
 
@@ -62,7 +65,39 @@ export function signatureInputFor(event: TaskCompleted): SignatureInput {
   return { errorType: event.outcome, content: maskVolatileTokens(event.task.description), source: "task" };
 }
 
+export interface SignatureCandidate extends SignatureInput {
+  signature: string;
+  /** How specific the content is: the reported error, the failing step, or the task itself. */
+  level: "message" | "step" | "task";
+}
+
+/**
+ * The signatures an event may be filed under, most general first. A signature says "the same
+ * error", not "the same cause": when the lesson stored under one does not fit the trace, the
+ * next, more specific one is tried, so different root causes of one error get lessons of their
+ * own. A message that says only that the task failed is skipped: it cannot tell causes apart.
+ * Every level uses the same formula over its own content.
+ */
+export function signatureCandidates(
+  event: TaskCompleted,
+  failingStep: TraceEvent | undefined,
+): SignatureCandidate[] {
+  const primary = signatureInputFor(event);
+  const lowInformation = primary.source === "error" && isLowInformationMessage(primary.content);
+  const step = failingStep ? maskVolatileTokens(stepLine(failingStep, 200)) : "";
+  const task = maskVolatileTokens(event.task.description.slice(0, 400));
+  const levels: Omit<SignatureCandidate, "signature">[] = [];
+  if (!lowInformation) levels.push({ ...primary, level: "message" });
+  if (step) levels.push({ ...primary, content: `${primary.content} | ${step}`, level: "step" });
+  levels.push({ ...primary, content: `${primary.content} | ${step} | ${task}`, level: "task" });
+  const seen = new Set<string>();
+  return levels
+    .map((l) => ({ ...l, signature: computeErrorSignature(l.errorType, l.content) }))
+    .filter((c) => (seen.has(c.signature) ? false : (seen.add(c.signature), true)));
+}
+
+/** The first signature an event is filed under; the consumer orders work on the same one. */
 export function signatureFor(event: TaskCompleted): string {
-  const input = signatureInputFor(event);
-  return computeErrorSignature(input.errorType, input.content);
+  const [first] = signatureCandidates(event, failingStepOf(event));
+  return first ? first.signature : computeErrorSignature(event.outcome, event.task.description);
 }

@@ -70,7 +70,9 @@ export async function runDream(deps: DreamDeps, options: DreamOptions): Promise<
     const [taskVector] = await embedder.embed([text]);
     if (!taskVector) throw new Error("embedder returned no vector");
     const sourceIds = group.sources.map((s) => s.id);
-    const neighbours = await store.nearbyEmbeddings(tenantId, text, sourceIds, 50);
+    const neighbours = (await store.nearbyEmbeddings(tenantId, text, sourceIds, 50)).map((embedding) => ({
+      embedding,
+    }));
     const judge = createAttemptJudge({
       taskVector,
       neighbours,

@@ -5,7 +5,7 @@ import type { NewReflection, PatternEvidence } from "../pipeline/ports.js";
 /** The ports dreaming and pruning need; Postgres and Redis adapters implement them. */
 
 /** A judged pattern lesson: what the pipeline stores for a lesson, plus the group it sums up. */
-export interface NewPattern extends Omit<NewReflection, "id" | "signatureType"> {
+export interface NewPattern extends Omit<NewReflection, "id" | "signatureType" | "sourceVector"> {
   tenantId: string;
   group: DreamGroup;
   embeddingModel: string;

@@ -4,6 +4,8 @@ import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { ReflectorError } from "../domain/errors.js";
 import { stableId } from "../domain/stable-id.js";
 import { decisionMessage } from "./decision-message.js";
+import { failingStepOf } from "../domain/memory/failing-step.js";
+import { episodeText } from "../domain/memory/trace-text.js";
 import type { Clock, OutboundMessage, ReflectionStore } from "./ports.js";
 
 /** Seed 004's `POST /orchestrator/loop-complete`, in the processor's own terms. */
@@ -94,6 +96,7 @@ export function createLoopCompleter(deps: CompleteLoopDeps) {
           store: null,
           loop,
           answerEvaluation: null,
+          episode: episodeText(event, failingStepOf(event)),
           judgement: null,
           decidedAt: now,
         },

@@ -2,22 +2,34 @@ import type { Reflection } from "../domain/contracts/index.js";
 import { cosineSimilarity } from "../domain/embedding/hashing-embedding.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import { validateReflection, type ValidationResult } from "../domain/quality/validate-reflection.js";
+import type * as Ports from "./ports.js";
 import type { Embedder, PatternEvidence } from "./ports.js";
+
+/** A stored reflection near the task, by its embedding. */
+export type Neighbour = Pick<Ports.Neighbour, "embedding"> & Partial<Pick<Ports.Neighbour, "id">>;
 
 export interface JudgeInput {
   reflection: Reflection;
   /** Embedding of the task (what it was and where it failed); null when there is no task to compare. */
   taskVector: number[] | null;
   /** Embeddings of the tenant's stored reflections nearest to the task, for novelty. */
-  neighbours: number[][];
+  neighbours: readonly Neighbour[];
   /** Stored evidence per pattern; the tenant's history, counted, never guessed. */
   patternEvidence: ReadonlyMap<string, PatternEvidence>;
+  /**
+   * Raw similarity at or above which a stored reflection is the same lesson as this one (an
+   * earlier version of it, which memory merges rather than stores twice): such neighbours do not
+   * count against novelty. Absent: every neighbour counts.
+   */
+  sameLessonSimilarity?: number;
 }
 
 export interface Judgement {
   validation: ValidationResult;
   /** Embedding of the whole reflection (analysis, strategy, learning), as stored. */
   embedding: number[];
+  /** The most similar stored reflection, with its raw cosine similarity. */
+  nearest: { id: string | undefined; similarity: number } | null;
 }
 
 /** The whole of a reflection's text that novelty and storage compare. */
@@ -26,46 +38,69 @@ export function reflectionBody(reflection: Reflection): string {
 }
 
 /**
- * RT-010 judgement of one reflection, shared by the pipeline and `reflector score`. Relevance
- * compares the analysis (the root cause) with the task; novelty compares the whole reflection
- * with the tenant's stored ones. Without a task, relevance is not assessed and counts as 1.
+ * Puts an embedder's cosine similarity on the 0–1 scale the relevance and novelty thresholds
+ * assume: its typical similarity of unrelated texts maps to 0 and of plainly related ones to 1.
+ * Embedders differ widely here (a sentence model rarely gives a relevant analysis more than
+ * 0.6 against its task, feature hashing gives unrelated texts 0), so a raw threshold would
+ * judge the embedder, not the reflection.
+ */
+export function calibratedSimilarity(raw: number, embedder: Pick<Embedder, "similarityScale">): number {
+  const scale = embedder.similarityScale;
+  if (!scale) return Math.min(1, Math.max(0, raw));
+  return Math.min(1, Math.max(0, (raw - scale.unrelated) / (scale.related - scale.unrelated)));
+}
+
+/**
+ * RT-010 judgement of one reflection, shared by the pipeline, dreaming and `reflector score`.
+ * Relevance compares the analysis (the root cause) with the task; novelty compares the whole
+ * reflection with the tenant's stored ones. Without a task, relevance is not assessed and counts
+ * as 1.
  */
 export async function judgeReflection(
   input: JudgeInput,
   embedder: Embedder,
   quality: QualityConfig,
 ): Promise<Judgement> {
+  // One call for both texts: a local model runs them as one batch, a remote one as one request.
   const [embedding, analysisVector] = await embedder.embed([
     reflectionBody(input.reflection),
     input.reflection.reflectionText,
   ]);
   if (!embedding || !analysisVector) throw new Error("embedder returned no vector");
-  const relevance = input.taskVector ? Math.max(0, cosineSimilarity(analysisVector, input.taskVector)) : 1;
-  const maxSimilarity = input.neighbours.reduce(
-    (max, other) => Math.max(max, cosineSimilarity(embedding, other)),
-    0,
-  );
+  const relevance = input.taskVector
+    ? calibratedSimilarity(cosineSimilarity(analysisVector, input.taskVector), embedder)
+    : 1;
+  let nearest: Judgement["nearest"] = null;
+  let maxOther = 0;
+  for (const neighbour of input.neighbours) {
+    if (neighbour.embedding.length !== embedding.length) continue;
+    const similarity = cosineSimilarity(embedding, neighbour.embedding);
+    if (!nearest || similarity > nearest.similarity) nearest = { id: neighbour.id, similarity };
+    const sameLesson = input.sameLessonSimilarity !== undefined && similarity >= input.sameLessonSimilarity;
+    if (!sameLesson) maxOther = Math.max(maxOther, calibratedSimilarity(similarity, embedder));
+  }
   const validation = validateReflection(
     input.reflection,
-    { patternEvidence: input.patternEvidence, relevance, novelty: 1 - maxSimilarity },
+    { patternEvidence: input.patternEvidence, relevance, novelty: 1 - maxOther },
     quality,
   );
-  return { validation, embedding };
+  return { validation, embedding, nearest };
 }
 
 /**
  * The `evaluate` step of RT-010's improvement loop, shared by the pipeline and dreaming: judges
  * each attempt against one task and neighbourhood, with the tenant's pattern evidence, and keeps
- * each attempt's embedding so the chosen one can be stored with it.
+ * each attempt's judgement so the chosen one can be stored with its embedding.
  */
 export function createAttemptJudge(options: {
   taskVector: number[] | null;
-  neighbours: number[][];
+  neighbours: readonly Neighbour[];
   patternEvidence: (patterns: string[]) => Promise<ReadonlyMap<string, PatternEvidence>>;
   embedder: Embedder;
   quality: QualityConfig;
+  sameLessonSimilarity?: number;
 }) {
-  const embeddings = new Map<Reflection, number[]>();
+  const judgements = new Map<Reflection, Judgement>();
   return {
     evaluate: async (reflection: Reflection): Promise<ValidationResult> => {
       const judgement = await judgeReflection(
@@ -74,18 +109,25 @@ export function createAttemptJudge(options: {
           taskVector: options.taskVector,
           neighbours: options.neighbours,
           patternEvidence: await options.patternEvidence(reflection.patterns),
+          sameLessonSimilarity: options.sameLessonSimilarity,
         },
         options.embedder,
         options.quality,
       );
-      embeddings.set(reflection, judgement.embedding);
+      judgements.set(reflection, judgement);
       return judgement.validation;
     },
-    /** The embedding of an evaluated attempt (the improvement loop's pick). */
+    /** The judgement of an evaluated attempt (the improvement loop's pick). */
+    judgementOf: (reflection: Reflection): Judgement => {
+      const judgement = judgements.get(reflection);
+      if (!judgement) throw new Error("best attempt was never evaluated");
+      return judgement;
+    },
+    /** The embedding of an evaluated attempt. */
     embeddingOf: (reflection: Reflection): number[] => {
-      const embedding = embeddings.get(reflection);
-      if (!embedding) throw new Error("best attempt was never evaluated");
-      return embedding;
+      const judgement = judgements.get(reflection);
+      if (!judgement) throw new Error("best attempt was never evaluated");
+      return judgement.embedding;
     },
   };
 }

@@ -42,6 +42,12 @@ export interface ReflectionGenerator {
 export interface Embedder {
   readonly name: string;
   embed(texts: string[]): Promise<number[][]>;
+  /**
+   * Typical cosine similarity of unrelated and of plainly related texts under this embedder,
+   * measured; the judge maps similarities onto 0–1 with it. Absent: similarities are used as
+   * they are.
+   */
+  readonly similarityScale?: { unrelated: number; related: number };
 }
 
 export type OutputRole = "reflectionAccepted" | "reflectionRejected" | "loopDecision";
@@ -60,6 +66,7 @@ export interface OutboundMessage {
 
 export interface StoredReflection {
   id: string;
+  /** The signature it was found under (its own, or one merged into it). */
   signature: string;
   reflection: Reflection;
   verdict: Exclude<Verdict, "rejected">;
@@ -69,6 +76,27 @@ export interface StoredReflection {
   occurrences: number;
   generator: GeneratorName;
   attempts: number;
+  /**
+   * Embedding of the trace the lesson was written for (or, found under a merged signature, of
+   * that signature's trace): a new trace reuses the lesson only when it is close to it. Null for
+   * lessons stored before traces were compared, or by another embedder.
+   */
+  sourceVector?: number[] | null;
+}
+
+/** A stored reflection near a task, for novelty and merging. */
+export interface Neighbour {
+  id: string;
+  embedding: number[];
+  qualityScore: number;
+}
+
+/** A stored lesson judged again because its evidence changed (RT-010 pattern validity). */
+export interface Rejudgement {
+  verdict: Exclude<Verdict, "rejected">;
+  qualityScore: number;
+  metrics: QualityMetrics;
+  violations: string[];
 }
 
 export interface PatternEvidence {
@@ -96,17 +124,35 @@ export interface NewReflection {
   generator: Exclude<GeneratorName, "reused">;
   attempts: number;
   embedding: number[];
+  /** Embedding of the trace it was written for. */
+  sourceVector: number[] | null;
 }
 
 /** Everything one event changes, written in one transaction. */
 export interface UnitOfWork {
   event: TaskCompleted;
   signature: string | null;
-  /** A new reflection to insert, or an existing one whose occurrence count goes up. */
-  store: { kind: "insert"; reflection: NewReflection } | { kind: "increment"; reflectionId: string } | null;
+  /**
+   * A new reflection to insert; an existing one whose occurrence count goes up (judged again
+   * when its evidence changed); or a new near-duplicate merged into an existing one, whose
+   * signature then leads to it (`replacement`: the better-judged text that now stands for both).
+   */
+  store:
+    | { kind: "insert"; reflection: NewReflection }
+    | { kind: "increment"; reflectionId: string; rejudged: Rejudgement | null }
+    | {
+        kind: "merge";
+        reflectionId: string;
+        signature: string;
+        sourceVector: number[] | null;
+        replacement: NewReflection | null;
+      }
+    | null;
   loop: LoopDecisionResult;
   /** Seed 001: stored for adaptive prompting and the insights API. */
   answerEvaluation: AnswerEvaluation | null;
+  /** The task as episodic memory keeps it (pattern evidence counts over these). */
+  episode: string;
   /** The RT-010 judgement of a newly generated reflection (stored or not), for adaptive prompting. */
   judgement: {
     verdict: Verdict;
@@ -134,10 +180,11 @@ export interface CommitResult {
 
 export interface ReflectionStore {
   findProcessedOutputs(tenantId: string, eventId: string): Promise<OutboundMessage[] | null>;
+  /** The lesson stored under `signature`, its own or one merged into it. */
   findBySignature(tenantId: string, signature: string): Promise<StoredReflection | null>;
   patternEvidence(tenantId: string, patterns: string[]): Promise<Map<string, PatternEvidence>>;
-  /** Embeddings of the tenant's stored reflections closest to `text` (for novelty). */
-  nearbyEmbeddings(tenantId: string, text: string, limit: number): Promise<number[][]>;
+  /** The tenant's stored reflections closest to `text`, by this process's embedder (novelty, merging). */
+  nearbyReflections(tenantId: string, text: string, limit: number): Promise<Neighbour[]>;
   loopContext(event: TaskCompleted): Promise<LoopContext>;
   /** Seed 001: issues common to the tenant's recent low-quality reflections and answers. */
   commonIssues(tenantId: string): Promise<CommonIssue[]>;
@@ -162,6 +209,9 @@ export interface SignatureIndex {
     eventId: string,
     signature: string | null,
   ): Promise<{ processed: boolean; cached: StoredReflection | null }>;
+  /** The cached lesson of a signature, if any. */
+  cached(tenantId: string, signature: string): Promise<StoredReflection | null>;
+  /** Caches `stored` under its `signature`. */
   remember(tenantId: string, stored: StoredReflection): Promise<void>;
   /**
    * After the event's commit: caches `stored` (when given) and marks the event id handled, in one

@@ -414,8 +414,9 @@ describe("the pipeline with REFLECTOR_GENERATOR=openai on real Kafka, Postgres a
       );
       const hashing = createPgReflectionStore(h.pool, { embeddingModel: "hashing-256" });
       const other = createPgReflectionStore(h.pool, { embeddingModel: "openai:other" });
-      expect(await hashing.nearbyEmbeddings(event.tenantId, event.task.description, 10)).toEqual([]);
-      expect(await other.nearbyEmbeddings(event.tenantId, event.task.description, 10)).toEqual([[1, 0, 0]]);
+      expect(await hashing.nearbyReflections(event.tenantId, event.task.description, 10)).toEqual([]);
+      const others = await other.nearbyReflections(event.tenantId, event.task.description, 10);
+      expect(others.map((n) => n.embedding)).toEqual([[1, 0, 0]]);
     } finally {
       await h.close();
     }

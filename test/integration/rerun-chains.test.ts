@@ -389,6 +389,7 @@ describe("bias echo when two families raise the same tag at once (Postgres loop 
           store: null,
           loop,
           answerEvaluation: null,
+          episode: event.task.description,
           judgement: null,
           decidedAt: new Date(),
         },

@@ -11,6 +11,7 @@ import {
   lowQualityBelow,
   recentLowQualityLimit,
 } from "../../src/domain/evaluation/adaptive-insights.js";
+import { episodeMatchesPattern, patternKeywords } from "../../src/domain/quality/pattern-validity.js";
 import type {
   CommitResult,
   OutboundMessage,
@@ -23,6 +24,9 @@ import type {
 /** In-memory ReflectionStore for unit tests of the processor: same contract, no Postgres. */
 export function createFakeStore() {
   const reflections = new Map<string, StoredReflection & { tenantId: string; embedding: number[] }>();
+  /** tenant|signature → reflection id and the source vector of that signature's trace (merges). */
+  const aliases = new Map<string, { reflectionId: string; sourceVector: number[] | null }>();
+  const episodes: { tenantId: string; text: string }[] = [];
   const processed = new Map<string, OutboundMessage[]>();
   const traces = new Map<string, UnitOfWork["loop"] & { tenantId: string }>();
   const bias = new Map<string, number>();
@@ -34,22 +38,39 @@ export function createFakeStore() {
     findProcessedOutputs: (tenantId, eventId) =>
       Promise.resolve(processed.get(key(tenantId, eventId)) ?? null),
     findBySignature: (tenantId, signature) => {
-      const found = [...reflections.values()].find(
-        (r) => r.tenantId === tenantId && r.signature === signature,
-      );
+      const own = [...reflections.values()].find((r) => r.tenantId === tenantId && r.signature === signature);
+      const alias = own ? undefined : aliases.get(key(tenantId, signature));
+      const found = own ?? (alias ? reflections.get(alias.reflectionId) : undefined);
       if (!found) return Promise.resolve(null);
       const { tenantId: _t, embedding: _e, ...stored } = found;
-      return Promise.resolve(stored);
+      return Promise.resolve({
+        ...structuredClone(stored),
+        signature,
+        sourceVector: alias ? alias.sourceVector : (stored.sourceVector ?? null),
+      });
     },
-    patternEvidence: (_tenantId, patterns) =>
-      Promise.resolve(new Map(patterns.map((p) => [p, { occurrences: 0, total: 0 }]))),
+    // Like Postgres: the tenant's 50 episodes holding any of the pattern's keywords, counted by
+    // the 70 % keyword rule (no text ranking here).
+    patternEvidence: (tenantId, patterns) =>
+      Promise.resolve(
+        new Map(
+          patterns.map((pattern) => {
+            const words = patternKeywords(pattern);
+            const retrieved = episodes
+              .filter((e) => e.tenantId === tenantId && words.some((w) => e.text.toLowerCase().includes(w)))
+              .slice(-50);
+            const occurrences = retrieved.filter((e) => episodeMatchesPattern(e.text, pattern)).length;
+            return [pattern, { occurrences, total: retrieved.length }];
+          }),
+        ),
+      ),
     // Like Postgres' LIMIT: the most recently stored ones (no text ranking here).
-    nearbyEmbeddings: (tenantId, _text, limit) =>
+    nearbyReflections: (tenantId, _text, limit) =>
       Promise.resolve(
         [...reflections.values()]
           .filter((r) => r.tenantId === tenantId)
           .slice(-limit)
-          .map((r) => r.embedding),
+          .map((r) => ({ id: r.id, embedding: r.embedding, qualityScore: r.qualityScore })),
       ),
     loopContext: (event: TaskCompleted) => {
       const previous = event.rerunOf ? traces.get(key(event.tenantId, event.rerunOf)) : undefined;
@@ -108,6 +129,7 @@ export function createFakeStore() {
             generator: r.generator,
             attempts: r.attempts,
             embedding: r.embedding,
+            sourceVector: r.sourceVector,
           });
           occurrences = 1;
         }
@@ -116,8 +138,34 @@ export function createFakeStore() {
         if (existing) {
           existing.occurrences += 1;
           occurrences = existing.occurrences;
+          if (unit.store.rejudged) Object.assign(existing, unit.store.rejudged);
+        }
+      } else if (unit.store?.kind === "merge") {
+        const m = unit.store;
+        const existing = reflections.get(m.reflectionId);
+        if (existing) {
+          existing.occurrences += 1;
+          occurrences = existing.occurrences;
+          if (!aliases.has(key(event.tenantId, m.signature)))
+            aliases.set(key(event.tenantId, m.signature), {
+              reflectionId: m.reflectionId,
+              sourceVector: m.sourceVector,
+            });
+          const r = m.replacement;
+          if (r)
+            Object.assign(existing, {
+              reflection: r.reflection,
+              verdict: r.verdict,
+              qualityScore: r.qualityScore,
+              metrics: r.metrics,
+              violations: r.violations,
+              generator: r.generator,
+              attempts: r.attempts,
+              embedding: r.embedding,
+            });
         }
       }
+      episodes.push({ tenantId: event.tenantId, text: unit.episode });
       traces.set(key(event.tenantId, event.loopId), { ...unit.loop, tenantId: event.tenantId });
       for (const tag of unit.loop.biasCounts.keys())
         bias.set(key(event.tenantId, tag), (bias.get(key(event.tenantId, tag)) ?? 0) + 1);
@@ -133,6 +181,8 @@ export function createFakeStore() {
     processed,
     traces,
     judgements,
+    aliases,
+    episodes,
     failNextCommits(n: number) {
       failCommits = n;
     },
@@ -148,6 +198,7 @@ export function createFakeIndex() {
         processed: events.has(`${tenantId}|${eventId}`),
         cached: signature ? (signatures.get(`${tenantId}|${signature}`) ?? null) : null,
       }),
+    cached: (tenantId, signature) => Promise.resolve(signatures.get(`${tenantId}|${signature}`) ?? null),
     remember: (tenantId, stored) => {
       signatures.set(`${tenantId}|${stored.signature}`, stored);
       return Promise.resolve();

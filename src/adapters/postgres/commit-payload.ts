@@ -1,17 +1,9 @@
 import { createHash } from "node:crypto";
-import type { TaskCompleted } from "../../domain/contracts/index.js";
 import { stableId } from "../../domain/stable-id.js";
 import type { OutboundMessage, UnitOfWork } from "../../pipeline/ports.js";
 
 /** SQLSTATE `reflector_commit` raises when the bias history moved under the loop decision. */
 export const staleLoopStateCode = "RF001";
-
-/** What an episode (one processed task) looked like, for pattern validity and search. */
-export function episodeText(event: TaskCompleted): string {
-  const parts = [event.task.description, event.task.goal, event.error?.message];
-  for (const e of event.events) if (e.type === "error_event" || e.error) parts.push(e.content);
-  return parts.filter(Boolean).join("\n").slice(0, 8000);
-}
 
 /**
  * The argument of `reflector_commit` (migrations/1732000008000_commit-function.sql): rows keyed
@@ -59,7 +51,7 @@ export function commitPayload(
       overridden_by: loop.overriddenBy,
       orchestrator_persona: event.persona?.orchestrator ?? null,
       reflection_persona: event.persona?.reflection ?? null,
-      task_text: episodeText(event),
+      task_text: unit.episode,
       source_event_id: event.eventId,
       decided_at: decidedAt,
     },
@@ -95,6 +87,7 @@ export function commitPayload(
       first_seen_at: decidedAt,
       last_seen_at: decidedAt,
       embedding_model: embeddingModel,
+      source_vector: r.sourceVector,
     };
     // Written only when the upsert inserted: the strategy row then belongs to `r.id`.
     if (r.reflection.strategyText) {
@@ -110,6 +103,33 @@ export function commitPayload(
     }
   } else if (unit.store?.kind === "increment") {
     payload.reflectionId = unit.store.reflectionId;
+    payload.rejudged = unit.store.rejudged;
+  } else if (unit.store?.kind === "merge") {
+    const m = unit.store;
+    payload.reflectionId = m.reflectionId;
+    payload.signature = m.signature;
+    payload.sourceVector = m.sourceVector;
+    const r = m.replacement;
+    payload.replacement = r
+      ? {
+          reflection_text: r.reflection.reflectionText,
+          strategy_text: r.reflection.strategyText,
+          learning: r.reflection.learning,
+          importance: r.reflection.importance,
+          confidence: r.reflection.confidence,
+          quality_score: r.qualityScore,
+          verdict: r.verdict,
+          metrics: r.metrics,
+          violations: r.violations,
+          tags: r.reflection.tags,
+          error_category: r.reflection.errorCategory,
+          patterns: r.reflection.patterns,
+          adjustments: r.reflection.adjustments,
+          generator: r.generator,
+          attempts: r.attempts,
+          embedding: r.embedding,
+        }
+      : null;
   }
 
   if (unit.judgement && unit.signature) {

@@ -36,6 +36,7 @@ interface ReflectionRow {
   occurrences: number;
   generator: StoredReflection["generator"];
   attempts: number;
+  source_vector?: number[] | null;
 }
 
 function toStored(row: ReflectionRow): StoredReflection {
@@ -61,6 +62,7 @@ function toStored(row: ReflectionRow): StoredReflection {
     occurrences: row.occurrences,
     generator: row.generator,
     attempts: row.attempts,
+    sourceVector: row.source_vector ?? null,
   };
 }
 
@@ -83,6 +85,10 @@ async function withStoreErrors<T>(work: () => Promise<T>): Promise<T> {
 
 const reflectionColumns = `id, signature, reflection_text, strategy_text, learning, importance, confidence, tags,
   error_category, patterns, adjustments, verdict, quality_score, metrics, violations, occurrences, generator, attempts`;
+const aliasedColumns = reflectionColumns
+  .split(",")
+  .map((column) => `r.${column.trim()}`)
+  .join(", ");
 
 interface LoopContextRow {
   root_loop_id: string | null;
@@ -149,12 +155,23 @@ export function createPgReflectionStore(
 
     findBySignature: (tenantId, signature) =>
       withStoreErrors(async () => {
-        const res = await pool.query<ReflectionRow>(
-          `SELECT ${reflectionColumns} FROM reflections WHERE tenant_id = $1 AND signature = $2`,
-          [tenantId, signature],
-        );
+        // Its own signature first, else one merged into it; the source vector is the one of the
+        // trace that signature came from, and only this embedder's vectors can be compared.
+        const res = await pool.query<ReflectionRow>({
+          name: "reflector-find-by-signature",
+          text: `SELECT ${reflectionColumns},
+                        CASE WHEN embedding_model = $3 THEN source_vector END AS source_vector
+                   FROM reflections WHERE tenant_id = $1 AND signature = $2
+                 UNION ALL
+                 SELECT ${aliasedColumns},
+                        CASE WHEN r.embedding_model = $3 THEN a.source_vector END AS source_vector
+                   FROM reflection_aliases a JOIN reflections r ON r.id = a.reflection_id
+                  WHERE a.tenant_id = $1 AND a.signature = $2
+                 LIMIT 1`,
+          values: [tenantId, signature, embeddingModel],
+        });
         const row = res.rows[0];
-        return row ? toStored(row) : null;
+        return row ? { ...toStored(row), signature } : null;
       }),
 
     patternEvidence: (tenantId, patterns) =>
@@ -180,16 +197,16 @@ export function createPgReflectionStore(
         return evidence;
       }),
 
-    nearbyEmbeddings: (tenantId, text, limit) =>
+    nearbyReflections: (tenantId, text, limit) =>
       withStoreErrors(async () => {
-        const res = await pool.query<{ embedding: number[] }>(
-          `SELECT embedding FROM reflections WHERE tenant_id = $1 AND embedding_model = $4
+        const res = await pool.query<{ id: string; embedding: number[]; quality_score: number }>(
+          `SELECT id, embedding, quality_score FROM reflections WHERE tenant_id = $1 AND embedding_model = $4
             ORDER BY CASE WHEN $2 = '' THEN 0 ELSE ts_rank(search, to_tsquery('english', $2)) END DESC,
                      last_seen_at DESC
             LIMIT $3`,
           [tenantId, orQuery(text), limit, embeddingModel],
         );
-        return res.rows.map((r) => r.embedding);
+        return res.rows.map((r) => ({ id: r.id, embedding: r.embedding, qualityScore: r.quality_score }));
       }),
 
     loopContext: (event) =>

@@ -39,6 +39,11 @@ export function createRedisSignatureIndex(redis: Redis, options: RedisSignatureI
         );
         return { processed: processed != null, cached: raw ? (JSON.parse(raw) as StoredReflection) : null };
       }),
+    cached: (tenantId, signature) =>
+      withIndexErrors(async () => {
+        const raw = await redis.get(sigKey(tenantId, signature));
+        return raw ? (JSON.parse(raw) as StoredReflection) : null;
+      }),
     remember: (tenantId, stored) =>
       withIndexErrors(async () => {
         await redis.set(sigKey(tenantId, stored.signature), JSON.stringify(stored), "EX", signatureTtl);

@@ -89,6 +89,20 @@ export const ReflectionOutcomeV1 = z.object({
     })
     .nullable()
     .optional(),
+  /**
+   * What memory did: `add` stored a new lesson; `reuse` recalled a stored one that fits this
+   * trace (no generation); `update` / `noop` merged a new near-duplicate into a stored lesson
+   * (replacing its text, or only counting the occurrence); `none` kept nothing. `similarity` is
+   * the trace's closeness to the reused lesson's source, or the new lesson's to the one it joined;
+   * `signatureLevel` says what the signature was computed from.
+   */
+  memory: z
+    .object({
+      action: z.enum(["add", "reuse", "update", "noop", "none"]),
+      similarity: z.number().nullable(),
+      signatureLevel: z.enum(["message", "step", "task"]),
+    })
+    .optional(),
   producedAt: z.iso.datetime({ offset: true }),
 });
 export type ReflectionOutcome = z.infer<typeof ReflectionOutcomeV1>;

@@ -23,8 +23,9 @@ export interface ImprovementLoopResult {
 
 /**
  * RT-010's improvement loop: generate, validate, and on failure try again (up to maxAttempts)
- * telling the generator what to fix. Stops at the first valid attempt; otherwise keeps the best
- * scoring attempt rather than the last, since a retry can be worse.
+ * telling the generator what to fix. Stops at the first valid attempt, or at the first one whose
+ * remaining violations no rewrite can fix; otherwise keeps the best scoring attempt rather than
+ * the last, since a retry can be worse.
  */
 export async function runImprovementLoop(options: ImprovementLoopOptions): Promise<ImprovementLoopResult> {
   const history: ValidationResult[] = [];
@@ -36,6 +37,8 @@ export async function runImprovementLoop(options: ImprovementLoopOptions): Promi
     history.push(validation);
     if (!best || validation.qualityScore > best.validation.qualityScore) best = { reflection, validation };
     if (validation.isValid) return { reflection, validation, attempts: attempt, history };
+    // What is left (unproven patterns, a lesson already stored) is not the text's fault.
+    if (!validation.retryable) break;
     feedback = {
       violations: validation.violations,
       missingFields: validation.missingFields,

@@ -40,3 +40,28 @@ export function patternValidity(
   if (evidence.occurrences < minOccurrences || evidence.total === 0) return 0;
   return Math.min(1, evidence.occurrences / evidence.total);
 }
+
+/**
+ * The stored evidence plus the episode being judged, which is one of the tenant's episodes too:
+ * it is retrieved when it holds any of the pattern's keywords, and it counts as an occurrence
+ * when it holds enough of them.
+ */
+export function withEpisode(
+  evidence: ReadonlyMap<string, { occurrences: number; total: number }>,
+  patterns: readonly string[],
+  episode: string,
+  keywordShare = 0.7,
+): Map<string, { occurrences: number; total: number }> {
+  const text = episode.toLowerCase();
+  return new Map(
+    patterns.map((pattern) => {
+      const stored = evidence.get(pattern) ?? { occurrences: 0, total: 0 };
+      const retrieved = patternKeywords(pattern).some((keyword) => text.includes(keyword));
+      const matches = episodeMatchesPattern(episode, pattern, keywordShare);
+      return [
+        pattern,
+        { occurrences: stored.occurrences + (matches ? 1 : 0), total: stored.total + (retrieved ? 1 : 0) },
+      ];
+    }),
+  );
+}

@@ -21,6 +21,12 @@ export interface ValidationResult {
   metrics: QualityMetrics;
   invalidPatterns: string[];
   missingFields: string[];
+  /**
+   * Whether a rewrite could fix any of the violations. Missing pattern evidence is a fact about
+   * the tenant's history and closeness to stored lessons a fact about memory: asking the
+   * generator again changes neither, so the improvement loop stops there.
+   */
+  retryable: boolean;
 }
 
 const clamp = (value: number) => Math.min(1, Math.max(0, value));
@@ -39,9 +45,11 @@ export function validateReflection(
   config: QualityConfig,
 ): ValidationResult {
   const violations: string[] = [];
+  let retryable = false;
 
   const completeness = checkCompleteness(reflection, config.completeness);
   if (completeness.score < config.completeness.minThreshold) {
+    retryable = true;
     violations.push(
       `Incomplete reflection: ${fixed(completeness.score)} < ${config.completeness.minThreshold}. ` +
         `Missing fields: ${completeness.missingFields.join(", ")}`,
@@ -50,6 +58,7 @@ export function validateReflection(
 
   const depthScore = assessDepth(reflection.reflectionText, config.depth);
   if (depthScore < config.depth.minThreshold) {
+    retryable = true;
     violations.push(
       `Shallow reflection: depth=${fixed(depthScore)} < ${config.depth.minThreshold}. ` +
         "Need root cause analysis, not just symptoms.",
@@ -58,6 +67,7 @@ export function validateReflection(
 
   const actionabilityScore = scoreActionability(reflection.adjustments, config.actionability);
   if (actionabilityScore < config.actionability.minThreshold) {
+    retryable = true;
     violations.push(
       `Not actionable: ${fixed(actionabilityScore)} < ${config.actionability.minThreshold}. ` +
         "Adjustments must be concrete and executable.",
@@ -82,6 +92,7 @@ export function validateReflection(
 
   const relevanceScore = clamp(evidence.relevance);
   if (relevanceScore < config.relevance.minThreshold) {
+    retryable = true;
     violations.push(
       `Not relevant to the task: relevance=${fixed(relevanceScore)} < ${config.relevance.minThreshold}`,
     );
@@ -117,6 +128,7 @@ export function validateReflection(
     metrics,
     invalidPatterns,
     missingFields: completeness.missingFields,
+    retryable,
   };
 }
 

@@ -57,7 +57,7 @@ describe("reflector score", () => {
           store: {
             patternEvidence: (_tenant, patterns) =>
               Promise.resolve(new Map(patterns.map((p) => [p, { occurrences: 4, total: 4 }]))),
-            nearbyEmbeddings: () => Promise.resolve([]),
+            nearbyReflections: () => Promise.resolve([]),
           },
         },
       },

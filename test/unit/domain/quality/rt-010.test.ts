@@ -158,6 +158,7 @@ describe("improvement loop", () => {
     isValid: valid,
     qualityScore: score,
     violations: valid ? [] : [`score ${score}`],
+    retryable: !valid,
     metrics: {
       completeness: 1,
       depthScore: 0,
