@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   computeErrorSignature,
   maskVolatileTokens,
+  signatureCandidates,
   signatureFor,
   signatureInputFor,
 } from "../../../src/domain/signature.js";
@@ -70,5 +71,49 @@ describe("error signature (seed 003)", () => {
     const b = taskEvent({ error: { ...error, message: "Query execution exceeded 45s limit" } });
     expect(signatureFor(a)).toBe(signatureFor(b));
     expect(signatureFor(a)).not.toBe(signatureFor(taskEvent({ error: { ...error, type: "lock_timeout" } })));
+  });
+});
+
+describe("signature candidates", () => {
+  const generic = (description: string, actor: string, content: string) =>
+    taskEvent({
+      task: { description },
+      outcome: "failure",
+      error: { category: "evaluation_error", message: "the final answer was judged incorrect" },
+      events: [
+        {
+          eventId: "s1",
+          type: "llm_response",
+          timestamp: "2026-11-20T10:00:00.000Z",
+          actor,
+          content,
+        },
+      ],
+    });
+
+  it("skips a message that says only that the task failed", () => {
+    const a = generic(
+      "How many studio albums did Mercedes Sosa publish?",
+      "WebSurfer",
+      "I could not find it",
+    );
+    const b = generic("What is the boiling point of ethanol in Kelvin?", "Coder", "print(78 + 273)");
+    const [firstA] = signatureCandidates(a, a.events[0]);
+    const [firstB] = signatureCandidates(b, b.events[0]);
+    expect(firstA?.level).toBe("step");
+    expect(firstA?.content).toMatch(/WebSurfer: I could not find it/);
+    expect(firstA?.signature).not.toBe(firstB?.signature);
+    expect(signatureFor(a)).not.toBe(signatureFor(b));
+  });
+
+  it("goes from the message to the failing step to the task, one formula for all", () => {
+    const event = taskEvent();
+    const step = event.events[1];
+    const candidates = signatureCandidates(event, step);
+    expect(candidates.map((c) => c.level)).toEqual(["message", "step", "task"]);
+    expect(candidates[0]?.signature).toBe(signatureFor(event));
+    for (const c of candidates) expect(c.signature).toBe(computeErrorSignature(c.errorType, c.content));
+    expect(candidates[1]?.content).toContain("postgres_query");
+    expect(candidates[2]?.content).toContain("Fetch customer order history");
   });
 });

@@ -1,0 +1,222 @@
+import { describe, expect, it } from "vitest";
+import { createHeuristicGenerator } from "../../../src/adapters/llm/heuristic-generator.js";
+import type { Reflection, ReflectionOutcome, TaskCompleted } from "../../../src/domain/contracts/index.js";
+import type { MemoryConfig } from "../../../src/domain/memory/memory-config.js";
+import type { ReflectionGenerator } from "../../../src/pipeline/ports.js";
+import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../../support/fakes.js";
+import { taskEvent } from "../../support/task-events.js";
+
+function setup(generator: ReflectionGenerator = createHeuristicGenerator(), memory?: MemoryConfig) {
+  const store = createFakeStore();
+  const index = createFakeIndex();
+  let calls = 0;
+  const processor = createOfflineProcessor(
+    { store: store.store, index: index.index },
+    {
+      generator: {
+        name: generator.name,
+        generate: (request) => {
+          calls += 1;
+          return generator.generate(request);
+        },
+      },
+      ...(memory ? { memory } : {}),
+    },
+  );
+  const outcome = async (event: TaskCompleted) =>
+    (await processor.process(event)).outputs.find((o) => o.role !== "loopDecision")
+      ?.value as ReflectionOutcome;
+  return { processor, store, index, outcome, calls: () => calls };
+}
+
+/** A wrong final answer, reported with the generic message an answer-grading platform sends. */
+const wrongAnswer = (description: string, actor: string, toolName: string, content: string) =>
+  taskEvent({
+    task: { description },
+    outcome: "failure",
+    error: { category: "evaluation_error", message: "the final answer was judged incorrect" },
+    events: [
+      {
+        eventId: "s1",
+        type: "tool_response",
+        timestamp: "2026-11-20T10:00:00.000Z",
+        actor,
+        toolName,
+        content,
+        error: { message: content },
+      },
+    ],
+  });
+
+describe("memory: one lesson per root cause", () => {
+  it("gives unrelated failures with one generic message lessons of their own", async () => {
+    const { outcome, store, calls } = setup();
+    const first = await outcome(
+      wrongAnswer(
+        "How many studio albums did Mercedes Sosa publish between 2000 and 2009?",
+        "WebSurfer",
+        "web_search",
+        "No results found for discography page",
+      ),
+    );
+    const second = await outcome(
+      wrongAnswer(
+        "Convert the CSV of monthly rainfall to inches and report the wettest month",
+        "Coder",
+        "python_exec",
+        "ZeroDivisionError: division by zero in rainfall_to_inches",
+      ),
+    );
+    expect(first.memory?.signatureLevel).toBe("step");
+    expect(second.signature).not.toBe(first.signature);
+    expect(second.generator).toBe("heuristic");
+    expect(second.reflectionId).not.toBe(first.reflectionId);
+    expect(calls()).toBeGreaterThanOrEqual(2);
+    expect(store.reflections.size).toBe(2);
+  });
+
+  it("reuses a lesson for a recurrence of the same failure, at no generator cost", async () => {
+    const { outcome, calls } = setup();
+    const first = await outcome(taskEvent());
+    const before = calls();
+    const again = await outcome(taskEvent());
+    expect(again).toMatchObject({
+      reflectionId: first.reflectionId,
+      generator: "reused",
+      memory: { action: "reuse", signatureLevel: "message" },
+    });
+    expect(again.memory?.similarity).toBeGreaterThanOrEqual(0.99);
+    expect(calls()).toBe(before);
+  });
+
+  it("does not reuse a lesson for a trace far from its source, even under the same error", async () => {
+    const { outcome, store } = setup();
+    const first = await outcome(taskEvent());
+    const other = taskEvent({
+      task: { description: "Summarise the quarterly marketing survey for the board" },
+      events: [
+        {
+          eventId: "x1",
+          type: "error_event",
+          timestamp: "2026-11-20T10:00:30.000Z",
+          actor: "Analyst",
+          toolName: "survey_api",
+          content: "survey export stalled while paging responses",
+          error: { message: "survey export stalled", code: "QUERY_TIMEOUT" },
+        },
+      ],
+    });
+    const second = await outcome(other);
+    expect(second.generator).not.toBe("reused");
+    expect(second.signature).not.toBe(first.signature);
+    expect(second.memory?.signatureLevel).not.toBe("message");
+    expect(store.reflections.size + store.aliases.size).toBe(2);
+  });
+
+  it("merges a near-duplicate lesson under another signature into the stored one", async () => {
+    const lesson = (task: string): Reflection => ({
+      reflectionText:
+        `For "${task}" the WebSurfer agent answered from a web_search snippet because it assumed the snippet ` +
+        "was current; the strategy skipped opening the source page, a systematic error in how it verifies facts.",
+      strategyText: "Open the cited page and confirm the figure before answering.",
+      importance: 0.7,
+      confidence: 0.8,
+      tags: ["verification"],
+      errorCategory: "unverified_claim",
+      patterns: ["answer from web_search snippet"],
+      adjustments: [
+        "add constraint: open the source page before using a figure from a web_search snippet",
+        "set max_answers_from_snippets = 0",
+      ],
+      learning: "Facts taken from web_search snippets must be confirmed on the source page before answering.",
+    });
+    const { outcome, store, calls } = setup(
+      { name: "heuristic", generate: ({ event }) => Promise.resolve(lesson(event.task.description)) },
+      // The lexical embedder of unit tests sees the two task names as a difference of meaning.
+      { reuseMinSimilarity: 0.75, mergeMinSimilarity: 0.8 },
+    );
+    const first = await outcome(
+      wrongAnswer("Population of Lyon in 2021", "WebSurfer", "web_search", "snippet says 513,000 (2019)"),
+    );
+    const second = await outcome(
+      wrongAnswer(
+        "Height of the Burj Khalifa spire",
+        "WebSurfer",
+        "web_search",
+        "snippet: 828 m (old figure)",
+      ),
+    );
+    expect(second.signature).not.toBe(first.signature);
+    expect(second).toMatchObject({
+      reflectionId: first.reflectionId,
+      stored: true,
+      deduplicated: true,
+      occurrences: 2,
+    });
+    // The better-judged text stands for both (update), or the stored one stays (noop).
+    const survivor = [...store.reflections.values()][0];
+    if (second.memory?.action === "update") {
+      expect(second.qualityScore).toBeGreaterThan(first.qualityScore);
+      expect(survivor?.reflection.reflectionText).toBe(second.reflection.reflectionText);
+    } else {
+      expect(second.memory?.action).toBe("noop");
+      expect(survivor?.reflection.reflectionText).toBe(first.reflection.reflectionText);
+    }
+    expect(store.reflections.size).toBe(1);
+    expect(store.aliases.size).toBe(1);
+
+    // The merged signature now leads to the surviving lesson.
+    const callsBefore = calls();
+    const third = await outcome(
+      wrongAnswer(
+        "Height of the Burj Khalifa spire",
+        "WebSurfer",
+        "web_search",
+        "snippet: 828 m (old figure)",
+      ),
+    );
+    expect(third).toMatchObject({ reflectionId: first.reflectionId, generator: "reused", occurrences: 3 });
+    expect(calls()).toBe(callsBefore);
+  });
+});
+
+describe("memory: a verdict that follows the evidence", () => {
+  // Worded the way a model writes about this task: the offline hashing embedder of unit tests
+  // sees relevance only in shared words.
+  const timeoutLesson: Reflection = {
+    reflectionText:
+      "Fetching the customer order history timed out: postgres_query exceeded the 30s limit because the agent " +
+      "assumed one query over all orders for customer analysis would finish. Canceling statement due to " +
+      "statement timeout shows the strategy fetched every order at once, a fundamental flaw for large tables.",
+    strategyText: "Page through orders by customer key with LIMIT 1000.",
+    importance: 0.8,
+    confidence: 0.85,
+    tags: ["timeout", "postgres_query"],
+    errorCategory: "timeout_error",
+    patterns: ["timeout on postgres_query"],
+    adjustments: [
+      "add constraint: postgres_query must filter orders on an indexed customer key",
+      "set page_size = 1000 for postgres_query",
+    ],
+    learning:
+      "Large reads of customer orders through postgres_query must be paginated; a raised timeout only moves the failure.",
+  };
+
+  it("asks the model once when only the pattern lacks evidence, and accepts the lesson once evidence accrues", async () => {
+    const { outcome, calls, store } = setup({
+      name: "openai",
+      generate: () => Promise.resolve(timeoutLesson),
+    });
+    const first = await outcome(taskEvent());
+    expect(calls()).toBe(1); // no retry: a rewrite cannot make a pattern proven
+    expect(first.verdict).toBe("accepted_with_warnings");
+    expect(first.violations.join()).toMatch(/Invalid pattern 'timeout on postgres_query'/);
+
+    const verdicts = [];
+    for (let i = 0; i < 3; i += 1) verdicts.push((await outcome(taskEvent())).verdict);
+    expect(calls()).toBe(1);
+    // Episodes 1–2: fewer than 3 occurrences; from the 3rd the pattern is proven.
+    expect(verdicts).toEqual(["accepted_with_warnings", "accepted", "accepted"]);
+    expect([...store.reflections.values()][0]?.verdict).toBe("accepted");
+  });
+});
