@@ -30,9 +30,6 @@ export async function benchLlmBound(
     REFLECTOR_GENERATOR: "openai",
     OPENAI_BASE_URL: fake.url,
     REFLECTOR_MODEL: model,
-    // One LLM call per reflection: RT-010's improvement loop would retry reflections whose patterns
-    // a fresh tenant cannot evidence, which measures the quality rules, not the consumer.
-    MAX_REFLECTION_ATTEMPTS: "1",
     CONSUMER_MAX_IN_FLIGHT: String(inFlight),
     CONSUMER_MAX_IN_FLIGHT_PER_PARTITION: String(inFlight),
   });
@@ -106,8 +103,10 @@ export async function benchLlmBound(
 }
 
 /**
- * LLM calls per event on a stream where most failures repeat known signatures: the signature
- * cache (Redis, Postgres truth) answers repeats without calling the LLM.
+ * Chat calls per new failure, with default settings (up to 3 attempts per reflection) and a model
+ * that names a pattern it cannot prove yet, as real models do: the improvement loop must not
+ * retry what no rewrite can fix. Most failures repeat known ones, which memory answers without
+ * a call.
  */
 export async function benchLlmCalls(
   events = Number(process.env.BENCH_CALLS_EVENTS ?? 2000),
@@ -118,7 +117,6 @@ export async function benchLlmCalls(
     REFLECTOR_GENERATOR: "openai",
     OPENAI_BASE_URL: fake.url,
     REFLECTOR_MODEL: model,
-    MAX_REFLECTION_ATTEMPTS: "1",
   });
   const { kafka, config, tenantId } = setup;
   // Each signature first appears once, then repeats at random positions later in the stream.
@@ -143,14 +141,14 @@ export async function benchLlmCalls(
   await deleteTopics(setup);
   const ratio = calls / signatures;
   return {
-    name: "LLM calls per event (repeated signatures)",
+    name: "LLM chat calls per new failure (defaults, a model that names patterns)",
     lines: [
       `events ${String(events)}, new signatures ${String(signatures)} (${((100 * signatures) / events).toFixed(1)}% new)`,
       `LLM chat calls ${String(calls)} = ${(calls / events).toFixed(3)} per event`,
     ],
     ratio,
-    goal: "calls ≤ 1.05 × new signatures",
-    met: ratio <= 1.05,
+    goal: "chat calls ≤ 1.1 × new failures",
+    met: ratio <= 1.1,
   };
 }
 

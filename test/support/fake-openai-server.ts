@@ -245,7 +245,8 @@ export function traceDataOf(body: ChatBody): TraceData | null {
 
 /**
  * A cooperative "model": reads the trace data and answers with a root-cause reflection in the
- * contract's shape, quoting the task and error so relevance holds. Good enough for RT-010.
+ * contract's shape, quoting the task and error so relevance holds, and naming the pattern it
+ * believes the failure shows, as the prompt asks. Good enough for RT-010.
  */
 export function helpfulModel(request: RecordedRequest): FakeReply {
   const data = traceDataOf(request.body as ChatBody) ?? {};
@@ -263,7 +264,8 @@ export function helpfulModel(request: RecordedRequest): FakeReply {
     confidence: 0.85,
     tags: ["timeout", "performance"],
     errorCategory: error?.category ?? null,
-    patterns: [],
+    // As the prompt asks, and as real models do from one trace: a pattern it cannot prove yet.
+    patterns: [`${error?.category ?? "failure"} on ${(data.events ?? []).find((e) => e.toolName)?.toolName ?? "the main tool"}`],
     adjustments: ["set timeout_ms = 60000", "add constraint: page_size <= 500 for large result sets"],
     learning: `${task.description ?? "This task"} needs its work sized before it runs; unbounded work exceeds fixed limits.`,
   };
