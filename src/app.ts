@@ -135,6 +135,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     },
     guardrails,
     mode: config.mode,
+    memory: config.memory,
   });
   // The consumer's transactional producer and the HTTP API's plain one publish the same outputs.
   const publisherOn = (on: Producer) =>

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { z } from "zod";
+import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { parseApiKeys } from "../http/api-keys.js";
 
 const csv = z
@@ -54,6 +55,16 @@ const EnvSchema = z.object({
   REFLECTOR_MODE: z.enum(["lite", "full"]).default("full"),
   STORAGE_MIN_QUALITY: z.coerce.number().min(0).max(1).default(0.8),
   MAX_REFLECTION_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  MEMORY_REUSE_MIN_SIMILARITY: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .default(defaultMemoryConfig.reuseMinSimilarity),
+  MEMORY_MERGE_MIN_SIMILARITY: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .default(defaultMemoryConfig.mergeMinSimilarity),
   TOPIC_TASK_COMPLETED: topicName.default("agent.task.completed"),
   TOPIC_REFLECTION_ACCEPTED: topicName.default("reflection.accepted"),
   TOPIC_REFLECTION_REJECTED: topicName.default("reflection.rejected"),
@@ -131,6 +142,8 @@ export interface Config {
   embeddings: Env["REFLECTOR_EMBEDDINGS"];
   mode: "lite" | "full";
   quality: { storageMinQuality: number; maxAttempts: number };
+  /** When a stored lesson fits a trace, and when a new lesson is a stored one again. */
+  memory: MemoryConfig;
   handler: { maxAttempts: number; retryBaseMs: number };
   /** In-flight limits, retry-topic delay and the transactional id (src/adapters/kafka/task-consumer.ts). */
   consumer: {
@@ -268,6 +281,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     embeddings: e.REFLECTOR_EMBEDDINGS,
     mode: e.REFLECTOR_MODE,
     quality: { storageMinQuality: e.STORAGE_MIN_QUALITY, maxAttempts: e.MAX_REFLECTION_ATTEMPTS },
+    memory: {
+      reuseMinSimilarity: e.MEMORY_REUSE_MIN_SIMILARITY,
+      mergeMinSimilarity: e.MEMORY_MERGE_MIN_SIMILARITY,
+    },
     handler: { maxAttempts: e.HANDLER_MAX_ATTEMPTS, retryBaseMs: e.HANDLER_RETRY_BASE_MS },
     consumer: {
       maxInFlight: e.CONSUMER_MAX_IN_FLIGHT,
