@@ -246,10 +246,16 @@ export function createPgMaintenanceStore(
           params,
         );
         // Every condition sits in the DELETE itself: a row that recurs or is liked meanwhile stays.
-        const deleted = await client.query<{ tenant_id: string; signature: string }>(
+        // A lesson goes with the signatures merged into it (their alias rows cascade): all are
+        // returned so that none stays cached.
+        const deleted = await client.query<{
+          tenant_id: string;
+          signature: string;
+          merged_signatures: string[];
+        }>(
           `DELETE FROM reflections WHERE id IN (
              SELECT r.id ${candidates} AND r.last_seen_at < $2 AND NOT ${helpful})
-           RETURNING tenant_id, signature`,
+           RETURNING tenant_id, signature, merged_signatures`,
           params,
         );
         await client.query(criteria.dryRun ? "ROLLBACK" : "COMMIT");
@@ -259,7 +265,9 @@ export function createPgMaintenanceStore(
           keptRecent: row?.kept_recent ?? 0,
           keptHelpful: row?.kept_helpful ?? 0,
           deleted: deleted.rows.length,
-          removed: deleted.rows.map((d) => ({ tenantId: d.tenant_id, signature: d.signature })),
+          removed: deleted.rows.flatMap((d) =>
+            [d.signature, ...d.merged_signatures].map((signature) => ({ tenantId: d.tenant_id, signature })),
+          ),
         };
       } catch (err) {
         await client.query("ROLLBACK").catch(() => undefined);
