@@ -241,9 +241,15 @@ export function createPgApiStore(pool: pg.Pool, options: PgApiStoreOptions = {})
 
     findBySignature: (tenantId: string, signature: string) =>
       guarded(async () => {
+        // A signature merged into another lesson leads to that lesson.
         const res = await pool.query<ViewRow>(
           `SELECT ${viewColumns}, NULL::float8 AS rank
-             FROM reflections WHERE tenant_id = $1 AND signature = $2`,
+             FROM reflections WHERE tenant_id = $1 AND signature = $2
+           UNION ALL
+           SELECT ${viewColumns}, NULL::float8 AS rank
+             FROM reflections WHERE id = (SELECT reflection_id FROM reflection_aliases
+                                          WHERE tenant_id = $1 AND signature = $2)
+           LIMIT 1`,
           [tenantId, signature],
         );
         const row = res.rows[0];
