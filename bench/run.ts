@@ -1,11 +1,13 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|latency|rss`. Each prints its ratio measured in the same run.
+ * `npm run bench -- e2e|floor|llm|calls|latency|rss|memory|calibration`. Each prints its ratio measured in the same run.
  */
+import { benchCalibration } from "./calibration.js";
 import { benchE2e } from "./e2e.js";
 import { benchFloor } from "./floor.js";
 import { benchLatency } from "./latency.js";
 import { benchLlmBound, benchLlmCalls } from "./llm.js";
+import { benchMemory } from "./memory.js";
 import { benchRss } from "./rss.js";
 import { machine, report, type BenchResult } from "./support.js";
 
@@ -16,6 +18,8 @@ const all: Record<string, () => Promise<BenchResult>> = {
   calls: () => benchLlmCalls(),
   latency: () => benchLatency(),
   rss: () => benchRss(),
+  memory: () => benchMemory(),
+  calibration: () => benchCalibration(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a in all);

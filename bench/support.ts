@@ -219,3 +219,18 @@ export function report(result: BenchResult): void {
   for (const line of result.lines) console.log(`  ${line}`);
   console.log(`  ratio ${result.ratio.toFixed(3)} — goal ${result.goal} — ${result.met ? "MET" : "NOT MET"}`);
 }
+
+/** Runs a benchmark with a deadline: past it, the run fails loudly instead of hanging. */
+export async function withDeadline<T>(name: string, deadlineMs: number, work: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`benchmark ${name} did not finish within ${String(deadlineMs / 1000)} s`));
+    }, deadlineMs);
+  });
+  try {
+    return await Promise.race([work(), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

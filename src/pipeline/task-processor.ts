@@ -15,7 +15,7 @@ import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { decideStorage, type StorageDecision } from "../domain/memory/decide-storage.js";
 import { failingStepOf } from "../domain/memory/failing-step.js";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
-import { episodeText, traceText } from "../domain/memory/trace-text.js";
+import { episodeText, taskText, traceText } from "../domain/memory/trace-text.js";
 import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
 import { withEpisode } from "../domain/quality/pattern-validity.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
@@ -94,16 +94,6 @@ interface Match {
   /** The stored lesson that fits the trace; null when the trace needs a reflection of its own. */
   known: StoredReflection | null;
   similarity: number | null;
-}
-
-/** What the task was and where it failed: the "task" side of RT-010 relevance. */
-function taskText(event: TaskCompleted): string {
-  const failures = event.events
-    .filter((e) => e.type === "error_event" || e.error)
-    .map((e) => [e.actor, e.toolName, e.error?.message, e.content.slice(0, 2000)].filter(Boolean).join(" "));
-  return [event.task.description, event.task.goal, event.task.query, event.error?.message, ...failures]
-    .filter(Boolean)
-    .join("\n");
 }
 
 /** Everything about the event that is known before any store or model is asked. */
@@ -204,7 +194,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     const { event } = facts;
     const [neighbours, issues] = await timer.time("store-read", () =>
       Promise.all([
-        store.nearbyReflections(event.tenantId, taskText(event), 50),
+        store.nearbyReflections(event.tenantId, taskText(event, facts.failingStep), 50),
         store.commonIssues(event.tenantId),
       ]),
     );
@@ -330,7 +320,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     // The trace (for matching) and the task (for relevance) are embedded in one batch.
     const vectors = first
       ? await timer.time("embed", () =>
-          embedder.embed([traceText(event, facts.failingStep), taskText(event)]),
+          embedder.embed([traceText(event, facts.failingStep), taskText(event, facts.failingStep)]),
         )
       : [];
     const [traceVector, taskVector] = vectors;

@@ -50,3 +50,24 @@ export function episodeText(event: TaskCompleted, failingStep: TraceEvent | unde
   ];
   return clip(parts.filter(Boolean).join("\n"), 8000);
 }
+
+/**
+ * What the task was and where it failed: the "task" side of RT-010 relevance. The failing step
+ * is there because a good analysis of a wrong answer is about that step, not only the question.
+ */
+export function taskText(event: TaskCompleted, failingStep: TraceEvent | undefined): string {
+  const failures = event.events.filter((e) => e !== failingStep && (e.type === "error_event" || e.error));
+  return clip(
+    [
+      event.task.description,
+      event.task.goal,
+      event.task.query,
+      event.error?.message,
+      failingStep ? stepLine(failingStep, 1000) : undefined,
+      ...failures.map((e) => stepLine(e, 500)),
+    ]
+      .filter(Boolean)
+      .join("\n"),
+    8000,
+  );
+}
