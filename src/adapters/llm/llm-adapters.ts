@@ -2,11 +2,11 @@ import OpenAI from "openai";
 import type { AnswerEvaluator, Embedder, ReflectionGenerator } from "../../pipeline/ports.js";
 import { createHeuristicAnswerEvaluator } from "./heuristic-answer-evaluator.js";
 import { createOpenAiAnswerEvaluator } from "./openai-answer-evaluator.js";
-import { createHashingEmbedder } from "./hashing-embedder.js";
+import { createHashingEmbedder } from "../embedding/hashing-embedder.js";
 import { createHeuristicGenerator } from "./heuristic-generator.js";
 import { createCircuitBreaker, type CircuitBreakerOptions } from "./circuit-breaker.js";
 import type { LlmCallOutcome, LlmObserver } from "./llm-call.js";
-import { createOpenAiEmbedder } from "./openai-embedder.js";
+import { createOpenAiEmbedder } from "../embedding/openai-embedder.js";
 import { createOpenAiGenerator } from "./openai-generator.js";
 
 export interface LlmSettings {
