@@ -1,8 +1,10 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|latency|rss`. Each prints its ratio measured in the same run.
+ * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings`. Each prints its ratio measured in the
+ * same run.
  */
 import { benchE2e } from "./e2e.js";
+import { benchEmbeddings } from "./embeddings.js";
 import { benchFloor } from "./floor.js";
 import { benchLatency } from "./latency.js";
 import { benchLlmBound, benchLlmCalls } from "./llm.js";
@@ -16,6 +18,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   calls: () => benchLlmCalls(),
   latency: () => benchLatency(),
   rss: () => benchRss(),
+  embeddings: () => benchEmbeddings(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a in all);
