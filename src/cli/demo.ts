@@ -98,7 +98,7 @@ export async function runDemo(): Promise<number> {
   const app = createApp(config, logger);
   await app.start();
   console.log(
-    `Processor running (group ${config.kafka.groupId}, generator ${app.generatorName}); logs in ${logFile}`,
+    `Processor running (group ${config.kafka.groupId}, generator ${app.generatorName}, embedder ${app.embedderName}); logs in ${logFile}`,
   );
 
   const codec = config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();

@@ -1,7 +1,7 @@
 import { text } from "node:stream/consumers";
 import pg from "pg";
 import { z } from "zod";
-import { createHashingEmbedder } from "../adapters/llm/hashing-embedder.js";
+import { createHashingEmbedder } from "../adapters/embedding/hashing-embedder.js";
 import { createPgReflectionStore } from "../adapters/postgres/pg-reflection-store.js";
 import { ConfigError, loadConfig } from "../config/config.js";
 import { ScoreInput, scoreReflection } from "./score.js";

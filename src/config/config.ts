@@ -1,4 +1,7 @@
+import { existsSync } from "node:fs";
 import { hostname } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { parseApiKeys } from "../http/api-keys.js";
@@ -16,6 +19,14 @@ const csv = z
 const topicName = z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, "letters, digits, '.', '_' and '-' only");
 const optionalUrl = z.url().optional();
 const boolFlag = z.enum(["true", "false", "1", "0"]).transform((value) => value === "true" || value === "1");
+
+/**
+ * Where `scripts/services.sh models` puts the local embedding model: under the package root (two
+ * levels above this file in src/ and in dist/ alike), so the default holds whatever the cwd.
+ */
+export const defaultEmbeddingModelDir = fileURLToPath(
+  new URL("../../.services/models/all-minilm-l6-v2", import.meta.url),
+);
 
 /** Every setting Reflector reads, from environment variables. Documented in README.md. */
 const EnvSchema = z.object({
@@ -49,8 +60,11 @@ const EnvSchema = z.object({
   LLM_CIRCUIT_OPEN_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   LLM_INPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
   LLM_OUTPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
-  REFLECTOR_EMBEDDINGS: z.enum(["hashing", "openai"]).default("hashing"),
+  /** `local`: a sentence-embedding model on the CPU; `hashing`: the lexical fallback (words, not meaning). */
+  REFLECTOR_EMBEDDINGS: z.enum(["local", "openai", "hashing"]).default("local"),
   REFLECTOR_EMBEDDING_MODEL: z.string().min(1).optional(),
+  /** Directory of the local model (model.onnx, tokenizer.json); unset = defaultEmbeddingModelDir. */
+  REFLECTOR_EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
   REFLECTOR_EVALUATOR_MODEL: z.string().min(1).optional(),
   REFLECTOR_MODE: z.enum(["lite", "full"]).default("full"),
   STORAGE_MIN_QUALITY: z.coerce.number().min(0).max(1).default(0.8),
@@ -140,6 +154,8 @@ export interface Config {
     outputPricePerMTokUsd: number;
   };
   embeddings: Env["REFLECTOR_EMBEDDINGS"];
+  /** The local embedder's model directory, absolute (used when `embeddings` is `local`). */
+  embeddingModelDir: string;
   mode: "lite" | "full";
   quality: { storageMinQuality: number; maxAttempts: number };
   /** When a stored lesson fits a trace, and when a new lesson is a stored one again. */
@@ -215,6 +231,15 @@ function crossFieldProblems(env: Record<string, string | undefined>): string[] {
       problems.push("REFLECTOR_EMBEDDING_MODEL: REFLECTOR_EMBEDDINGS=openai needs an embedding model name");
     }
   }
+  // A directory given on purpose that holds no model is a typo worth listing with the rest; the
+  // default one, not yet fetched, is reported by the local embedder with the command that fetches it.
+  const modelDir = env.REFLECTOR_EMBEDDING_MODEL_DIR;
+  if ((env.REFLECTOR_EMBEDDINGS ?? "local") === "local" && modelDir !== undefined) {
+    const missing = ["model.onnx", "tokenizer.json"].filter((file) => !existsSync(join(modelDir, file)));
+    if (missing.length > 0) {
+      problems.push(`REFLECTOR_EMBEDDING_MODEL_DIR: ${modelDir} has no ${missing.join(" and ")}`);
+    }
+  }
   return problems;
 }
 
@@ -279,6 +304,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       outputPricePerMTokUsd: e.LLM_OUTPUT_PRICE_PER_MTOK_USD,
     },
     embeddings: e.REFLECTOR_EMBEDDINGS,
+    embeddingModelDir: e.REFLECTOR_EMBEDDING_MODEL_DIR
+      ? resolve(e.REFLECTOR_EMBEDDING_MODEL_DIR)
+      : defaultEmbeddingModelDir,
     mode: e.REFLECTOR_MODE,
     quality: { storageMinQuality: e.STORAGE_MIN_QUALITY, maxAttempts: e.MAX_REFLECTION_ATTEMPTS },
     memory: {

@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { isLlmUnavailable } from "../../src/adapters/llm/llm-errors.js";
-import { createOpenAiEmbedder } from "../../src/adapters/llm/openai-embedder.js";
+import { createOpenAiEmbedder } from "../../src/adapters/embedding/openai-embedder.js";
 import {
   createOpenAiGenerator,
   type OpenAiGeneratorOptions,
@@ -403,7 +403,9 @@ describe("the pipeline with REFLECTOR_GENERATOR=openai on real Kafka, Postgres a
         "SELECT generator, embedding_model FROM reflections WHERE tenant_id = $1",
         [event.tenantId],
       );
-      expect(row.rows).toEqual([{ generator: "openai", embedding_model: "hashing-256" }]);
+      // The embedder is the configured one, independent of the generator: the local model by default.
+      expect(h.app.embedderName).toBe("local:all-minilm-l6-v2");
+      expect(row.rows).toEqual([{ generator: "openai", embedding_model: h.app.embedderName }]);
       const metrics = await h.app.metrics.registry.metrics();
       expect(metrics).toMatch(/reflector_llm_requests_total\{model="fake-model",outcome="success"\} [1-9]/);
 
@@ -412,9 +414,9 @@ describe("the pipeline with REFLECTOR_GENERATOR=openai on real Kafka, Postgres a
         `UPDATE reflections SET embedding_model = 'openai:other', embedding = ARRAY[1,0,0]::real[] WHERE tenant_id = $1`,
         [event.tenantId],
       );
-      const hashing = createPgReflectionStore(h.pool, { embeddingModel: "hashing-256" });
+      const own = createPgReflectionStore(h.pool, { embeddingModel: h.app.embedderName });
       const other = createPgReflectionStore(h.pool, { embeddingModel: "openai:other" });
-      expect(await hashing.nearbyReflections(event.tenantId, event.task.description, 10)).toEqual([]);
+      expect(await own.nearbyReflections(event.tenantId, event.task.description, 10)).toEqual([]);
       const others = await other.nearbyReflections(event.tenantId, event.task.description, 10);
       expect(others.map((n) => n.embedding)).toEqual([[1, 0, 0]]);
     } finally {

@@ -265,7 +265,9 @@ export function helpfulModel(request: RecordedRequest): FakeReply {
     tags: ["timeout", "performance"],
     errorCategory: error?.category ?? null,
     // As the prompt asks, and as real models do from one trace: a pattern it cannot prove yet.
-    patterns: [`${error?.category ?? "failure"} on ${(data.events ?? []).find((e) => e.toolName)?.toolName ?? "the main tool"}`],
+    patterns: [
+      `${error?.category ?? "failure"} on ${(data.events ?? []).find((e) => e.toolName)?.toolName ?? "the main tool"}`,
+    ],
     adjustments: ["set timeout_ms = 60000", "add constraint: page_size <= 500 for large result sets"],
     learning: `${task.description ?? "This task"} needs its work sized before it runs; unbounded work exceeds fixed limits.`,
   };

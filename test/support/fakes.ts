@@ -1,4 +1,4 @@
-import { createHashingEmbedder } from "../../src/adapters/llm/hashing-embedder.js";
+import { createHashingEmbedder } from "../../src/adapters/embedding/hashing-embedder.js";
 import { createHeuristicAnswerEvaluator } from "../../src/adapters/llm/heuristic-answer-evaluator.js";
 import { createHeuristicGenerator } from "../../src/adapters/llm/heuristic-generator.js";
 import { defaultGuardrailConfig } from "../../src/domain/guardrails/guardrail-config.js";

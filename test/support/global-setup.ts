@@ -27,9 +27,12 @@ function servicesEnv(): Record<string, string> {
 
 /**
  * Integration tests run against real services. Without KAFKA_BROKERS, the project's own script
- * starts Kafka and the schema registry (idempotent), so `npm test` works on a fresh clone.
+ * starts Kafka and the schema registry (idempotent), so `npm test` works on a fresh clone. The
+ * local embedding model (the processor's default embedder) is fetched in either case: Kafka may
+ * run elsewhere, the model must be on this machine.
  */
 export default async function setup(project: TestProject): Promise<void> {
+  execFileSync("bash", [`${root}scripts/services.sh`, "models"], { stdio: "inherit" });
   let kafkaBrokers = process.env.KAFKA_BROKERS;
   let schemaRegistryUrl = process.env.SCHEMA_REGISTRY_URL;
   if (!kafkaBrokers) {

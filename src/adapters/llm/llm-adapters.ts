@@ -2,16 +2,19 @@ import OpenAI from "openai";
 import type { AnswerEvaluator, Embedder, ReflectionGenerator } from "../../pipeline/ports.js";
 import { createHeuristicAnswerEvaluator } from "./heuristic-answer-evaluator.js";
 import { createOpenAiAnswerEvaluator } from "./openai-answer-evaluator.js";
-import { createHashingEmbedder } from "./hashing-embedder.js";
+import { createHashingEmbedder } from "../embedding/hashing-embedder.js";
+import { createLocalEmbedder } from "../embedding/local-embedder.js";
 import { createHeuristicGenerator } from "./heuristic-generator.js";
 import { createCircuitBreaker, type CircuitBreakerOptions } from "./circuit-breaker.js";
 import type { LlmCallOutcome, LlmObserver } from "./llm-call.js";
-import { createOpenAiEmbedder } from "./openai-embedder.js";
+import { createOpenAiEmbedder } from "../embedding/openai-embedder.js";
 import { createOpenAiGenerator } from "./openai-generator.js";
 
 export interface LlmSettings {
   generator: "heuristic" | "openai";
-  embeddings: "hashing" | "openai";
+  embeddings: "local" | "openai" | "hashing";
+  /** The local embedder's model directory (model.onnx, tokenizer.json). */
+  embeddingModelDir: string;
   openai: {
     apiKey: string | undefined;
     baseUrl: string | undefined;
@@ -33,7 +36,10 @@ export interface LlmAdapterDeps {
   onCircuitChange?: CircuitBreakerOptions["onChange"];
 }
 
-/** Chooses the generator and the embedder from configuration; offline ones are the defaults. */
+/**
+ * Chooses the generator and the embedder from configuration; offline ones are the defaults (the
+ * heuristic generator and the local embedding model). Throws when the local model is missing.
+ */
 export function createLlmAdapters(
   settings: LlmSettings,
   deps: LlmAdapterDeps = {},
@@ -71,7 +77,9 @@ export function createLlmAdapters(
   const embedder =
     settings.embeddings === "openai" && openai.embeddingModel
       ? createOpenAiEmbedder({ ...policy, client: getClient(), model: openai.embeddingModel })
-      : createHashingEmbedder();
+      : settings.embeddings === "local"
+        ? createLocalEmbedder({ modelDir: settings.embeddingModelDir })
+        : createHashingEmbedder();
   // Seed 001: answers are judged by the same kind of generator, with a lighter model when one is set.
   const evaluatorModel = openai.evaluatorModel ?? openai.model;
   const answerEvaluator =

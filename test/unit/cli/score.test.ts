@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { createHashingEmbedder } from "../../../src/adapters/llm/hashing-embedder.js";
+import { createHashingEmbedder } from "../../../src/adapters/embedding/hashing-embedder.js";
 import { scoreReflection } from "../../../src/cli/score.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));

@@ -1,6 +1,12 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../../src/config/config.js";
+import { ConfigError, defaultEmbeddingModelDir, loadConfig } from "../../../src/config/config.js";
 import { createLlmAdapters } from "../../../src/adapters/llm/llm-adapters.js";
+
+const packageRoot = fileURLToPath(new URL("../../../", import.meta.url));
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -13,19 +19,64 @@ function problemsOf(env: Record<string, string>): string[] {
 }
 
 describe("LLM configuration", () => {
-  it("defaults to the offline generator and embedder, with unpriced tokens", () => {
+  it("defaults to the offline generator and the local embedding model, with unpriced tokens", () => {
     const config = loadConfig({});
     expect(config.generator).toBe("heuristic");
-    expect(config.embeddings).toBe("hashing");
+    expect(config.embeddings).toBe("local");
+    // Under the package root whatever the cwd: where `scripts/services.sh models` puts it.
+    expect(config.embeddingModelDir).toBe(resolve(packageRoot, ".services/models/all-minilm-l6-v2"));
+    expect(config.embeddingModelDir).toBe(defaultEmbeddingModelDir);
     expect(config.openai).toMatchObject({
       timeoutMs: 30_000,
       maxRetries: 3,
       inputPricePerMTokUsd: 0,
       outputPricePerMTokUsd: 0,
     });
-    const { generator, embedder } = createLlmAdapters(config);
+    // The unit tests do not need the fetched model: the hashing fallback stands in for it here.
+    const { generator, embedder } = createLlmAdapters({ ...config, embeddings: "hashing" });
     expect(generator.name).toBe("heuristic");
     expect(embedder.name).toBe("hashing-256");
+  });
+
+  it("fails at wiring, naming the fetch command, when the local model is not there", () => {
+    const empty = mkdtempSync(join(tmpdir(), "reflector-no-model-"));
+    const config = { ...loadConfig({}), embeddingModelDir: empty };
+    expect(() => createLlmAdapters(config)).toThrow(
+      /local embedding model not found: .* lacks model\.onnx and tokenizer\.json\. Fetch it with `bash scripts\/services\.sh models`/,
+    );
+  });
+
+  it("names the local embedder after its model directory (stored vectors of two models never mix)", () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "reflector-model-")), "my-minilm");
+    mkdirSync(dir);
+    // The session loads lazily, at the first embed: placeholder files are enough to build it.
+    writeFileSync(join(dir, "model.onnx"), "");
+    writeFileSync(join(dir, "tokenizer.json"), "{}");
+    const config = loadConfig({ REFLECTOR_EMBEDDING_MODEL_DIR: dir });
+    expect(config.embeddingModelDir).toBe(dir);
+    expect(createLlmAdapters(config).embedder.name).toBe("local:my-minilm");
+  });
+
+  it("resolves a relative model directory against the cwd and lists a directory without a model", () => {
+    const problems = problemsOf({
+      REFLECTOR_EMBEDDING_MODEL_DIR: "no/such/model",
+      HTTP_PORT: "99999",
+    });
+    expect(problems).toEqual([
+      expect.stringMatching(/HTTP_PORT/),
+      "REFLECTOR_EMBEDDING_MODEL_DIR: no/such/model has no model.onnx and tokenizer.json",
+    ]);
+    // The directory only matters to the local embedder.
+    expect(
+      problemsOf({ REFLECTOR_EMBEDDINGS: "hashing", REFLECTOR_EMBEDDING_MODEL_DIR: "no/such/model" }),
+    ).toEqual([]);
+    expect(
+      loadConfig({ REFLECTOR_EMBEDDINGS: "hashing", REFLECTOR_EMBEDDING_MODEL_DIR: "models/x" })
+        .embeddingModelDir,
+    ).toBe(resolve(process.cwd(), "models/x"));
+    expect(problemsOf({ REFLECTOR_EMBEDDINGS: "bert" })).toEqual([
+      expect.stringMatching(/REFLECTOR_EMBEDDINGS/),
+    ]);
   });
 
   it("reads the openai settings and builds the openai adapters from them", () => {

@@ -158,6 +158,16 @@ describe("Dockerfile", () => {
     expect(packages.filter((name) => !(name in pkg.dependencies))).toEqual([]);
   });
 
+  it("carries the default embedder's model where the config looks for it by default", () => {
+    const modelStage = stages.find((stage) => /^\S+ AS model\b/.test(stage)) ?? "";
+    expect(modelStage).toMatch(/dependency:unpack@embedding-model/);
+    expect(read("services/pom.xml")).toMatch(/<id>embedding-model<\/id>/);
+    // WORKDIR /app is the package root; the default model directory is relative to it.
+    expect(final).toMatch(/^WORKDIR \/app$/m);
+    expect(final).toMatch(/^COPY --from=model \/build\/\.services\/models \.\/\.services\/models$/m);
+    expect(loadConfig({}).embeddingModelDir).toMatch(/\/\.services\/models\/all-minilm-l6-v2$/);
+  });
+
   it("runs as a numeric non-root user", () => {
     const user = /^USER (\S+)$/m.exec(final)?.[1] ?? "root";
     const uid = user.split(":")[0] ?? "";
