@@ -10,25 +10,27 @@ export const evidenceMaxChars = 200;
 /** Needles longer than this are cut: `indexOf` stays O(content × needle) with a constant needle. */
 const needleMaxChars = 80;
 
-/** Lower-cased, whitespace runs collapsed to one space, trimmed. One pass. */
-export function normalise(text: string): string {
+/** Whitespace runs collapsed to one space, trimmed. One pass. */
+export function collapseWhitespace(text: string): string {
   let out = "";
   let pendingSpace = false;
-  const lower = text.toLowerCase();
   let runStart = 0;
-  for (let i = 0; i < lower.length; i += 1) {
-    const code = lower.charCodeAt(i);
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
     // \t \n \v \f \r and space; other Unicode spaces are rare in traces and harmless to keep.
     if (code === 32 || (code >= 9 && code <= 13)) {
-      if (i > runStart) {
-        out += (pendingSpace && out.length > 0 ? " " : "") + lower.slice(runStart, i);
-      }
+      if (i > runStart) out += (pendingSpace && out.length > 0 ? " " : "") + text.slice(runStart, i);
       pendingSpace = true;
       runStart = i + 1;
     }
   }
-  if (lower.length > runStart) out += (pendingSpace && out.length > 0 ? " " : "") + lower.slice(runStart);
+  if (text.length > runStart) out += (pendingSpace && out.length > 0 ? " " : "") + text.slice(runStart);
   return out;
+}
+
+/** Lower-cased, whitespace runs collapsed to one space, trimmed. */
+export function normalise(text: string): string {
+  return collapseWhitespace(text.toLowerCase());
 }
 
 /** A search phrase from a message: normalised, at most 80 characters; null when too short to mean much. */
@@ -43,7 +45,7 @@ export function needleOf(message: string | undefined, minChars = 12): string | n
 /** Text squeezed to one line and at most `max` characters, with an ellipsis when cut. */
 export function squeeze(text: string, max = evidenceMaxChars): string {
   // Only a window of the text is ever normalised, so a 1 MB step costs no more than a short one.
-  const flat = normalise(text.slice(0, max * 4));
+  const flat = collapseWhitespace(text.slice(0, max * 4));
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
