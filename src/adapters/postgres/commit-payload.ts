@@ -14,7 +14,8 @@ export function episodeText(event: TaskCompleted): string {
 }
 
 /**
- * The argument of `reflector_commit` (migrations/1732000008000_commit-function.sql): rows keyed
+ * The argument of `reflector_commit` (migrations/1732000008000_commit-function.sql, with the
+ * reflection's attribution since 1732000010500_reflection-attribution.sql): rows keyed
  * by column name, so the function reads them with `jsonb_populate_record` of the table's type.
  */
 export function commitPayload(
@@ -95,6 +96,7 @@ export function commitPayload(
       first_seen_at: decidedAt,
       last_seen_at: decidedAt,
       embedding_model: embeddingModel,
+      attribution: r.reflection.attribution ?? null,
     };
     // Written only when the upsert inserted: the strategy row then belongs to `r.id`.
     if (r.reflection.strategyText) {

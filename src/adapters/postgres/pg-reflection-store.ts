@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { Reflection } from "../../domain/contracts/index.js";
+import type { Attribution, Reflection } from "../../domain/contracts/index.js";
 import {
   extractCommonIssues,
   lowQualityBelow,
@@ -36,6 +36,8 @@ interface ReflectionRow {
   occurrences: number;
   generator: StoredReflection["generator"];
   attempts: number;
+  /** Null for successes and for lessons stored before attribution existed. */
+  attribution: Attribution | null;
 }
 
 function toStored(row: ReflectionRow): StoredReflection {
@@ -49,6 +51,7 @@ function toStored(row: ReflectionRow): StoredReflection {
     patterns: row.patterns,
     adjustments: row.adjustments,
     learning: row.learning,
+    ...(row.attribution ? { attribution: row.attribution } : {}),
   };
   return {
     id: row.id,
@@ -82,7 +85,8 @@ async function withStoreErrors<T>(work: () => Promise<T>): Promise<T> {
 }
 
 const reflectionColumns = `id, signature, reflection_text, strategy_text, learning, importance, confidence, tags,
-  error_category, patterns, adjustments, verdict, quality_score, metrics, violations, occurrences, generator, attempts`;
+  error_category, patterns, adjustments, verdict, quality_score, metrics, violations, occurrences, generator, attempts,
+  attribution`;
 
 interface LoopContextRow {
   root_loop_id: string | null;
