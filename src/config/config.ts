@@ -60,6 +60,8 @@ const EnvSchema = z.object({
   LLM_CIRCUIT_OPEN_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   LLM_INPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
   LLM_OUTPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
+  /** Upper bound on the estimated tokens of one generator request (src/adapters/llm/token-estimate.ts). */
+  LLM_PROMPT_MAX_TOKENS: z.coerce.number().int().min(3_000).max(1_000_000).default(6_000),
   /** `local`: a sentence-embedding model on the CPU; `hashing`: the lexical fallback (words, not meaning). */
   REFLECTOR_EMBEDDINGS: z.enum(["local", "openai", "hashing"]).default("local"),
   REFLECTOR_EMBEDDING_MODEL: z.string().min(1).optional(),
@@ -152,6 +154,8 @@ export interface Config {
     /** USD per million tokens; 0 = unpriced (cost metrics stay 0). */
     inputPricePerMTokUsd: number;
     outputPricePerMTokUsd: number;
+    /** Budget of one generator request in estimated tokens (system + user, repair included). */
+    promptMaxTokens: number;
   };
   embeddings: Env["REFLECTOR_EMBEDDINGS"];
   /** The local embedder's model directory, absolute (used when `embeddings` is `local`). */
@@ -302,6 +306,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       evaluatorModel: e.REFLECTOR_EVALUATOR_MODEL,
       inputPricePerMTokUsd: e.LLM_INPUT_PRICE_PER_MTOK_USD,
       outputPricePerMTokUsd: e.LLM_OUTPUT_PRICE_PER_MTOK_USD,
+      promptMaxTokens: e.LLM_PROMPT_MAX_TOKENS,
     },
     embeddings: e.REFLECTOR_EMBEDDINGS,
     embeddingModelDir: e.REFLECTOR_EMBEDDING_MODEL_DIR

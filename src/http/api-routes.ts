@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { Outcome } from "../domain/contracts/index.js";
+import { Outcome, type Attribution } from "../domain/contracts/index.js";
 import type { CommonIssue } from "../domain/evaluation/adaptive-insights.js";
 import type { PgApiStore, ReflectionView } from "../adapters/postgres/pg-api-store.js";
 import { servedMinQuality } from "../domain/feedback/effective-quality.js";
@@ -83,6 +83,30 @@ export const FeedbackBody = z.strictObject({
   user_id: id.nullable().default(null),
 });
 
+/** A reflection's attribution as the API shows it; the schema documents it in the OpenAPI document. */
+export const AttributionJson = z
+  .object({
+    event_id: z.string().optional().describe("eventId of the trace step held responsible"),
+    step_index: z.number().int().min(0).optional().describe("zero-based position of that step in the trace"),
+    actor: z.string().optional().describe("the agent that produced the step"),
+    tool_name: z.string().optional(),
+    confidence: z.number().min(0).max(1),
+    evidence: z.string().optional().describe("a short quote of the step, or the reason it was chosen"),
+  })
+  .describe("Where the failure went wrong and which agent did it; null for successes and older lessons.");
+
+export function attributionJson(attribution: Attribution | null | undefined) {
+  if (!attribution) return null;
+  return {
+    ...(attribution.eventId !== undefined ? { event_id: attribution.eventId } : {}),
+    ...(attribution.stepIndex !== undefined ? { step_index: attribution.stepIndex } : {}),
+    ...(attribution.actor !== undefined ? { actor: attribution.actor } : {}),
+    ...(attribution.toolName !== undefined ? { tool_name: attribution.toolName } : {}),
+    confidence: attribution.confidence,
+    ...(attribution.evidence !== undefined ? { evidence: attribution.evidence } : {}),
+  };
+}
+
 /** A stored lesson as the API shows it (snake_case like the seed's endpoints). */
 export function reflectionJson(view: ReflectionView) {
   return {
@@ -100,6 +124,7 @@ export function reflectionJson(view: ReflectionView) {
     verdict: view.verdict,
     tags: view.tags,
     error_category: view.errorCategory,
+    attribution: attributionJson(view.attribution),
     occurrences: view.occurrences,
     first_seen_at: view.firstSeenAt,
     last_seen_at: view.lastSeenAt,
@@ -174,7 +199,10 @@ export function openApiDocument() {
   return {
     openapi: "3.1.0",
     info: { title: "Reflector API", version: "1" },
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      schemas: { Attribution: { ...json(AttributionJson), type: ["object", "null"] } },
+    },
     paths: {
       "/healthz": { get: { responses: { "200": { description: "alive" } } } },
       "/openapi.json": { get: { responses: { "200": { description: "this document" } } } },
@@ -200,7 +228,19 @@ export function openApiDocument() {
           responses: ok,
         },
       },
-      "/api/v1/reflections": { get: { security: secured, parameters: queryParams, responses: ok } },
+      "/api/v1/reflections": {
+        get: {
+          security: secured,
+          parameters: queryParams,
+          responses: {
+            ...ok,
+            "200": {
+              description:
+                "OK: `items` are stored lessons; each has `attribution` (components/schemas/Attribution), null for successes",
+            },
+          },
+        },
+      },
       "/api/v1/reflections/signatures/{signature}": {
         get: {
           security: secured,
@@ -448,6 +488,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
               reflection_text: found.reflectionText,
               judged_quality: found.judgedQuality,
               effective_quality: found.effectiveQuality,
+              attribution: attributionJson(found.attribution),
             }
           : null,
         lesson_withheld: found.served

@@ -22,15 +22,19 @@ export function createHeuristicPatternGenerator(): PatternGenerator {
 export function createLlmPatternGenerator(generator: ReflectionGenerator): PatternGenerator {
   return {
     name: generator.name,
-    generate: (group, attempt, violations, missingFields) =>
-      generator.generate({
+    generate: async (group, attempt, violations, missingFields) => {
+      const reflection = await generator.generate({
         event: patternTask(group),
         attempt,
         violations,
         missingFields,
         insights: [],
         answerEvaluation: null,
-      }),
+      });
+      // A pattern lesson spans many traces: a step of the synthetic one is no attribution.
+      const { attribution: _attribution, ...lesson } = reflection;
+      return lesson;
+    },
   };
 }
 

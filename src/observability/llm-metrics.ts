@@ -48,6 +48,14 @@ export function createLlmMetrics(registry: Registry, prices: LlmPrices) {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60],
     registers: [registry],
   });
+  // Labels: the configured model(s) and two sources, so the series stay few.
+  const promptTokens = new Histogram({
+    name: "reflector_llm_prompt_tokens",
+    help: "Prompt tokens per generation request, by model and source: estimate (before sending, chars-based) or reported (the endpoint's usage.prompt_tokens).",
+    labelNames: ["model", "source"] as const,
+    buckets: [250, 500, 1_000, 2_000, 3_000, 4_000, 6_000, 8_000, 12_000, 16_000, 32_000, 64_000, 128_000],
+    registers: [registry],
+  });
   const circuitOpen = new Gauge({
     name: "reflector_llm_circuit_open",
     help: "1 while the LLM circuit breaker is open (calls short-circuited), else 0.",
@@ -72,6 +80,9 @@ export function createLlmMetrics(registry: Registry, prices: LlmPrices) {
     },
     error(code: string): void {
       errors.inc({ code });
+    },
+    promptTokens(record: { model: string; source: "estimate" | "reported"; tokens: number }): void {
+      promptTokens.observe({ model: record.model, source: record.source }, record.tokens);
     },
     setCircuitOpen(open: boolean): void {
       circuitOpen.set(open ? 1 : 0);

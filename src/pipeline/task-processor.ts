@@ -1,4 +1,5 @@
 import type {
+  Attribution,
   LoopDecision,
   Reflection,
   TaskCompleted,
@@ -13,7 +14,7 @@ import { ReflectorError } from "../domain/errors.js";
 import { decideLoop } from "../domain/guardrails/decide-loop.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { decideStorage, type StorageDecision } from "../domain/memory/decide-storage.js";
-import { failingStepOf } from "../domain/memory/failing-step.js";
+import { attributeFailure } from "../domain/attribution/attribute-failure.js";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { episodeText, taskText, traceText } from "../domain/memory/trace-text.js";
 import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
@@ -99,6 +100,8 @@ interface Match {
 /** Everything about the event that is known before any store or model is asked. */
 interface EventFacts {
   event: TaskCompleted;
+  /** Where the trace went wrong and who did it, read offline (failures only). */
+  attribution: Attribution | undefined;
   failingStep: TraceEvent | undefined;
   candidates: SignatureCandidate[];
   episode: string;
@@ -117,10 +120,12 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
 
   function factsOf(event: TaskCompleted): EventFacts {
     const reflect = selectForReflection(event, deps.mode).reflect;
-    const failingStep = reflect ? failingStepOf(event) : undefined;
+    const attribution = reflect ? attributeFailure(event) : undefined;
+    const index = attribution?.stepIndex;
+    const failingStep = index === undefined ? undefined : event.events[index];
     const candidates = reflect ? signatureCandidates(event, failingStep) : [];
     const finding = candidates[0]?.source === "evaluation" ? findingFromEvaluation(event) : null;
-    return { event, failingStep, candidates, episode: episodeText(event, failingStep), finding };
+    return { event, attribution, failingStep, candidates, episode: episodeText(event, failingStep), finding };
   }
 
   async function lookUp(tenantId: string, signature: string): Promise<StoredReflection | null> {
@@ -370,7 +375,11 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
               violations: rejudged?.violations ?? known.violations,
               attempts: 0,
               generator: "reused",
-              reflection: known.reflection,
+              // The lesson is the stored one; where this trace went wrong is this trace's own.
+              reflection: {
+                ...known.reflection,
+                ...(facts.attribution ? { attribution: facts.attribution } : {}),
+              },
               notStoredReason: null,
               answerEvaluation,
               evaluationFinding,

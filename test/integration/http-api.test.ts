@@ -263,6 +263,8 @@ describe("reflections and signatures", () => {
       occurrences: 1,
       feedback: { helpful: 0, harmful: 0, latest_rating: null },
       effectiveness: { recurrences_after_publication: 0, verdict: "insufficient_data" },
+      // The failing step of the trace: the timed-out query (step 1, e2), by its tool.
+      attribution: { event_id: "e2", step_index: 1, tool_name: "postgres_query", confidence: 0.9 },
     });
     const other = await api("GET", "/api/v1/reflections?k=100", { key: keyB });
     expect((other.body.items as unknown[]).length).toBe(1);
@@ -347,7 +349,11 @@ describe("reflections and signatures", () => {
       signature: timeout.signature,
       seen_before: true,
       occurrences: 1,
-      lesson: { reflection_id: timeout.reflectionId, judged_quality: timeout.qualityScore },
+      lesson: {
+        reflection_id: timeout.reflectionId,
+        judged_quality: timeout.qualityScore,
+        attribution: { event_id: "e2", step_index: 1, tool_name: "postgres_query" },
+      },
       lesson_withheld: null,
       feedback: { helpful: 0, harmful: 0, latest_rating: null },
       effectiveness: { recurrences_after_publication: 0, verdict: "insufficient_data" },

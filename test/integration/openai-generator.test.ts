@@ -22,7 +22,10 @@ import {
   type RecordedRequest,
 } from "../support/fake-openai-server.js";
 import { startHarness } from "../support/harness.js";
+import { cueText, multiAgentTrace } from "../support/multi-agent-trace.js";
 import { taskEvent } from "../support/task-events.js";
+import { estimateMessagesTokens } from "../../src/adapters/llm/token-estimate.js";
+import { TaskCompletedV1 } from "../../src/domain/contracts/index.js";
 
 let fake: FakeOpenAiServer;
 
@@ -274,6 +277,83 @@ describe("openai generator against a local OpenAI-compatible server", () => {
     expect(isLlmUnavailable(err)).toBe(false);
     expect(fake.chatRequests()).toHaveLength(2);
     expect(await value("reflector_llm_errors_total", { code: "invalid_output" })).toBe(2);
+  });
+});
+
+/** The helpful model, with `attribution` added to its answer as given. */
+function attributingModel(attribution: unknown) {
+  return (recorded: RecordedRequest): FakeReply => {
+    const reply = helpfulModel(recorded);
+    if (reply.kind !== "completion") return reply;
+    return { ...reply, content: JSON.stringify({ ...(JSON.parse(reply.content) as object), attribution }) };
+  };
+}
+
+describe("attribution and the prompt budget of the openai generator", () => {
+  const trace = () => TaskCompletedV1.parse(multiAgentTrace());
+
+  it("asks for an attribution and keeps the valid parts of the model's, extra keys and all", async () => {
+    const { generator } = setup();
+    fake.setChatResponder(
+      attributingModel({
+        stepIndex: 61,
+        confidence: 0.8,
+        evidence: cueText,
+        reasoning: "it guessed",
+        step_id: 3,
+      }),
+    );
+    const reflection = await generator.generate(request(trace()));
+    expect(reflection.attribution).toEqual({
+      eventId: "step-61",
+      stepIndex: 61,
+      actor: "WebSurfer",
+      toolName: "web_browser",
+      confidence: 0.8,
+      evidence: cueText,
+    });
+    expect(fake.chatRequests()).toHaveLength(1);
+    expect(fake.chatRequests()[0]?.messages[0]?.content).toContain('"attribution"');
+  });
+
+  it("drops an out-of-range step index without failing the reflection", async () => {
+    const { generator } = setup();
+    fake.setChatResponder(attributingModel({ stepIndex: 4_000, actor: "Assistant", confidence: 0.6 }));
+    const reflection = await generator.generate(request(trace()));
+    expect(reflection.attribution).toEqual({ actor: "Assistant", confidence: 0.6 });
+    expect(fake.chatRequests()).toHaveLength(1);
+  });
+
+  it("falls back to the offline attribution when the model gives none, or an unusable one", async () => {
+    for (const attribution of [undefined, "step 61", { confidence: "high" }]) {
+      const { generator } = setup();
+      fake.setChatResponder(attributingModel(attribution));
+      const reflection = await generator.generate(request(trace()));
+      expect(reflection.attribution).toMatchObject({ stepIndex: 61, actor: "WebSurfer", confidence: 0.5 });
+    }
+  });
+
+  it("keeps a 130-step, 340 KB trace within LLM_PROMPT_MAX_TOKENS and records estimated and reported prompt tokens", async () => {
+    const { generator, registry } = setup({ promptMaxTokens: 4_000 });
+    // The first answer is garbage, so the repair request is measured too.
+    fake.enqueueChat({ kind: "completion", content: "not json ".repeat(5_000) });
+    await generator.generate(request(trace()));
+    const bodies = fake.chatRequests();
+    expect(bodies).toHaveLength(2);
+    for (const body of bodies) expect(estimateMessagesTokens(body.messages)).toBeLessThanOrEqual(4_000);
+    expect(bodies[0]?.messages[1]?.content).toContain("could not find the 2019 visitor count");
+
+    const metric = await registry.getSingleMetric("reflector_llm_prompt_tokens")?.get();
+    const count = (source: string) =>
+      (metric?.values ?? [])
+        .filter(
+          (v) =>
+            (v as { metricName?: string }).metricName === "reflector_llm_prompt_tokens_count" &&
+            v.labels.source === source,
+        )
+        .reduce((sum, v) => sum + v.value, 0);
+    expect(count("estimate")).toBe(2);
+    expect(count("reported")).toBe(2);
   });
 });
 

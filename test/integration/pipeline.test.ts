@@ -4,6 +4,7 @@ import { createHeuristicGenerator } from "../../src/adapters/llm/heuristic-gener
 import { ReflectionOutcomeV1, LoopDecisionV1 } from "../../src/domain/contracts/index.js";
 import type { ReflectionGenerator } from "../../src/pipeline/ports.js";
 import { startHarness, type Harness } from "../support/harness.js";
+import { multiAgentTrace } from "../support/multi-agent-trace.js";
 import { taskEvent } from "../support/task-events.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -111,6 +112,34 @@ describe("the pipeline on real Kafka, Postgres and Redis", () => {
       (await h.redis.get(`${prefix}:sig:${tenantId}:${outcome.signature}`)) ?? "null",
     ) as { id?: string } | null;
     expect(cached?.id).toBe(outcome.reflectionId);
+  });
+
+  it("processes a 130-step, 340 KB multi-agent trace with an 80k-character step and attributes it to the agent", async () => {
+    const event = multiAgentTrace({ overrides: { tenantId, projectId: "big-trace" } });
+    expect(Buffer.byteLength(JSON.stringify(event))).toBeGreaterThan(330_000);
+    await h.publish(event);
+    const outputs = await h.waitForOutputs(event.eventId, 2);
+    const outcomeMsg = outputs.find(
+      (o) => o.topic === h.config.topics.reflectionAccepted || o.topic === h.config.topics.reflectionRejected,
+    );
+    const outcome = ReflectionOutcomeV1.parse(outcomeMsg?.value);
+    expect(outcome.reflection.attribution).toMatchObject({
+      eventId: "step-61",
+      stepIndex: 61,
+      actor: "WebSurfer",
+      toolName: "web_browser",
+      confidence: 0.5,
+    });
+    expect(outcome.reflection.attribution?.evidence).toContain("could not find the 2019 visitor count");
+    expect(outcome.reflection.reflectionText).toContain("step 61");
+    expect(h.on(h.config.topics.deadLetter, (d) => d.key === event.loopId)).toEqual([]);
+    if (outcome.stored && outcome.reflectionId) {
+      const row = await h.pool.query<{ attribution: unknown }>(
+        "SELECT attribution FROM reflections WHERE id = $1",
+        [outcome.reflectionId],
+      );
+      expect(row.rows[0]?.attribution).toEqual(outcome.reflection.attribution);
+    }
   });
 
   it("reuses a known signature without calling the generator and counts the occurrence", async () => {

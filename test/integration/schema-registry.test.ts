@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRegistryCodec } from "../../src/adapters/schema-registry/value-codec.js";
 import { ReflectionOutcomeV1 } from "../../src/domain/contracts/index.js";
 import { startHarness, type Harness } from "../support/harness.js";
+import { multiAgentTrace } from "../support/multi-agent-trace.js";
 import { taskEvent } from "../support/task-events.js";
 
 let h: Harness;
@@ -35,6 +36,14 @@ describe("with a schema registry (Apicurio, Confluent-compatible API)", () => {
       const outcome = ReflectionOutcomeV1.parse(outputs.find((o) => o.value?.outcomeId)?.value);
       expect(outcome.tenantId).toBe(tenantId);
     }
+  });
+
+  it("carries a 340 KB trace with an 80k-character step in the wire format (the schema documents, not refuses, long steps)", async () => {
+    const event = multiAgentTrace({ overrides: { tenantId: `tenant-${h.id}` } });
+    await h.publish(event); // the registry client validates the value against the registered JSON Schema
+    const outputs = await h.waitForOutputs(event.eventId, 2);
+    const outcome = ReflectionOutcomeV1.parse(outputs.find((o) => o.value?.outcomeId)?.value);
+    expect(outcome.reflection.attribution).toMatchObject({ stepIndex: 61, actor: "WebSurfer" });
   });
 
   it("serves health, readiness and metrics over HTTP", async () => {

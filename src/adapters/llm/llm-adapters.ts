@@ -27,6 +27,8 @@ export interface LlmSettings {
     /** Circuit breaker: consecutive retryable failures that open it (default 5), and for how long. */
     circuitFailureThreshold?: number;
     circuitOpenMs?: number;
+    /** Token budget of one generator request (`LLM_PROMPT_MAX_TOKENS`); the generator's default when unset. */
+    promptMaxTokens?: number;
   };
 }
 
@@ -72,7 +74,12 @@ export function createLlmAdapters(
 
   const generator =
     settings.generator === "openai" && openai.model
-      ? createOpenAiGenerator({ ...policy, client: getClient(), model: openai.model })
+      ? createOpenAiGenerator({
+          ...policy,
+          client: getClient(),
+          model: openai.model,
+          ...(openai.promptMaxTokens !== undefined ? { promptMaxTokens: openai.promptMaxTokens } : {}),
+        })
       : createHeuristicGenerator();
   const embedder =
     settings.embeddings === "openai" && openai.embeddingModel

@@ -13,6 +13,11 @@ export interface LlmObserver {
     completionTokens: number;
   }): void;
   error(code: string): void;
+  /**
+   * Prompt size of one generation request: `estimate` before it is sent, `reported` as the
+   * endpoint counted it (`usage.prompt_tokens`), when it does.
+   */
+  promptTokens?(record: { model: string; source: "estimate" | "reported"; tokens: number }): void;
 }
 
 /** Per request: `ok` the endpoint answered; `retryableFailure` it is (perhaps briefly) unusable. */

@@ -1,17 +1,20 @@
 import { randomBytes } from "node:crypto";
 import type OpenAI from "openai";
+import { locateFailure } from "../../domain/attribution/attribute-failure.js";
 import type { Reflection } from "../../domain/contracts/index.js";
-import type { ReflectionGenerator } from "../../pipeline/ports.js";
+import type { GenerationRequest, ReflectionGenerator } from "../../pipeline/ports.js";
 import { callLlm, type LlmCallPolicy } from "./llm-call.js";
 import { LlmOutputError, toReflectorError } from "./llm-errors.js";
 import {
   buildReflectionPrompt,
+  defaultPromptMaxTokens,
   parseReflectionOutput,
   repairPrompt,
   type ParsedOutput,
   type PromptGuidance,
   type PromptSecrets,
 } from "./prompts.js";
+import { estimateMessagesTokens } from "./token-estimate.js";
 
 export interface OpenAiGeneratorOptions extends LlmCallPolicy {
   client: OpenAI;
@@ -20,6 +23,8 @@ export interface OpenAiGeneratorOptions extends LlmCallPolicy {
   guidance?: PromptGuidance;
   /** Source of the per-request canary and block nonce; random by default. */
   randomToken?: () => string;
+  /** `LLM_PROMPT_MAX_TOKENS`: no request (repair included) is estimated above it. */
+  promptMaxTokens?: number;
 }
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -27,17 +32,28 @@ type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 /**
  * The `openai` generator: seed 002's prompts against any OpenAI-compatible chat endpoint, JSON
  * output checked against the strict `Reflection` contract, and one repair request (showing the
- * model its answer and what was wrong with it) before giving up.
+ * model its answer and what was wrong with it) before giving up. Every request stays within the
+ * prompt token budget. A failure's reflection always carries an attribution: the model's when it
+ * gives a usable one, else the offline one (attribute-failure.ts).
  */
 export function createOpenAiGenerator(options: OpenAiGeneratorOptions): ReflectionGenerator {
   const guidance = options.guidance ?? { analysisMinChars: 100, learningMinChars: 50 };
   const randomToken = options.randomToken ?? (() => randomBytes(12).toString("hex"));
+  const maxTokens = options.promptMaxTokens ?? defaultPromptMaxTokens;
 
   async function complete(
     messages: ChatMessage[],
     secrets: PromptSecrets,
     system: string,
+    request: GenerationRequest,
   ): Promise<{ raw: string; parsed: ParsedOutput }> {
+    options.observer?.promptTokens?.({
+      model: options.model,
+      source: "estimate",
+      tokens: estimateMessagesTokens(
+        messages.map((m) => ({ content: typeof m.content === "string" ? m.content : "" })),
+      ),
+    });
     return callLlm(options, options.model, "openai generator", async (requestOptions) => {
       const response = await options.client.chat.completions.create(
         { model: options.model, messages, response_format: { type: "json_object" } },
@@ -50,7 +66,10 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
       const parsed: ParsedOutput =
         choice?.finish_reason === "length"
           ? { ok: false, problems: ["the answer was cut off at the token limit; be more concise"] }
-          : parseReflectionOutput(raw, secrets, system);
+          : parseReflectionOutput(raw, secrets, system, request.event);
+      const reported = response.usage?.prompt_tokens;
+      if (typeof reported === "number" && reported > 0)
+        options.observer?.promptTokens?.({ model: options.model, source: "reported", tokens: reported });
       return {
         value: { raw, parsed },
         promptTokens: response.usage?.prompt_tokens ?? 0,
@@ -64,20 +83,27 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
     name: "openai",
     async generate(request): Promise<Reflection> {
       const secrets: PromptSecrets = { canary: `canary-${randomToken()}`, nonce: randomToken().slice(0, 16) };
-      const prompt = buildReflectionPrompt(request, secrets, guidance);
+      const located = locateFailure(request.event);
+      const prompt = buildReflectionPrompt(request, secrets, guidance, { maxTokens, located });
+      const withAttribution = (reflection: Reflection): Reflection =>
+        request.event.outcome === "success" || reflection.attribution
+          ? reflection
+          : { ...reflection, attribution: located.attribution };
       const messages: ChatMessage[] = [
         { role: "system", content: prompt.system },
         { role: "user", content: prompt.user },
       ];
-      const first = await complete(messages, secrets, prompt.system);
-      if (first.parsed.ok) return first.parsed.reflection;
+      const first = await complete(messages, secrets, prompt.system, request);
+      if (first.parsed.ok) return withAttribution(first.parsed.reflection);
 
+      // What the first request left of the budget (at least the repair reserve) bounds the repair.
+      const reserve = maxTokens - prompt.estimatedTokens;
       const repair: ChatMessage[] = [
         ...messages,
-        { role: "user", content: repairPrompt(first.raw, first.parsed.problems, secrets) },
+        { role: "user", content: repairPrompt(first.raw, first.parsed.problems, secrets, reserve) },
       ];
-      const second = await complete(repair, secrets, prompt.system);
-      if (second.parsed.ok) return second.parsed.reflection;
+      const second = await complete(repair, secrets, prompt.system, request);
+      if (second.parsed.ok) return withAttribution(second.parsed.reflection);
       throw toReflectorError(
         new LlmOutputError(
           `invalid output after one repair: ${second.parsed.problems.slice(0, 5).join("; ")}`,

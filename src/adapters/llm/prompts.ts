@@ -1,6 +1,10 @@
 import { z } from "zod";
+import { locateFailure, type LocatedFailure } from "../../domain/attribution/attribute-failure.js";
 import { Reflection, type TaskCompleted } from "../../domain/contracts/index.js";
 import type { GenerationRequest } from "../../pipeline/ports.js";
+import { readModelAttribution } from "./model-attribution.js";
+import { selectSteps, summariseGap, type StepSelection } from "./prompt-steps.js";
+import { asciiCharsPerToken, estimateMessagesTokens, estimateTokens } from "./token-estimate.js";
 
 /**
  * Prompts of the `openai` generator (seed 002's failure and success prompts, RT-010's quality
@@ -10,6 +14,11 @@ import type { GenerationRequest } from "../../pipeline/ports.js";
  * JSON inside one `<trace-data-NONCE>` block whose `<` characters are escaped, so no content can
  * close the block, and the system message says the block is data. A random canary in the system
  * message lets us reject output that leaks it.
+ *
+ * Every request stays within a token budget (`LLM_PROMPT_MAX_TOKENS`, estimated as in
+ * token-estimate.ts), the repair request included: the trace's steps are chosen around the step
+ * the failure is attributed to and the rest summarised (prompt-steps.ts), and when that is not
+ * enough the long texts are cut shorter.
  */
 
 export interface PromptSecrets {
@@ -29,15 +38,28 @@ export interface ReflectionPrompt {
   user: string;
 }
 
-const limits = {
-  eventContentChars: 2_000,
-  metadataChars: 1_000,
-  longTextChars: 4_000,
-  headEvents: 20,
-  tailEvents: 60,
-  /** Budget of the whole data block (~15k tokens); events in the middle go first. */
-  totalChars: 60_000,
-};
+/** The default of `LLM_PROMPT_MAX_TOKENS`. */
+export const defaultPromptMaxTokens = 6_000;
+/** The smallest budget that holds the instructions and a minimal trace. */
+export const minPromptMaxTokens = 3_000;
+
+/** How much of the free texts (task, error, lists) a prompt keeps; later levels when space is short. */
+interface Detail {
+  longTextChars: number;
+  listItems: number;
+  listItemChars: number;
+}
+const fullDetail: Detail = { longTextChars: 4_000, listItems: 10, listItemChars: 300 };
+const details: readonly Detail[] = [
+  fullDetail,
+  { longTextChars: 1_000, listItems: 5, listItemChars: 160 },
+  { longTextChars: 200, listItems: 3, listItemChars: 100 },
+];
+
+/** Kept free in every first request so that the repair request (answer + problems) fits too. */
+export function repairReserveTokens(maxTokens: number): number {
+  return Math.min(1_200, Math.floor(maxTokens * 0.15));
+}
 
 function clip(text: string | undefined, max: number): string | undefined {
   if (text === undefined) return undefined;
@@ -48,6 +70,10 @@ function clipJson(value: unknown, max: number): unknown {
   if (value === undefined) return undefined;
   const text = JSON.stringify(value);
   return text.length <= max ? value : clip(text, max);
+}
+
+function clipList(items: readonly string[] | undefined, detail: Detail): string[] | undefined {
+  return items?.slice(0, detail.listItems).map((item) => clip(item, detail.listItemChars) ?? "");
 }
 
 /** JSON that cannot contain `<`, `>` or `&`, so it cannot open or close a tag around it. */
@@ -62,59 +88,65 @@ export function dataBlock(tag: string, nonce: string, value: unknown): string {
   return `<${tag}-${nonce}>\n${encodeData(value)}\n</${tag}-${nonce}>`;
 }
 
-/** Everything the model may read about the task, bounded in size. */
-export function traceData(request: GenerationRequest): Record<string, unknown> {
-  let head = limits.headEvents;
-  let tail = limits.tailEvents;
-  for (;;) {
-    const data = traceDataWith(request, head, tail);
-    if (JSON.stringify(data).length <= limits.totalChars || head + tail <= 4) return data;
-    head = Math.floor(head / 2);
-    tail = Math.floor(tail / 2);
-  }
+export interface TraceDataOptions {
+  steps: StepSelection;
+  detail?: Detail;
+  /** The offline attribution, shown to the model as a first guess it may correct. */
+  located?: LocatedFailure;
 }
 
-function traceDataWith(request: GenerationRequest, head: number, tail: number): Record<string, unknown> {
+/** Everything the model may read about the task, bounded in size. */
+export function traceData(request: GenerationRequest, options: TraceDataOptions): Record<string, unknown> {
   const event: TaskCompleted = request.event;
-  const events = event.events;
-  const shown = events.length > head + tail ? [...events.slice(0, head), ...events.slice(-tail)] : events;
+  const detail = options.detail ?? fullDetail;
+  const long = detail.longTextChars;
   const evaluation = request.answerEvaluation;
+  const located = event.outcome === "success" ? undefined : options.located;
   return {
     task: {
-      description: clip(event.task.description, limits.longTextChars),
-      goal: clip(event.task.goal, limits.longTextChars),
-      question: clip(event.task.query, limits.longTextChars),
-      answer: clip(event.task.answer, limits.longTextChars),
+      description: clip(event.task.description, long),
+      goal: clip(event.task.goal, long),
+      question: clip(event.task.query, long),
+      answer: clip(event.task.answer, long),
     },
     outcome: event.outcome,
     error: event.error
       ? {
-          category: event.error.category,
-          type: event.error.type,
-          code: event.error.code,
-          message: clip(event.error.message, limits.longTextChars),
-          context: clipJson(event.error.context, limits.longTextChars),
+          category: clip(event.error.category, detail.listItemChars),
+          type: clip(event.error.type, detail.listItemChars),
+          code: clip(event.error.code, detail.listItemChars),
+          message: clip(event.error.message, long),
+          context: clipJson(event.error.context, long),
         }
       : null,
-    events: shown.map((e) => ({
-      eventId: e.eventId,
-      type: e.type,
-      toolName: e.toolName,
-      content: clip(e.content, limits.eventContentChars),
-      error: clipJson(e.error, limits.metadataChars),
-      metadata: clipJson(e.metadata, limits.metadataChars),
-    })),
-    omittedEvents: events.length - shown.length,
+    ruleBasedAttribution:
+      located?.stepIndex !== undefined
+        ? {
+            stepIndex: located.stepIndex,
+            actor: located.attribution.actor,
+            toolName: located.attribution.toolName,
+            basis: located.basis,
+            confidence: located.attribution.confidence,
+            evidence: located.attribution.evidence,
+          }
+        : undefined,
+    totalEvents: event.events.length,
+    omittedEvents: options.steps.omitted,
+    events: options.steps.entries,
     scores: event.scores,
-    verificationResults: event.verificationResults?.slice(0, 50),
+    verificationResults: event.verificationResults?.slice(0, detail.listItems).map((v) => ({
+      status: v.status,
+      claimText: clip(v.claimText, detail.listItemChars),
+      conflictReason: clip(v.conflictReason, detail.listItemChars),
+    })),
     agentEvaluation: event.evaluation
-      ? { ...event.evaluation, critique: clip(event.evaluation.critique, limits.longTextChars) }
+      ? { ...event.evaluation, critique: clip(event.evaluation.critique, long) }
       : undefined,
     answerSelfEvaluation: evaluation
       ? {
           quality: evaluation.quality,
-          issues: evaluation.issues,
-          improvements: evaluation.improvements,
+          issues: clipList(evaluation.issues, detail),
+          improvements: clipList(evaluation.improvements, detail),
           shouldRetry: evaluation.shouldRetry,
         }
       : undefined,
@@ -140,19 +172,20 @@ export function systemPrompt(secrets: PromptSecrets, guidance: PromptGuidance): 
     '- "patterns": array of strings. Only recurring patterns the data shows at least three times; otherwise [].',
     '- "adjustments": array of concrete, executable changes, each written like "set <parameter> = <value>", "add constraint: <condition>", "change <x> to <y>" or "increase <x> by <n>". Never vague advice such as "be more careful".',
     `- "learning": string, at least ${String(guidance.learningMinChars)} characters. What to remember for the future.`,
+    '- "attribution": object, or null for a task that succeeded. Where the trace went wrong and which agent did it: {"stepIndex": the "index" of the decisive step in the data, "actor": the agent that produced it, "toolName": its tool or null, "confidence": number from 0 to 1, "evidence": a short quote of that step, at most 200 characters}. "ruleBasedAttribution" in the data is a first guess by simple rules; confirm or correct it.',
   ].join("\n");
 }
 
-function feedbackLines(request: GenerationRequest): string[] {
+function feedbackLines(request: GenerationRequest, detail: Detail): string[] {
   const lines: string[] = [];
   if (request.attempt > 1 && (request.violations.length > 0 || request.missingFields.length > 0)) {
     lines.push(
       "",
-      `This is attempt ${String(request.attempt)}. The previous reflection failed the quality check; fix every one of these problems (JSON list): ${encodeData(request.violations, 0)}`,
+      `This is attempt ${String(request.attempt)}. The previous reflection failed the quality check; fix every one of these problems (JSON list): ${encodeData(clipList(request.violations, detail), 0)}`,
     );
     if (request.missingFields.length > 0) {
       lines.push(
-        `Fields that were missing or too short (JSON list): ${encodeData(request.missingFields, 0)}`,
+        `Fields that were missing or too short (JSON list): ${encodeData(clipList(request.missingFields, detail), 0)}`,
       );
     }
     lines.push(
@@ -162,13 +195,18 @@ function feedbackLines(request: GenerationRequest): string[] {
   if (request.insights.length > 0) {
     lines.push(
       "",
-      `Recent reflections for this tenant were often rejected for these reasons; avoid them (JSON list): ${encodeData(request.insights, 0)}`,
+      `Recent reflections for this tenant were often rejected for these reasons; avoid them (JSON list): ${encodeData(clipList(request.insights, detail), 0)}`,
     );
   }
   return lines;
 }
 
-export function userPrompt(request: GenerationRequest, secrets: PromptSecrets): string {
+export function userPrompt(
+  request: GenerationRequest,
+  secrets: PromptSecrets,
+  options: TraceDataOptions,
+): string {
+  const detail = options.detail ?? fullDetail;
   const success = request.event.outcome === "success";
   const intro = success
     ? [
@@ -188,32 +226,105 @@ export function userPrompt(request: GenerationRequest, secrets: PromptSecrets): 
     ...intro,
     "",
     "The task's goal and description, its execution events and its error (category, message, context) are in this data block:",
-    dataBlock("trace-data", secrets.nonce, traceData(request)),
-    ...feedbackLines(request),
+    dataBlock("trace-data", secrets.nonce, traceData(request, options)),
+    ...feedbackLines(request, detail),
     "",
     "Return only the JSON object.",
   ].join("\n");
 }
 
+export interface PromptOptions {
+  /** Upper bound on the estimated tokens of every request (system + user, repair included). */
+  maxTokens?: number;
+  /** Where the failure is attributed; computed from the event when not given. */
+  located?: LocatedFailure;
+}
+
+export interface BuiltPrompt extends ReflectionPrompt {
+  /** Estimated tokens of the system and user messages together. */
+  estimatedTokens: number;
+}
+
+/**
+ * System and user message within the token budget, less what the repair request may need. The
+ * steps' share shrinks until the whole fits; if even no step fits, the free texts are cut
+ * shorter; the last resort shows no step, only one summary of them all.
+ */
 export function buildReflectionPrompt(
   request: GenerationRequest,
   secrets: PromptSecrets,
   guidance: PromptGuidance,
-): ReflectionPrompt {
-  return { system: systemPrompt(secrets, guidance), user: userPrompt(request, secrets) };
+  options: PromptOptions = {},
+): BuiltPrompt {
+  const maxTokens = options.maxTokens ?? defaultPromptMaxTokens;
+  const available = maxTokens - repairReserveTokens(maxTokens);
+  const event = request.event;
+  const located = options.located ?? locateFailure(event);
+  const focus = event.outcome === "success" ? undefined : located.stepIndex;
+  const system = systemPrompt(secrets, guidance);
+  const measure = (user: string) => estimateMessagesTokens([{ content: system }, { content: user }]);
+  const none: StepSelection = { entries: [], shown: 0, omitted: event.events.length };
+
+  for (const detail of details) {
+    let budget = available - measure(userPrompt(request, secrets, { steps: none, detail, located }));
+    for (let attempt = 0; attempt < 8 && budget > 0; attempt += 1) {
+      const steps = selectSteps(event.events, focus, budget);
+      const user = userPrompt(request, secrets, { steps, detail, located });
+      const tokens = measure(user);
+      if (tokens <= available) return { system, user, estimatedTokens: tokens };
+      budget -= tokens - available + Math.ceil(budget * 0.05);
+    }
+  }
+  const last = event.events.length - 1;
+  const summary: StepSelection =
+    last >= 0 ? { entries: [summariseGap(event.events, 0, last)], shown: 0, omitted: last + 1 } : none;
+  const user = userPrompt(request, secrets, { steps: summary, detail: details.at(-1), located });
+  return { system, user, estimatedTokens: measure(user) };
 }
 
-export function repairPrompt(previousOutput: string, problems: string[], secrets: PromptSecrets): string {
-  return [
-    `Your previous answer was rejected. The problems (JSON list): ${encodeData(problems, 0)}`,
-    "Your previous answer, as data:",
-    dataBlock("previous-output", secrets.nonce, clip(previousOutput, 8_000) ?? ""),
-    "Return a corrected JSON object with exactly the required keys and nothing else.",
-  ].join("\n");
+/**
+ * The repair request: the problems and the previous answer (cut to fit), within `maxTokens`,
+ * the reserve the first request left free.
+ */
+export function repairPrompt(
+  previousOutput: string,
+  problems: string[],
+  secrets: PromptSecrets,
+  maxTokens = 1_200,
+): string {
+  const build = (problemCount: number, problemChars: number, outputChars: number) =>
+    [
+      `Your previous answer was rejected. The problems (JSON list): ${encodeData(
+        problems.slice(0, problemCount).map((p) => clip(p, problemChars) ?? ""),
+        0,
+      )}`,
+      "Your previous answer, as data:",
+      dataBlock("previous-output", secrets.nonce, clip(previousOutput, outputChars) ?? ""),
+      "Return a corrected JSON object with exactly the required keys and nothing else.",
+    ].join("\n");
+  const fits = (text: string) => estimateTokens(text) + 4 <= maxTokens;
+  let text = "";
+  for (const [count, chars] of [
+    [10, 200],
+    [5, 120],
+    [2, 80],
+  ] as const) {
+    for (
+      let outputChars = Math.max(200, maxTokens * asciiCharsPerToken);
+      outputChars >= 50;
+      outputChars >>= 1
+    ) {
+      text = build(count, chars, outputChars);
+      if (fits(text)) return text;
+    }
+  }
+  return build(1, 80, 0);
 }
 
 /** The contract, strict: a key the schema does not name is an error, not something to drop. */
 export const StrictReflection = z.strictObject(Reflection.shape);
+/** Everything but `attribution`, which is read leniently (model-attribution.ts). */
+const StrictReflectionBody = StrictReflection.omit({ attribution: true });
 
 export type ParsedOutput = { ok: true; reflection: Reflection } | { ok: false; problems: string[] };
 
@@ -221,8 +332,18 @@ function normalise(text: string): string {
   return text.toLowerCase().replace(/\s+/g, " ").trim();
 }
 
-/** Parses and checks one model answer: JSON, no leaked secrets, the strict contract. */
-export function parseReflectionOutput(raw: string, secrets: PromptSecrets, system: string): ParsedOutput {
+/**
+ * Parses and checks one model answer: JSON, no leaked secrets, the strict contract. The
+ * attribution alone is lenient: an invalid one is trimmed to what is valid or dropped, never a
+ * reason to reject the answer. With `event`, step indexes are checked against its trace, and a
+ * success carries no attribution.
+ */
+export function parseReflectionOutput(
+  raw: string,
+  secrets: PromptSecrets,
+  system: string,
+  event?: TaskCompleted,
+): ParsedOutput {
   const problems: string[] = [];
   if (raw.includes(secrets.canary)) problems.push("the answer contains the secret marker");
   const flat = normalise(raw);
@@ -243,12 +364,19 @@ export function parseReflectionOutput(raw: string, secrets: PromptSecrets, syste
     problems.push(`the answer is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
     return { ok: false, problems };
   }
-  const parsed = StrictReflection.safeParse(json);
+  let rawAttribution: unknown;
+  if (typeof json === "object" && json !== null && !Array.isArray(json) && "attribution" in json) {
+    const { attribution, ...rest } = json as Record<string, unknown>;
+    rawAttribution = attribution;
+    json = rest;
+  }
+  const parsed = StrictReflectionBody.safeParse(json);
   if (!parsed.success) {
     for (const issue of parsed.error.issues.slice(0, 20)) {
       problems.push(`${issue.path.map(String).join(".") || "(root)"}: ${issue.message}`);
     }
   }
   if (problems.length > 0 || !parsed.success) return { ok: false, problems };
-  return { ok: true, reflection: parsed.data };
+  const attribution = event?.outcome === "success" ? undefined : readModelAttribution(rawAttribution, event);
+  return { ok: true, reflection: { ...parsed.data, ...(attribution ? { attribution } : {}) } };
 }

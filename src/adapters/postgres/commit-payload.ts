@@ -6,7 +6,8 @@ import type { OutboundMessage, UnitOfWork } from "../../pipeline/ports.js";
 export const staleLoopStateCode = "RF001";
 
 /**
- * The argument of `reflector_commit` (migrations/1732000008000_commit-function.sql): rows keyed
+ * The argument of `reflector_commit` (migrations/1732000008000_commit-function.sql, with the
+ * reflection's attribution since 1732000010500_reflection-attribution.sql): rows keyed
  * by column name, so the function reads them with `jsonb_populate_record` of the table's type.
  */
 export function commitPayload(
@@ -88,6 +89,7 @@ export function commitPayload(
       last_seen_at: decidedAt,
       embedding_model: embeddingModel,
       source_vector: r.sourceVector,
+      attribution: r.reflection.attribution ?? null,
     };
     // Written only when the upsert inserted: the strategy row then belongs to `r.id`.
     if (r.reflection.strategyText) {
@@ -128,6 +130,7 @@ export function commitPayload(
           generator: r.generator,
           attempts: r.attempts,
           embedding: r.embedding,
+          attribution: r.reflection.attribution ?? null,
         }
       : null;
   }

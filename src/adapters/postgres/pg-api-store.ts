@@ -1,4 +1,5 @@
 import type pg from "pg";
+import type { Attribution } from "../../domain/contracts/index.js";
 import { ReflectorError } from "../../domain/errors.js";
 import {
   effectiveQuality,
@@ -37,6 +38,8 @@ export interface ReflectionView {
   verdict: string;
   tags: string[];
   errorCategory: string | null;
+  /** Where the failure went wrong and which agent did it; null for successes and older lessons. */
+  attribution: Attribution | null;
   occurrences: number;
   firstSeenAt: string;
   lastSeenAt: string;
@@ -133,6 +136,7 @@ interface ViewRow {
   verdict: string;
   tags: string[];
   error_category: string | null;
+  attribution: Attribution | null;
   occurrences: number;
   first_seen_at: Date;
   last_seen_at: Date;
@@ -142,8 +146,8 @@ interface ViewRow {
 }
 
 const viewColumns = `id, signature, project_id, reflection_text, strategy_text, learning, importance, confidence,
-  quality_score, effective_quality, feedback_rating, verdict, tags, error_category, occurrences, first_seen_at,
-  last_seen_at, helpful_count, harmful_count`;
+  quality_score, effective_quality, feedback_rating, verdict, tags, error_category, attribution, occurrences,
+  first_seen_at, last_seen_at, helpful_count, harmful_count`;
 
 /** The effective quality in SQL: the stored one once feedback set it, else the judged score. */
 const effectiveSql = "COALESCE(effective_quality, quality_score)";
@@ -165,6 +169,7 @@ function toView(row: ViewRow, now: Date, thresholds: EffectivenessThresholds): R
     verdict: row.verdict,
     tags: row.tags,
     errorCategory: row.error_category,
+    attribution: row.attribution,
     occurrences: row.occurrences,
     firstSeenAt: row.first_seen_at.toISOString(),
     lastSeenAt: row.last_seen_at.toISOString(),

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { Reflection } from "../../domain/contracts/index.js";
+import type { Attribution, Reflection } from "../../domain/contracts/index.js";
 import {
   extractCommonIssues,
   lowQualityBelow,
@@ -37,6 +37,8 @@ interface ReflectionRow {
   generator: StoredReflection["generator"];
   attempts: number;
   source_vector?: number[] | null;
+  /** Null for successes and for lessons stored before attribution existed. */
+  attribution: Attribution | null;
 }
 
 function toStored(row: ReflectionRow): StoredReflection {
@@ -50,6 +52,7 @@ function toStored(row: ReflectionRow): StoredReflection {
     patterns: row.patterns,
     adjustments: row.adjustments,
     learning: row.learning,
+    ...(row.attribution ? { attribution: row.attribution } : {}),
   };
   return {
     id: row.id,
@@ -84,7 +87,8 @@ async function withStoreErrors<T>(work: () => Promise<T>): Promise<T> {
 }
 
 const reflectionColumns = `id, signature, reflection_text, strategy_text, learning, importance, confidence, tags,
-  error_category, patterns, adjustments, verdict, quality_score, metrics, violations, occurrences, generator, attempts`;
+  error_category, patterns, adjustments, verdict, quality_score, metrics, violations, occurrences, generator, attempts,
+  attribution`;
 const aliasedColumns = reflectionColumns
   .split(",")
   .map((column) => `r.${column.trim()}`)

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { cutMiddle, traceStepTextMaxChars } from "./cut-text.js";
 
 /** What an agent publishes on `agent.task.completed` (key: `loopId`) after each task. */
 
@@ -18,18 +19,29 @@ export const TraceEventType = z.enum([
 ]);
 export type TraceEventType = z.infer<typeof TraceEventType>;
 
+/**
+ * Text of one trace step: any length is accepted, and text longer than the per-step limit is cut
+ * in the middle with a visible marker (see cut-text.ts) instead of failing the whole event.
+ */
+const stepText = z
+  .string()
+  .describe(
+    `Longer than ${String(traceStepTextMaxChars)} characters is accepted and cut in the middle: head and tail are kept around a "…[cut N characters]…" marker.`,
+  )
+  .transform((text) => cutMiddle(text, traceStepTextMaxChars));
+
 export const TraceEvent = z.object({
   eventId: nonEmpty,
   type: TraceEventType,
   timestamp: z.iso.datetime({ offset: true }),
-  content: z.string().max(64_000),
+  content: stepText,
   toolName: nonEmpty.optional(),
   /** The agent or role that produced the step, in a multi-agent system (e.g. `planner`, `WebSurfer`). */
   actor: nonEmpty.max(200).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   error: z
     .object({
-      message: z.string().optional(),
+      message: stepText.optional(),
       code: z.string().optional(),
     })
     .catchall(z.unknown())

@@ -1,3 +1,9 @@
+import {
+  isErrorStep,
+  locateFailure,
+  statusOf,
+  type LocatedFailure,
+} from "../attribution/attribute-failure.js";
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
 import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 
@@ -21,12 +27,19 @@ export interface FailureAnalysis {
   kind: FailureKind;
   /** The trace facts the classification rests on, quoted. */
   evidence: string[];
+  /** The step that failed explicitly (an error event, an `error`, an error status), if any. */
   failingStep: TraceEvent | undefined;
   /** The call that led to the failing step (same tool, just before it), if any. */
   precedingStep: TraceEvent | undefined;
   tool: string | undefined;
   /** Numbers read from the trace, for the lesson. */
   numbers: { timeoutMs?: number; retryAfterS?: number; rows?: number; attempts: number; status?: number };
+  /**
+   * Where the failure is attributed, and on what basis. When the trace has an explicit failing
+   * step, it is that step; otherwise the attribution's weaker rules name one (see
+   * attribute-failure.ts).
+   */
+  located: LocatedFailure;
 }
 
 // Order matters: the first family whose pattern matches the error text wins.
@@ -38,7 +51,7 @@ const families: [FailureKind, RegExp][] = [
   ],
   [
     "timeout",
-    /timeout|timed out|etimedout|deadline exceeded|exceeded .*limit|\b50[4]\b|\b408\b|statement timeout/i,
+    /timeout|timed out|etimedout|deadline exceeded|exceeded .{0,200}limit|\b50[4]\b|\b408\b|statement timeout/i,
   ],
   [
     "network",
@@ -65,18 +78,6 @@ const categoryKinds: Record<string, FailureKind> = {
   tool_error: "tool_error",
 };
 
-function statusOf(event: TraceEvent): number | undefined {
-  const meta = event.metadata ?? {};
-  const raw = meta.http_status ?? meta.status ?? meta.status_code ?? event.error?.code;
-  const status = typeof raw === "number" ? raw : typeof raw === "string" ? Number(raw) : NaN;
-  return Number.isInteger(status) && status >= 100 && status < 600 ? status : undefined;
-}
-
-function isFailure(event: TraceEvent): boolean {
-  const status = statusOf(event);
-  return event.type === "error_event" || event.error !== undefined || (status !== undefined && status >= 400);
-}
-
 function firstNumber(text: string, re: RegExp): number | undefined {
   const match = re.exec(text);
   return match?.[1] ? Number(match[1]) : undefined;
@@ -97,8 +98,10 @@ function readNumbers(
     .reverse()
     .map((e) => e.metadata?.timeout_ms)
     .find((v) => typeof v === "number");
-  const seconds = firstNumber(text, /(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)\b/i);
-  const millis = firstNumber(text, /(\d+)\s*ms\b/i);
+  // A number starts only after a non-digit: without the look-behind every digit of a long run
+  // would start a new match attempt over the rest of the run (quadratic on untrusted text).
+  const seconds = firstNumber(text, /(?<![\d.])(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)\b/i);
+  const millis = firstNumber(text, /(?<!\d)(\d+)\s*ms\b/i);
   numbers.timeoutMs =
     typeof metaTimeout === "number"
       ? metaTimeout
@@ -118,7 +121,9 @@ function readNumbers(
 
 /** Reads the trace and says what kind of failure it was, where, and on what evidence. */
 export function classifyFailure(event: TaskCompleted): FailureAnalysis {
-  const failingIndex = event.events.findIndex(isFailure);
+  // One definition of "the failing step" for the lesson and the attribution.
+  const located = locateFailure(event);
+  const failingIndex = located.basis === "explicit_error" ? (located.stepIndex ?? -1) : -1;
   const failingStep = failingIndex >= 0 ? event.events[failingIndex] : undefined;
   const tool = failingStep?.toolName ?? event.events.findLast((e) => e.toolName)?.toolName;
   const precedingStep =
@@ -130,7 +135,7 @@ export function classifyFailure(event: TaskCompleted): FailureAnalysis {
 
   const errorText = [event.error?.code, event.error?.type, event.error?.message].filter(Boolean).join(" ");
   const traceText = event.events
-    .filter(isFailure)
+    .filter(isErrorStep)
     .map((e) => [e.error?.code, e.error?.message, e.content].filter(Boolean).join(" "))
     .join(" ");
   const text = `${errorText} ${traceText}`;
@@ -187,5 +192,6 @@ export function classifyFailure(event: TaskCompleted): FailureAnalysis {
     precedingStep,
     tool,
     numbers: readNumbers(event, text, failingStep, tool),
+    located,
   };
 }

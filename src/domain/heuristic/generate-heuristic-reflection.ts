@@ -1,3 +1,4 @@
+import type { AttributionBasis, LocatedFailure } from "../attribution/attribute-failure.js";
 import type { Reflection, TaskCompleted } from "../contracts/index.js";
 import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";
@@ -190,6 +191,29 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
   }
 }
 
+const basisReasons: Record<Exclude<AttributionBasis, "explicit_error" | "no_steps">, string> = {
+  message_match: "it holds the task's error message",
+  claim_match: "it first states the claim that verification rejected",
+  reasoning_cue: "the agent guessed, assumed or gave up there instead of checking",
+  empty_response: "the tool returned nothing and the agent went on without it",
+  failure_text: "its output reports a failure the agent did not recover from",
+  repetition: "the agent repeated it word for word afterwards, stuck from there on",
+  last_agent_step:
+    "no step shows an error, so this is only the last agent step before the final answer, a guess",
+};
+
+/** Where the trace went wrong and who did it, when no explicit failing step already says so. */
+function attributionSentence(located: LocatedFailure): string {
+  const a = located.attribution;
+  if (located.basis === "explicit_error" || located.basis === "no_steps" || located.stepIndex === undefined)
+    return "";
+  const who = [a.actor, a.toolName ? `on ${a.toolName}` : undefined].filter(Boolean).join(" ");
+  return (
+    `The trace went wrong at step ${String(located.stepIndex)} (${a.eventId ?? "?"}${who ? `, ${who}` : ""}): ` +
+    `${quote(a.evidence ?? "", 140)}; ${basisReasons[located.basis]} (attribution confidence ${a.confidence.toFixed(2)}).`
+  );
+}
+
 function successReflection(event: TaskCompleted): Reflection {
   const tools = [...new Set(event.events.map((e) => e.toolName).filter((t): t is string => Boolean(t)))];
   const cacheHit = event.events.find(
@@ -242,8 +266,9 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
   const sentences = [
     `Task ${quote(event.task.description, 120)}${event.task.goal ? ` (goal: ${quote(event.task.goal, 120)})` : ""} ended as ${event.outcome}.`,
     step
-      ? `The failing step was ${step.eventId} (${step.type}${step.toolName ? ` on ${step.toolName}` : ""}): ${quote(step.error?.message ?? step.content, 140)}.`
+      ? `The failing step was ${step.eventId} (${step.type}${step.toolName ? ` on ${step.toolName}` : ""}${analysis.located.attribution.actor ? `, by ${analysis.located.attribution.actor}` : ""}): ${quote(step.error?.message ?? step.content, 140)}.`
       : "",
+    attributionSentence(analysis.located),
     led ? `It followed the call ${led.eventId}: ${quote(led.content, 140)}.` : "",
     `Root cause: ${lesson.cause}.`,
     `The approach assumed ${lesson.assumption}; that incorrect assumption is the strategy flaw to fix.`,
@@ -289,5 +314,6 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
     patterns,
     adjustments: lesson.adjustments,
     learning: lesson.learning,
+    ...(event.outcome !== "success" ? { attribution: analysis.located.attribution } : {}),
   };
 }

@@ -1,8 +1,8 @@
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
-import { classifyFailure } from "../heuristic/classify-failure.js";
+import { attributeFailure } from "../attribution/attribute-failure.js";
 
-/** The step where a failed trace went wrong, when the trace shows one. */
+/** The step where a failed trace went wrong, as attribution finds it; none for successes. */
 export function failingStepOf(event: TaskCompleted): TraceEvent | undefined {
-  if (event.outcome === "success") return undefined;
-  return classifyFailure(event).failingStep;
+  const index = attributeFailure(event)?.stepIndex;
+  return index === undefined ? undefined : event.events[index];
 }

@@ -88,6 +88,7 @@ describe("LLM configuration", () => {
       OPENAI_MAX_RETRIES: "1",
       LLM_INPUT_PRICE_PER_MTOK_USD: "0.15",
       LLM_OUTPUT_PRICE_PER_MTOK_USD: "0.6",
+      LLM_PROMPT_MAX_TOKENS: "8000",
       REFLECTOR_EMBEDDINGS: "openai",
       REFLECTOR_EMBEDDING_MODEL: "text-embedding-3-small",
     });
@@ -103,7 +104,9 @@ describe("LLM configuration", () => {
       evaluatorModel: undefined,
       inputPricePerMTokUsd: 0.15,
       outputPricePerMTokUsd: 0.6,
+      promptMaxTokens: 8_000,
     });
+    expect(() => loadConfig({ LLM_PROMPT_MAX_TOKENS: "2000" })).toThrow(/LLM_PROMPT_MAX_TOKENS/);
     const { generator, embedder } = createLlmAdapters(config);
     expect(generator.name).toBe("openai");
     expect(embedder.name).toBe("openai:text-embedding-3-small");
