@@ -22,9 +22,12 @@ import { report, withDeadline, type BenchResult } from "./support.js";
 
 interface Row {
   label: CalibrationLabel;
+  qualityScore: number;
   verdict: string;
   storage: StorageDecision["action"];
   relevanceRaw: number;
+  /** Not stored only because of the storage bar. */
+  notStoredForQuality: boolean;
   nearest: number;
 }
 
@@ -91,8 +94,10 @@ async function run(): Promise<BenchResult> {
       });
     rows.push({
       label: c.label,
+      qualityScore: judgement.validation.qualityScore,
       verdict,
       storage: storage.action,
+      notStoredForQuality: storage.action === "none" && storage.reason.startsWith("quality"),
       relevanceRaw: cosineSimilarity(analysisVector, taskVector),
       nearest: judgement.nearest?.similarity ?? 0,
     });
@@ -143,6 +148,14 @@ async function run(): Promise<BenchResult> {
     `bad rejected or not stored: ${pct(caught, bad.length)}`,
     `lesson similarity, duplicate ↔ its original: min ${Math.min(...duplicatePairs).toFixed(2)}, mean ${mean(duplicatePairs).toFixed(2)}; good ↔ good of another cause: mean ${mean(goodPairs).toFixed(2)}, max ${Math.max(...goodPairs).toFixed(2)}`,
   );
+  // The storage bar is RT-010's 0.8; what a lower one would keep, for operators who tune it.
+  for (const bar of [0.75, 0.7]) {
+    const wouldStore = (r: Row) =>
+      r.storage === "add" || (r.storage === "none" && r.notStoredForQuality && r.qualityScore >= bar);
+    lines.push(
+      `with STORAGE_MIN_QUALITY=${String(bar)}: good stored ${pct(good.filter(wouldStore).length, good.length)}, bad stored ${pct(bad.filter(wouldStore).length, bad.length)}`,
+    );
+  }
   const ratio = Math.min(goodKept / good.length, caught / bad.length);
   return {
     name: "Judge and memory against labelled reflections (calibration set)",

@@ -40,7 +40,9 @@ export async function benchMemory(): Promise<BenchResult> {
 
 async function run(): Promise<BenchResult> {
   await migrate({ databaseUrl });
-  const config = loadConfig({ DATABASE_URL: databaseUrl, REDIS_URL: redisUrl });
+  // Default settings, unless MEMORY_* variables are given to measure others.
+  const memoryEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MEMORY_")));
+  const config = loadConfig({ ...memoryEnv, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl });
   const { generator, embedder, answerEvaluator } = createLlmAdapters(config);
   const tenantId = `bench-memory-${randomUUID().slice(0, 8)}`;
   const corpus = multiAgentFailures({ tenantId });

@@ -38,11 +38,13 @@ export function reflectionBody(reflection: Reflection): string {
 }
 
 /**
- * Puts an embedder's cosine similarity on the 0–1 scale the relevance and novelty thresholds
- * assume: its typical similarity of unrelated texts maps to 0 and of plainly related ones to 1.
- * Embedders differ widely here (a sentence model rarely gives a relevant analysis more than
- * 0.6 against its task, feature hashing gives unrelated texts 0), so a raw threshold would
- * judge the embedder, not the reflection.
+ * Puts an embedder's cosine similarity of an analysis and its task on the 0–1 scale the relevance
+ * threshold assumes: its typical similarity of unrelated pairs maps to 0 and of plainly related
+ * ones to 1. An analysis and a task description are different kinds of text, and embedders
+ * compress such pairs differently (a sentence model rarely gives a relevant analysis more than
+ * 0.6 against its task; feature hashing gives it 0.2–0.4), so a raw threshold would judge the
+ * embedder, not the reflection. Novelty compares lessons with lessons, like with like, and uses
+ * the raw similarity.
  */
 export function calibratedSimilarity(raw: number, embedder: Pick<Embedder, "similarityScale">): number {
   const scale = embedder.similarityScale;
@@ -77,7 +79,7 @@ export async function judgeReflection(
     const similarity = cosineSimilarity(embedding, neighbour.embedding);
     if (!nearest || similarity > nearest.similarity) nearest = { id: neighbour.id, similarity };
     const sameLesson = input.sameLessonSimilarity !== undefined && similarity >= input.sameLessonSimilarity;
-    if (!sameLesson) maxOther = Math.max(maxOther, calibratedSimilarity(similarity, embedder));
+    if (!sameLesson) maxOther = Math.max(maxOther, similarity);
   }
   const validation = validateReflection(
     input.reflection,

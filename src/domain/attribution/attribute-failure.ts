@@ -54,6 +54,8 @@ export const attributionConfidence = {
   reasoningCue: 0.5,
   emptyResponse: 0.5,
   failureText: 0.45,
+  /** An explicit error the trace later worked around, when nothing else points anywhere. */
+  recoveredError: 0.42,
   repetition: 0.4,
   /** Subtracted when an orchestrator's report points at an earlier agent step. */
   reportedByOrchestrator: 0.1,
@@ -147,8 +149,25 @@ export function locateFailure(event: TaskCompleted): LocatedFailure {
     };
   }
 
-  // 1. Explicit failure.
-  const errorIndex = steps.findIndex(isErrorStep);
+  // 1. Explicit failure the trace never recovered from. An error followed by a success of the
+  // same tool (or, without a tool, of the same agent's same kind of step) was worked around: a
+  // 403 on one page before the right page opened is not where the task went wrong. One backward
+  // pass keeps this linear.
+  const recoveredAt = new Set<string>();
+  let errorIndex = -1;
+  let firstRecovered = -1;
+  for (let i = steps.length - 1; i >= 0; i -= 1) {
+    const s = steps[i];
+    if (!s) continue;
+    const key =
+      s.toolName !== undefined ? `tool\u0000${s.toolName}` : `actor\u0000${s.actor ?? ""}\u0000${s.type}`;
+    if (!isErrorStep(s)) {
+      recoveredAt.add(key);
+      continue;
+    }
+    if (recoveredAt.has(key)) firstRecovered = i;
+    else if (errorIndex < 0 || i < errorIndex) errorIndex = i;
+  }
   const errorStep = steps[errorIndex];
   if (errorStep) {
     const call = callBefore(steps, errorIndex);
@@ -297,6 +316,22 @@ export function locateFailure(event: TaskCompleted): LocatedFailure {
   // 5. Text that reports a failure.
   const failure = byCue(failureCues, "failure_text", attributionConfidence.failureText);
   if (failure) return failure;
+
+  // A worked-around error is still a better guess than repetition or the last step.
+  const recovered = steps[firstRecovered];
+  if (recovered) {
+    return located(
+      "explicit_error",
+      firstRecovered,
+      attributionAt(
+        steps,
+        firstRecovered,
+        attributionConfidence.recoveredError,
+        `worked around later: ${squeeze(recovered.error?.message ?? recovered.content, evidenceMaxChars - 20)}`,
+        callBefore(steps, firstRecovered),
+      ),
+    );
+  }
 
   // 6. The first step the same agent then repeated word for word.
   const seen = new Map<string, number[]>();

@@ -7,7 +7,7 @@ import { z } from "zod";
  */
 export const MemoryConfig = z.object({
   /** A stored lesson is reused for a trace at least this close to the trace it was written for. */
-  reuseMinSimilarity: z.number().min(0).max(1).default(0.75),
+  reuseMinSimilarity: z.number().min(0).max(1).default(0.85),
   /** A new lesson at least this close to a stored one is merged into it instead of stored. */
   mergeMinSimilarity: z.number().min(0).max(1).default(0.9),
 });
