@@ -24,7 +24,10 @@ import { traceText } from "../src/domain/memory/trace-text.js";
 import { defaultQualityConfig } from "../src/domain/quality/quality-config.js";
 import { untimed } from "../src/pipeline/stage-timer.js";
 import { createTaskProcessor } from "../src/pipeline/task-processor.js";
-import { multiAgentFailures } from "../test/support/corpus/multi-agent-failures.js";
+import { estimateMessagesTokens } from "../src/adapters/llm/token-estimate.js";
+import { TaskCompletedV1 } from "../src/domain/contracts/index.js";
+import { bigTrace, multiAgentFailures } from "../test/support/corpus/multi-agent-failures.js";
+import { helpfulModel, startFakeOpenAiServer } from "../test/support/fake-openai-server.js";
 import { cleanTenant, databaseUrl, redisUrl, report, withDeadline, type BenchResult } from "./support.js";
 
 const quantile = (values: number[], q: number) => {
@@ -127,6 +130,48 @@ async function run(): Promise<BenchResult> {
       }
     }
     const seconds = (performance.now() - started) / 1000;
+
+    // 3. The largest trace (130 steps, ~340 KB, one 80,000-character step) through the same
+    // processor with the OpenAI adapter against a local OpenAI-compatible server.
+    const big = bigTrace({ tenantId });
+    const bigBytes = Buffer.byteLength(JSON.stringify(big.event));
+    const bigEvent = TaskCompletedV1.parse(big.event); // the contract cuts the oversized step
+    const fake = await startFakeOpenAiServer({ chat: helpfulModel });
+    let bigLine: string;
+    try {
+      const llm = createLlmAdapters(
+        loadConfig({
+          DATABASE_URL: databaseUrl,
+          REDIS_URL: redisUrl,
+          REFLECTOR_GENERATOR: "openai",
+          OPENAI_BASE_URL: fake.url,
+          REFLECTOR_MODEL: "bench-model",
+        }),
+      );
+      const bigProcessor = createTaskProcessor({
+        store: createPgReflectionStore(pool, { embeddingModel: embedder.name }),
+        index: createRedisSignatureIndex(redis, { keyPrefix: `bench-${tenantId}-big` }),
+        generator: llm.generator,
+        embedder,
+        answerEvaluator,
+        clock: { now: () => new Date() },
+        timer: untimed,
+        quality: defaultQualityConfig,
+        guardrails: defaultGuardrailConfig,
+        mode: config.mode,
+        memory: config.memory,
+      });
+      const bigOutcome = (await bigProcessor.process(bigEvent)).outputs.find((o) => o.role !== "loopDecision")
+        ?.value as ReflectionOutcome | undefined;
+      const prompts = fake.chatRequests().map((body) => estimateMessagesTokens(body.messages));
+      bigLine =
+        `largest trace: ${String(bigEvent.events.length)} steps, ${(bigBytes / 1024).toFixed(0)} KB, longest step ` +
+        `${String(Math.max(...big.event.events.map((e) => e.content.length)))} chars → verdict ${bigOutcome?.verdict ?? "none"}, ` +
+        `${String(prompts.length)} chat call(s), prompt ≈ ${prompts.map(String).join(", ")} tokens (budget ${String(config.openai.promptMaxTokens)}), ` +
+        `attribution step ${String(bigOutcome?.reflection.attribution?.stepIndex ?? "none")} (truth ${String(big.failingStepIndex)})`;
+    } finally {
+      await fake.close();
+    }
     const lessons = await pool.query<{ n: string; causes: string }>(
       "SELECT count(*) AS n FROM reflections WHERE tenant_id = $1",
       [tenantId],
@@ -148,6 +193,7 @@ async function run(): Promise<BenchResult> {
         `reused lessons: ${String(reused)}/${String(n)} = ${(100 * reuseShare).toFixed(1)} % (right cause ${String(reusedRight)}/${String(reused)}; recurrences reused ${String(recurrencesReused)}/${String(recurrences)})`,
         `lessons stored ${String(stored)}, merged into a stored one ${String(merged)}, lessons holding more than one root cause ${String(mixed)}`,
         `generator calls ${String(generatorCalls)}; ${(n / seconds).toFixed(1)} events/s`,
+        bigLine,
         `attribution on ${String(attributed)}/${String(n)} = ${(100 * attributionShare).toFixed(1)} %; ground-truth step ${String(stepRight)}/${String(n)}, agent ${String(actorRight)}/${String(n)}`,
       ],
       ratio: reuseShare,
