@@ -40,7 +40,11 @@ export async function benchCalibration(): Promise<BenchResult> {
 }
 
 async function run(): Promise<BenchResult> {
-  const config = loadConfig({});
+  // Default settings, unless REFLECTOR_EMBEDDINGS or MEMORY_* are given to measure others.
+  const measured = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k === "REFLECTOR_EMBEDDINGS" || k.startsWith("MEMORY_")),
+  );
+  const config = loadConfig(measured);
   const { embedder } = createLlmAdapters(config);
   const quality = { ...defaultQualityConfig, storageMinQuality: config.quality.storageMinQuality };
   const cases = calibrationSet();
