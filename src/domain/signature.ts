@@ -3,7 +3,10 @@ import type { TaskCompleted, TraceEvent } from "./contracts/index.js";
 import { findingFromEvaluation } from "./evaluation/reflection-from-evaluation.js";
 import { isLowInformationMessage } from "./memory/low-information.js";
 import { failingStepOf } from "./memory/failing-step.js";
+import { maskVolatileTokens } from "./mask-volatile-tokens.js";
 import { stepLine } from "./memory/trace-text.js";
+
+export { maskVolatileTokens };
 
 // node:crypto is the one non-zod import in the domain: hashing is deterministic and pure.
 
@@ -11,19 +14,6 @@ import { stepLine } from "./memory/trace-text.js";
 export function computeErrorSignature(errorType: string, content: string): string {
   const key = `${errorType}:${content.toLowerCase().trim()}`;
   return createHash("sha256").update(key, "utf8").digest("hex").slice(0, 16);
-}
-
-/**
- * Messages carry ids, timestamps and counts that differ between two occurrences of the same
- * failure; left in, no two timeouts would share a signature and nothing would ever dedupe.
- */
-export function maskVolatileTokens(text: string): string {
-  return text
-    .replace(/\b\d{4}-\d{2}-\d{2}[t ][\d:.]+(z|[+-]\d{2}:?\d{2})?/gi, "<time>")
-    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "<uuid>")
-    .replace(/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b/gi, "<hex>")
-    .replace(/(?<![a-z_])\d+(\.\d+)?/gi, "<n>")
-    .replace(/\s+/g, " ");
 }
 
 export interface SignatureInput {

@@ -18,7 +18,10 @@ import { waitFor } from "../support/wait-for.js";
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  // The offline generator writes one template per failure kind, so lessons of one kind on one tool
+  // are near-duplicates that memory would merge into one; these tests need them as separate
+  // sources and candidates, so merging is off here (memory's own tests cover it).
+  h = await startHarness({ env: { MEMORY_MERGE_MIN_SIMILARITY: "1" } });
 });
 afterAll(async () => {
   await h.close();

@@ -8,6 +8,7 @@ import { createHeuristicGenerator } from "./heuristic-generator.js";
 import { createCircuitBreaker, type CircuitBreakerOptions } from "./circuit-breaker.js";
 import type { LlmCallOutcome, LlmObserver } from "./llm-call.js";
 import { createOpenAiEmbedder } from "../embedding/openai-embedder.js";
+import { createCachedEmbedder } from "../embedding/cached-embedder.js";
 import { createOpenAiGenerator } from "./openai-generator.js";
 
 export interface LlmSettings {
@@ -81,11 +82,15 @@ export function createLlmAdapters(
           ...(openai.promptMaxTokens !== undefined ? { promptMaxTokens: openai.promptMaxTokens } : {}),
         })
       : createHeuristicGenerator();
+  // A model's vectors are worth remembering (recurring failures embed the same trace text);
+  // feature hashing is cheaper than the lookup.
   const embedder =
     settings.embeddings === "openai" && openai.embeddingModel
-      ? createOpenAiEmbedder({ ...policy, client: getClient(), model: openai.embeddingModel })
+      ? createCachedEmbedder(
+          createOpenAiEmbedder({ ...policy, client: getClient(), model: openai.embeddingModel }),
+        )
       : settings.embeddings === "local"
-        ? createLocalEmbedder({ modelDir: settings.embeddingModelDir })
+        ? createCachedEmbedder(createLocalEmbedder({ modelDir: settings.embeddingModelDir }))
         : createHashingEmbedder();
   // Seed 001: answers are judged by the same kind of generator, with a lighter model when one is set.
   const evaluatorModel = openai.evaluatorModel ?? openai.model;

@@ -1,4 +1,5 @@
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
+import { maskVolatileTokens } from "../mask-volatile-tokens.js";
 import { isLowInformationMessage } from "./low-information.js";
 
 const clip = (text: string, max: number) => (text.length > max ? text.slice(0, max) : text);
@@ -23,7 +24,9 @@ export function traceText(event: TaskCompleted, failingStep: TraceEvent | undefi
   if (failingStep) parts.push(stepLine(failingStep, 500));
   if (event.error && !isLowInformationMessage(event.error.message))
     parts.push(clip(oneLine(event.error.message), 200));
-  return parts.join("\n");
+  // Ids, numbers and timestamps differ between two occurrences of one failure and mean nothing
+  // here; masked, a recurrence has the very same text (and its vector can be remembered).
+  return maskVolatileTokens(parts.join("\n"));
 }
 
 /**
