@@ -64,6 +64,8 @@ export async function benchSetup(name: string, partitions: number, extraEnv: Rec
     HTTP_PORT: "0",
     HTTP_HOST: "127.0.0.1",
     LOG_LEVEL: "silent",
+    // The embedder is the default (the local model) unless the bench's environment names one.
+    ...(process.env.REFLECTOR_EMBEDDINGS ? { REFLECTOR_EMBEDDINGS: process.env.REFLECTOR_EMBEDDINGS } : {}),
     ...extraEnv,
   };
   const config: Config = loadConfig(env);

@@ -49,8 +49,17 @@ async function loadExamples(): Promise<Example[]> {
   );
 }
 
-/** Starts Kafka and the schema registry with the project's script unless KAFKA_BROKERS points elsewhere. */
+/**
+ * Fetches the default embedder's model (wherever Kafka runs, the model must be on this machine),
+ * then starts Kafka and the schema registry with the project's script unless KAFKA_BROKERS points
+ * elsewhere.
+ */
 function ensureLocalServices(): void {
+  // Unset or empty (= unset, as in loadConfig) means the default, `local`.
+  const embeddings = process.env.REFLECTOR_EMBEDDINGS ?? "";
+  if ((embeddings === "" || embeddings === "local") && !process.env.REFLECTOR_EMBEDDING_MODEL_DIR) {
+    execFileSync("bash", [`${root}scripts/services.sh`, "models"], { stdio: "inherit" });
+  }
   if (process.env.KAFKA_BROKERS) return;
   console.log("Starting local Kafka and schema registry (scripts/services.sh start)…");
   execFileSync("bash", [`${root}scripts/services.sh`, "start"], { stdio: "inherit" });

@@ -63,7 +63,7 @@ async function loadModel(modelDir: string): Promise<LoadedModel> {
  * scaled to length 1, so a dot product is the cosine.
  *
  * The run is synchronous inside ONNX Runtime's binding: it holds the event loop for its duration
- * (about 4 ms for a 35-token text; docs/benchmarks.md has the figures). Callers embed a few short
+ * (about 5 ms for a 35-token text; docs/benchmarks.md has the figures). Callers embed a few short
  * texts per event, so this stays small next to an LLM call.
  */
 export function createLocalEmbedder(options: LocalEmbedderOptions): Embedder {
