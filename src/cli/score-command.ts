@@ -1,7 +1,7 @@
 import { text } from "node:stream/consumers";
 import pg from "pg";
 import { z } from "zod";
-import { createHashingEmbedder } from "../adapters/embedding/hashing-embedder.js";
+import { createLlmAdapters } from "../adapters/llm/llm-adapters.js";
 import { createPgReflectionStore } from "../adapters/postgres/pg-reflection-store.js";
 import { ConfigError, loadConfig } from "../config/config.js";
 import { ScoreInput, scoreReflection } from "./score.js";
@@ -24,13 +24,15 @@ export async function runScoreCommand(tenantId: string | undefined): Promise<num
 
   let pool: pg.Pool | null = null;
   try {
+    // The judge the processor would run: the configured embedder (the local model by default).
+    const config = loadConfig(process.env);
+    const { embedder } = createLlmAdapters(config);
     let history = null;
     if (tenantId) {
-      const config = loadConfig(process.env);
       pool = new pg.Pool({ connectionString: config.databaseUrl, max: 2 });
-      history = { tenantId, store: createPgReflectionStore(pool) };
+      history = { tenantId, store: createPgReflectionStore(pool, { embeddingModel: embedder.name }) };
     }
-    const result = await scoreReflection(parsed.data, { embedder: createHashingEmbedder(), history });
+    const result = await scoreReflection(parsed.data, { embedder, history });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {
