@@ -1,6 +1,8 @@
 import { cloudEventTypes, type ReflectionOutcome, type TaskCompleted } from "../domain/contracts/index.js";
 import { stableId } from "../domain/stable-id.js";
-import type { OutboundMessage } from "./ports.js";
+import type { AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
+import type { OutboundMessage, ReflectionGenerator } from "./ports.js";
+import type { EventFacts, MemoryOutcome } from "./processing-state.js";
 
 /** What an outcome says beyond the event it answers. */
 export type OutcomeBody = Omit<
@@ -46,5 +48,77 @@ export function outcomeMessage(
     subject: event.loopId,
     time: value.producedAt,
     value,
+  };
+}
+
+/**
+ * What an event's outcome says: the recalled lesson (judged again if its evidence changed, with
+ * this trace's own attribution), or the new reflection with what memory did with it.
+ * `occurrences` is the count the commit returned (null before it, or when nothing was counted).
+ */
+export function outcomeBody(
+  memory: MemoryOutcome,
+  context: {
+    facts: EventFacts;
+    answerEvaluation: AnswerEvaluation | null;
+    generator: ReflectionGenerator["name"];
+    occurrences: number | null;
+  },
+): OutcomeBody {
+  const { matched, judged, rejudged, op, created } = memory;
+  const { facts, answerEvaluation, occurrences } = context;
+  const signatureLevel = matched.candidate.level;
+  const evaluationFinding = facts.finding
+    ? {
+        errorType: facts.finding.errorType,
+        qualityDelta: facts.finding.qualityDelta,
+        changedBehaviour: facts.finding.changedBehaviour,
+      }
+    : null;
+  const known = matched.known;
+  if (known || !judged) {
+    if (!known) throw new Error("an outcome needs a recalled or a judged reflection");
+    return {
+      verdict: rejudged?.verdict ?? known.verdict,
+      reflectionId: known.id,
+      stored: true,
+      deduplicated: true,
+      occurrences: occurrences ?? known.occurrences + 1,
+      metrics: rejudged?.metrics ?? known.metrics,
+      qualityScore: rejudged?.qualityScore ?? known.qualityScore,
+      violations: rejudged?.violations ?? known.violations,
+      attempts: 0,
+      generator: "reused",
+      // The lesson is the stored one; where this trace went wrong is this trace's own.
+      reflection: { ...known.reflection, ...(facts.attribution ? { attribution: facts.attribution } : {}) },
+      notStoredReason: null,
+      answerEvaluation,
+      evaluationFinding,
+      memory: { action: "reuse", similarity: matched.similarity, signatureLevel },
+    };
+  }
+  const storage = judged.storage;
+  const merged = storage.action === "update" || storage.action === "noop" ? storage : null;
+  return {
+    verdict: judged.verdict,
+    reflectionId: merged ? merged.into : (created?.id ?? null),
+    stored: op !== null,
+    // Merged into a stored lesson, or another worker stored the same signature first.
+    deduplicated: merged !== null || (created !== null && occurrences !== null && occurrences > 1),
+    occurrences: occurrences ?? 1,
+    metrics: judged.validation.metrics,
+    qualityScore: judged.validation.qualityScore,
+    violations: judged.validation.violations,
+    attempts: judged.attempts,
+    generator: context.generator,
+    reflection: judged.reflection,
+    notStoredReason: storage.action === "none" ? storage.reason : null,
+    answerEvaluation,
+    evaluationFinding,
+    memory: {
+      action: judged.verdict === "rejected" ? "none" : storage.action,
+      similarity: merged ? merged.similarity : null,
+      signatureLevel,
+    },
   };
 }

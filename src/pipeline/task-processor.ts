@@ -1,19 +1,12 @@
-import type {
-  Attribution,
-  LoopDecision,
-  Reflection,
-  TaskCompleted,
-  TraceEvent,
-  Verdict,
-} from "../domain/contracts/index.js";
+import type { LoopDecision, TaskCompleted, Verdict } from "../domain/contracts/index.js";
 import { cosineSimilarity } from "../domain/embedding/hashing-embedding.js";
 import type { AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
 import { insightLines } from "../domain/evaluation/adaptive-insights.js";
 import { findingFromEvaluation } from "../domain/evaluation/reflection-from-evaluation.js";
 import { ReflectorError } from "../domain/errors.js";
-import { decideLoop } from "../domain/guardrails/decide-loop.js";
+import { decideLoop, type LoopDecisionResult } from "../domain/guardrails/decide-loop.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
-import { decideStorage, type StorageDecision } from "../domain/memory/decide-storage.js";
+import { decideStorage } from "../domain/memory/decide-storage.js";
 import { attributeFailure } from "../domain/attribution/attribute-failure.js";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { episodeText, taskText, traceText } from "../domain/memory/trace-text.js";
@@ -26,11 +19,11 @@ import {
   type ValidationResult,
 } from "../domain/quality/validate-reflection.js";
 import { selectForReflection, type ReflectionMode } from "../domain/select-for-reflection.js";
-import { signatureCandidates, type SignatureCandidate } from "../domain/signature.js";
+import { signatureCandidates } from "../domain/signature.js";
 import { stableId } from "../domain/stable-id.js";
 import { decisionMessage } from "./decision-message.js";
 import { createAttemptJudge } from "./judge-reflection.js";
-import { outcomeMessage } from "./outcome-message.js";
+import { outcomeBody, outcomeMessage } from "./outcome-message.js";
 import type {
   AnswerEvaluator,
   Clock,
@@ -45,6 +38,7 @@ import type {
   UnitOfWork,
 } from "./ports.js";
 import type { StageTimer } from "./stage-timer.js";
+import type { EventFacts, Judged, Match, MemoryOutcome } from "./processing-state.js";
 
 /** Re-decisions after a concurrent bias-history change, before the event is retried whole. */
 const maxLoopStateRetries = 5;
@@ -77,36 +71,6 @@ export interface ProcessResult {
   verdict: Verdict | null;
   decision: LoopDecision["decision"] | null;
   generatorCalls: number;
-}
-
-/** A newly generated reflection, judged, with what memory does with it. */
-interface Judged {
-  reflection: Reflection;
-  validation: ValidationResult;
-  verdict: Verdict;
-  attempts: number;
-  embedding: number[];
-  storage: StorageDecision;
-}
-
-/** The lesson a trace is filed under: a stored one that fits it, or a signature for a new one. */
-interface Match {
-  candidate: SignatureCandidate;
-  /** The stored lesson that fits the trace; null when the trace needs a reflection of its own. */
-  known: StoredReflection | null;
-  similarity: number | null;
-}
-
-/** Everything about the event that is known before any store or model is asked. */
-interface EventFacts {
-  event: TaskCompleted;
-  /** Where the trace went wrong and who did it, read offline (failures only). */
-  attribution: Attribution | undefined;
-  failingStep: TraceEvent | undefined;
-  candidates: SignatureCandidate[];
-  episode: string;
-  /** Seed 003: the agent's own evaluator finding, when the signature rests on it. */
-  finding: ReturnType<typeof findingFromEvaluation>;
 }
 
 /**
@@ -305,40 +269,40 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     };
   }
 
-  async function process(event: TaskCompleted): Promise<ProcessResult> {
-    const facts = factsOf(event);
-    const first = facts.candidates[0];
-    // The first signature's cached lesson comes with the processed check: one Redis round trip.
-    const recalled = await timer.time("index", () =>
-      index.recall(event.tenantId, event.eventId, first?.signature ?? null),
-    );
-    if (recalled.processed) {
-      const outputs = await store.findProcessedOutputs(event.tenantId, event.eventId);
-      if (outputs) return { status: "replayed", outputs, verdict: null, decision: null, generatorCalls: 0 };
-    }
-
-    const now = clock.now();
-    // Seed 001: judging an answer costs what a reflection costs, so it follows the same selection.
-    const answerEvaluation = first
-      ? await timer.time("evaluate-answer", () => deps.answerEvaluator.evaluate(event))
-      : null;
+  /** Stage "remember": the lesson the trace is filed under, judged or generated as needed. */
+  async function remember(
+    facts: EventFacts,
+    cached: StoredReflection | null,
+    answerEvaluation: AnswerEvaluation | null,
+  ): Promise<MemoryOutcome | null> {
+    if (facts.candidates.length === 0) return null;
+    const { event, failingStep } = facts;
     // The trace (for matching) and the task (for relevance) are embedded in one batch.
-    const vectors = first
-      ? await timer.time("embed", () =>
-          embedder.embed([traceText(event, facts.failingStep), taskText(event, facts.failingStep)]),
-        )
-      : [];
-    const [traceVector, taskVector] = vectors;
-    if (first && (!traceVector || !taskVector)) throw new Error("embedder returned no vector");
-    const matched = first && traceVector ? await match(facts, recalled.cached, traceVector) : null;
-    const rejudged = matched?.known ? await rejudge(facts, matched.known) : null;
-    const judged =
-      matched && !matched.known && taskVector ? await reflect(facts, taskVector, answerEvaluation) : null;
-    const { op, created } =
-      matched && traceVector
-        ? storeOperation(facts, matched, traceVector, judged, rejudged)
-        : { op: null, created: null };
+    const [traceVector, taskVector] = await timer.time("embed", () =>
+      embedder.embed([traceText(event, failingStep), taskText(event, failingStep)]),
+    );
+    if (!traceVector || !taskVector) throw new Error("embedder returned no vector");
+    const matched = await match(facts, cached, traceVector);
+    if (!matched) return null;
+    const rejudged = matched.known ? await rejudge(facts, matched.known) : null;
+    const judged = matched.known ? null : await reflect(facts, taskVector, answerEvaluation);
+    const { op, created } = storeOperation(facts, matched, traceVector, judged, rejudged);
+    return { matched, judged, rejudged, op, created };
+  }
 
+  /**
+   * Stage "decide and persist": the loop decision and everything the event changes, in one
+   * commit with the outputs built from what it returned. A concurrent family of the tenant may
+   * move the bias history first: then the loop is decided again, from fresh state, so a bias echo
+   * is caught on the event that reaches the threshold.
+   */
+  async function decideAndPersist(
+    facts: EventFacts,
+    memoryOutcome: MemoryOutcome | null,
+    answerEvaluation: AnswerEvaluation | null,
+    now: Date,
+  ) {
+    const { event } = facts;
     const decide = async () => {
       const loopContext = await timer.time("store-read", () => store.loopContext(event));
       return decideLoop(
@@ -346,93 +310,14 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
         guardrails,
       );
     };
-    let loop = await decide();
-
-    const evaluationFinding = facts.finding
-      ? {
-          errorType: facts.finding.errorType,
-          qualityDelta: facts.finding.qualityDelta,
-          changedBehaviour: facts.finding.changedBehaviour,
-        }
-      : null;
-    const buildOutputs = (occurrences: number | null): OutboundMessage[] => {
-      const outputs: OutboundMessage[] = [];
-      const signatureLevel = matched?.candidate.level ?? "message";
-      const known = matched?.known;
-      if (matched && known) {
-        outputs.push(
-          outcomeMessage(
-            event,
-            matched.candidate.signature,
-            {
-              verdict: rejudged?.verdict ?? known.verdict,
-              reflectionId: known.id,
-              stored: true,
-              deduplicated: true,
-              occurrences: occurrences ?? known.occurrences + 1,
-              metrics: rejudged?.metrics ?? known.metrics,
-              qualityScore: rejudged?.qualityScore ?? known.qualityScore,
-              violations: rejudged?.violations ?? known.violations,
-              attempts: 0,
-              generator: "reused",
-              // The lesson is the stored one; where this trace went wrong is this trace's own.
-              reflection: {
-                ...known.reflection,
-                ...(facts.attribution ? { attribution: facts.attribution } : {}),
-              },
-              notStoredReason: null,
-              answerEvaluation,
-              evaluationFinding,
-              memory: { action: "reuse", similarity: matched.similarity, signatureLevel },
-            },
-            now,
-          ),
-        );
-      } else if (matched && judged) {
-        const storage = judged.storage;
-        const merged = storage.action === "update" || storage.action === "noop" ? storage : null;
-        const stored = op !== null;
-        outputs.push(
-          outcomeMessage(
-            event,
-            matched.candidate.signature,
-            {
-              verdict: judged.verdict,
-              reflectionId: merged ? merged.into : (created?.id ?? null),
-              stored,
-              // Merged into a stored lesson, or another worker stored the same signature first.
-              deduplicated: merged !== null || (created !== null && occurrences !== null && occurrences > 1),
-              occurrences: occurrences ?? 1,
-              metrics: judged.validation.metrics,
-              qualityScore: judged.validation.qualityScore,
-              violations: judged.validation.violations,
-              attempts: judged.attempts,
-              generator: generator.name,
-              reflection: judged.reflection,
-              notStoredReason: storage.action === "none" ? storage.reason : null,
-              answerEvaluation,
-              evaluationFinding,
-              memory: {
-                action: judged.verdict === "rejected" ? "none" : storage.action,
-                similarity: merged ? merged.similarity : null,
-                signatureLevel,
-              },
-            },
-            now,
-          ),
-        );
-      }
-      outputs.push(decisionMessage(event, loop, now));
-      return outputs;
-    };
-
-    const persist = () =>
+    const judged = memoryOutcome?.judged ?? null;
+    const persist = (loop: LoopDecisionResult) =>
       timer.time("persist", () =>
         store.commit(
           {
             event,
-            signature: matched?.candidate.signature ?? null,
-            store: op,
+            signature: memoryOutcome?.matched.candidate.signature ?? null,
+            store: memoryOutcome?.op ?? null,
             loop,
             answerEvaluation,
             episode: facts.episode,
@@ -443,36 +328,70 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
                   violations: judged.validation.violations,
                   generator: generator.name,
                   attempts: judged.attempts,
-                  stored: op !== null,
+                  stored: memoryOutcome?.op != null,
                 }
               : null,
             decidedAt: now,
           },
-          buildOutputs,
+          (occurrences) => [
+            ...(memoryOutcome
+              ? [
+                  outcomeMessage(
+                    event,
+                    memoryOutcome.matched.candidate.signature,
+                    outcomeBody(memoryOutcome, {
+                      facts,
+                      answerEvaluation,
+                      generator: generator.name,
+                      occurrences,
+                    }),
+                    now,
+                  ),
+                ]
+              : []),
+            decisionMessage(event, loop, now),
+          ],
         ),
       );
-    let result = await persist();
-    // A concurrent family of the tenant moved the bias history first: decide again, from fresh
-    // state, so a bias echo is caught on the event that reaches the threshold.
-    for (let retry = 0; result.staleLoopState && retry < maxLoopStateRetries; retry += 1) {
-      loop = await decide();
-      result = await persist();
+    for (let attempt = 0; attempt <= maxLoopStateRetries; attempt += 1) {
+      const loop = await decide();
+      const result = await persist(loop);
+      if (!result.staleLoopState) return { result, loop };
     }
-    if (result.staleLoopState) {
-      throw new ReflectorError(
-        "STORE_UNAVAILABLE",
-        "loop state kept changing under the decision; retrying the event",
-      );
+    throw new ReflectorError(
+      "STORE_UNAVAILABLE",
+      "loop state kept changing under the decision; retrying the event",
+    );
+  }
+
+  async function process(event: TaskCompleted): Promise<ProcessResult> {
+    const facts = factsOf(event);
+    // The first signature's cached lesson comes with the processed check: one Redis round trip.
+    const recalled = await timer.time("index", () =>
+      index.recall(event.tenantId, event.eventId, facts.candidates[0]?.signature ?? null),
+    );
+    if (recalled.processed) {
+      const outputs = await store.findProcessedOutputs(event.tenantId, event.eventId);
+      if (outputs) return { status: "replayed", outputs, verdict: null, decision: null, generatorCalls: 0 };
     }
+    const now = clock.now();
+    // Seed 001: judging an answer costs what a reflection costs, so it follows the same selection.
+    const answerEvaluation =
+      facts.candidates.length > 0
+        ? await timer.time("evaluate-answer", () => deps.answerEvaluator.evaluate(event))
+        : null;
+    const memoryOutcome = await remember(facts, recalled.cached, answerEvaluation);
+    const { result, loop } = await decideAndPersist(facts, memoryOutcome, answerEvaluation, now);
 
     // Refresh the cache only after the transaction that made it true has committed. A merge
     // changed a lesson stored under another signature: that entry is left to expire, and the
     // new signature is read from Postgres the next time.
-    const remembered = cachedAfterCommit(matched, created, rejudged);
+    const remembered = memoryOutcome ? cachedAfterCommit(memoryOutcome) : null;
     const occurrences = result.occurrences;
     const refreshed = remembered && occurrences !== null ? { ...remembered, occurrences } : null;
     await timer.time("index", () => index.markProcessed(event.tenantId, event.eventId, refreshed));
 
+    const { judged, rejudged, matched } = memoryOutcome ?? {};
     return {
       status: result.committed ? "processed" : "duplicate-concurrent",
       outputs: result.outputs,
@@ -486,12 +405,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
 }
 
 /** What the signature's cache entry holds once the event's commit is in. */
-function cachedAfterCommit(
-  matched: Match | null,
-  created: NewReflection | null,
-  rejudged: Rejudgement | null,
-): StoredReflection | null {
-  if (!matched) return null;
+function cachedAfterCommit({ matched, created, rejudged }: MemoryOutcome): StoredReflection | null {
   if (matched.known) return { ...matched.known, signature: matched.candidate.signature, ...(rejudged ?? {}) };
   if (!created) return null;
   return {
