@@ -1,6 +1,29 @@
 import { createHash } from "node:crypto";
 import { stableId } from "../../domain/stable-id.js";
-import type { OutboundMessage, UnitOfWork } from "../../pipeline/ports.js";
+import type { NewReflection, OutboundMessage, UnitOfWork } from "../../pipeline/ports.js";
+
+/** A lesson's text and judgement, as `reflections` columns: what an insert writes and a merge replaces. */
+function lessonColumns(r: NewReflection): Record<string, unknown> {
+  return {
+    reflection_text: r.reflection.reflectionText,
+    strategy_text: r.reflection.strategyText,
+    learning: r.reflection.learning,
+    importance: r.reflection.importance,
+    confidence: r.reflection.confidence,
+    quality_score: r.qualityScore,
+    verdict: r.verdict,
+    metrics: r.metrics,
+    violations: r.violations,
+    tags: r.reflection.tags,
+    error_category: r.reflection.errorCategory,
+    patterns: r.reflection.patterns,
+    adjustments: r.reflection.adjustments,
+    generator: r.generator,
+    attempts: r.attempts,
+    embedding: r.embedding,
+    attribution: r.reflection.attribution ?? null,
+  };
+}
 
 /** SQLSTATE `reflector_commit` raises when the bias history moved under the loop decision. */
 export const staleLoopStateCode = "RF001";
@@ -67,29 +90,13 @@ export function commitPayload(
       project_id: event.projectId,
       signature: unit.signature,
       signature_type: r.signatureType,
-      reflection_text: r.reflection.reflectionText,
-      strategy_text: r.reflection.strategyText,
-      learning: r.reflection.learning,
-      importance: r.reflection.importance,
-      confidence: r.reflection.confidence,
-      quality_score: r.qualityScore,
-      verdict: r.verdict,
-      metrics: r.metrics,
-      violations: r.violations,
-      tags: r.reflection.tags,
-      error_category: r.reflection.errorCategory,
-      patterns: r.reflection.patterns,
-      adjustments: r.reflection.adjustments,
-      generator: r.generator,
-      attempts: r.attempts,
-      embedding: r.embedding,
+      ...lessonColumns(r),
       source_event_id: event.eventId,
       outcome: event.outcome,
       first_seen_at: decidedAt,
       last_seen_at: decidedAt,
       embedding_model: embeddingModel,
       source_vector: r.sourceVector,
-      attribution: r.reflection.attribution ?? null,
     };
     // Written only when the upsert inserted: the strategy row then belongs to `r.id`.
     if (r.reflection.strategyText) {
@@ -111,28 +118,8 @@ export function commitPayload(
     payload.reflectionId = m.reflectionId;
     payload.signature = m.signature;
     payload.sourceVector = m.sourceVector;
-    const r = m.replacement;
-    payload.replacement = r
-      ? {
-          reflection_text: r.reflection.reflectionText,
-          strategy_text: r.reflection.strategyText,
-          learning: r.reflection.learning,
-          importance: r.reflection.importance,
-          confidence: r.reflection.confidence,
-          quality_score: r.qualityScore,
-          verdict: r.verdict,
-          metrics: r.metrics,
-          violations: r.violations,
-          tags: r.reflection.tags,
-          error_category: r.reflection.errorCategory,
-          patterns: r.reflection.patterns,
-          adjustments: r.reflection.adjustments,
-          generator: r.generator,
-          attempts: r.attempts,
-          embedding: r.embedding,
-          attribution: r.reflection.attribution ?? null,
-        }
-      : null;
+    // The text and judgement that now stand for the merged lesson; its ids and history stay.
+    payload.replacement = m.replacement ? lessonColumns(m.replacement) : null;
   }
 
   if (unit.judgement && unit.signature) {
