@@ -1,0 +1,166 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createPgMaintenanceStore } from "../../src/adapters/postgres/pg-maintenance-store.js";
+import { createPgReflectionStore } from "../../src/adapters/postgres/pg-reflection-store.js";
+import type { Reflection, TaskCompleted } from "../../src/domain/contracts/index.js";
+import { decideLoop } from "../../src/domain/guardrails/decide-loop.js";
+import { defaultGuardrailConfig } from "../../src/domain/guardrails/guardrail-config.js";
+import type { NewReflection, ReflectionStore, UnitOfWork } from "../../src/pipeline/ports.js";
+import { taskEvent } from "../support/task-events.js";
+
+/**
+ * Memory's writes in Postgres, through the store the processor uses: a lesson keeps the vector
+ * of its source trace, a merge makes the new signature an alias of the stored lesson (with its own
+ * trace vector) and may replace its text, a recalled lesson judged again keeps its new verdict,
+ * and pruning a lesson returns the signatures merged into it.
+ */
+
+let pool: pg.Pool;
+let store: ReflectionStore;
+const embeddingModel = "test-embedder";
+beforeAll(() => {
+  pool = new pg.Pool({ connectionString: inject("databaseUrl"), max: 2 });
+  store = createPgReflectionStore(pool, { embeddingModel });
+});
+afterAll(async () => {
+  await pool.end();
+});
+
+const lesson = (text: string): Reflection => ({
+  reflectionText: `${text}: the agent assumed the first search snippet was current because it skipped the page.`,
+  strategyText: `Open the source page before answering (${text}).`,
+  importance: 0.2,
+  confidence: 0.8,
+  tags: ["verification"],
+  errorCategory: "unverified_claim",
+  patterns: ["answer from search snippet"],
+  adjustments: ["add constraint: open the source page before answering"],
+  learning: `Confirm figures on the source page (${text}).`,
+});
+
+function newReflection(id: string, text: string, sourceVector: number[]): NewReflection {
+  return {
+    id,
+    signatureType: "evaluation_error",
+    reflection: lesson(text),
+    verdict: "accepted_with_warnings",
+    qualityScore: 0.85,
+    metrics: {
+      completeness: 1,
+      depthScore: 0.7,
+      actionabilityScore: 1,
+      patternValidity: 0,
+      relevanceScore: 0.9,
+      noveltyScore: 0.8,
+    },
+    violations: ["Invalid pattern 'answer from search snippet': confidence=0.00 < 0.75"],
+    generator: "heuristic",
+    attempts: 1,
+    embedding: [0.6, 0.8, 0],
+    sourceVector,
+  };
+}
+
+async function commit(event: TaskCompleted, signature: string, op: UnitOfWork["store"]) {
+  const loop = decideLoop(
+    { event, ...(await store.loopContext(event)), answerNeedsRetry: false },
+    defaultGuardrailConfig,
+  );
+  return store.commit(
+    {
+      event,
+      signature,
+      store: op,
+      loop,
+      answerEvaluation: null,
+      episode: event.task.description,
+      judgement: null,
+      decidedAt: new Date(),
+    },
+    () => [],
+  );
+}
+
+describe("memory in Postgres", () => {
+  it("stores a lesson with its source trace, merges another signature into it, and judges it again", async () => {
+    const tenantId = `memory-${randomUUID().slice(0, 8)}`;
+    const event = (n: number) => taskEvent({ tenantId, eventId: `evt-${String(n)}-${randomUUID()}` });
+    const id = randomUUID();
+
+    await commit(event(1), "sig-first", {
+      kind: "insert",
+      reflection: newReflection(id, "first", [1, 0, 0]),
+    });
+    const first = await store.findBySignature(tenantId, "sig-first");
+    expect(first).toMatchObject({ id, signature: "sig-first", occurrences: 1, sourceVector: [1, 0, 0] });
+
+    // A near-duplicate under another signature, better judged: its text replaces the stored one.
+    const better = { ...newReflection(randomUUID(), "second", [0, 1, 0]), qualityScore: 0.9 };
+    const merged = await commit(event(2), "sig-second", {
+      kind: "merge",
+      reflectionId: id,
+      signature: "sig-second",
+      sourceVector: [0, 1, 0],
+      replacement: better,
+    });
+    expect(merged.occurrences).toBe(2);
+    const viaAlias = await store.findBySignature(tenantId, "sig-second");
+    expect(viaAlias).toMatchObject({ id, signature: "sig-second", occurrences: 2, qualityScore: 0.9 });
+    expect(viaAlias?.reflection.reflectionText).toMatch(/^second:/);
+    // Each signature keeps the trace it came from: the gate compares a new trace with that one.
+    expect(viaAlias?.sourceVector).toEqual([0, 1, 0]);
+    expect((await store.findBySignature(tenantId, "sig-first"))?.sourceVector).toEqual([1, 0, 0]);
+    const row = await pool.query<{ merged_signatures: string[]; strategy_text: string }>(
+      `SELECT r.merged_signatures, s.strategy_text FROM reflections r JOIN strategies s ON s.reflection_id = r.id
+        WHERE r.id = $1`,
+      [id],
+    );
+    expect(row.rows).toEqual([
+      { merged_signatures: ["sig-second"], strategy_text: "Open the source page before answering (second)." },
+    ]);
+
+    // Recalled with new evidence: the verdict it is judged again with is stored.
+    const again = await commit(event(3), "sig-second", {
+      kind: "increment",
+      reflectionId: id,
+      rejudged: {
+        verdict: "accepted",
+        qualityScore: 0.9,
+        metrics: { ...better.metrics, patternValidity: 1 },
+        violations: [],
+      },
+    });
+    expect(again.occurrences).toBe(3);
+    expect(await store.findBySignature(tenantId, "sig-first")).toMatchObject({
+      verdict: "accepted",
+      violations: [],
+      occurrences: 3,
+      metrics: { patternValidity: 1 },
+    });
+
+    // Vectors of another embedder are never compared.
+    const other = createPgReflectionStore(pool, { embeddingModel: "another-embedder" });
+    expect((await other.findBySignature(tenantId, "sig-second"))?.sourceVector).toBeNull();
+
+    // Pruned, the lesson takes its merged signatures with it (for the cache to forget them).
+    await pool.query(
+      "UPDATE reflections SET first_seen_at = '2020-01-01', last_seen_at = '2020-01-01' WHERE id = $1",
+      [id],
+    );
+    const maintenance = createPgMaintenanceStore(pool, store, embeddingModel);
+    const pruned = await maintenance.prune({
+      tenantId,
+      cutoff: new Date("2021-01-01"),
+      maxImportance: 0.3,
+      dryRun: false,
+    });
+    expect(pruned.removed).toEqual(
+      expect.arrayContaining([
+        { tenantId, signature: "sig-first" },
+        { tenantId, signature: "sig-second" },
+      ]),
+    );
+    expect(await store.findBySignature(tenantId, "sig-second")).toBeNull();
+  });
+});
