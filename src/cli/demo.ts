@@ -297,13 +297,22 @@ export async function runDemo(): Promise<number> {
     const lesson = r.outcome.reflection.adjustments[0] ?? r.outcome.reflection.strategyText ?? "";
     console.log(`  ${r.outcome.signature}  ${truncate(lesson, 110)}`);
   }
-  // RT-010 verdicts of the reflections the generator wrote in this run (reused lessons are not re-judged).
+  // RT-010 verdicts of the reflections the generator wrote in this run; recalled lessons are
+  // judged again as their evidence accrues, and counted apart.
   const generated = [...rows.values()].filter((r) => r.outcome && r.outcome.generator !== "reused");
   const share = (verdict: string) => generated.filter((r) => r.outcome?.verdict === verdict).length;
   console.log(
     `\nVerdicts of ${String(generated.length)} generated reflections (${app.generatorName}): ` +
       `accepted ${String(share("accepted"))}, accepted_with_warnings ${String(share("accepted_with_warnings"))}, ` +
       `rejected ${String(share("rejected"))}; stored ${String(generated.filter((r) => r.outcome?.stored).length)}`,
+  );
+  const recalled = [...rows.values()].filter((r) => r.outcome?.generator === "reused");
+  const nowAccepted = new Set(
+    recalled.filter((r) => r.outcome?.verdict === "accepted").map((r) => r.outcome?.reflectionId),
+  );
+  console.log(
+    `Lessons recalled ${String(recalled.length)} times; judged again with the tenant's episodes, ` +
+      `${String(nowAccepted.size)} lesson(s) now accepted (their patterns evidenced)`,
   );
   console.log("\nDead letters:");
   for (const d of deadLetters) {
