@@ -6,6 +6,9 @@ import { scoreReflection } from "../../../src/cli/score.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 
+/** A child process through tsx that loads the embedding model: seconds on a busy machine. */
+const cliTimeoutMs = 30_000;
+
 function cli(args: string[], stdin: string) {
   const run = spawnSync(process.execPath, ["--import", "tsx", "test/support/run-cli.ts", ...args], {
     cwd: root,
@@ -66,27 +69,39 @@ describe("reflector score", () => {
     expect(result.metrics.patternValidity).toBe(1);
   });
 
-  it("prints metrics, violations, score and verdict as JSON from stdin", () => {
-    const input = {
-      reflection: {
-        analysis: "It failed.",
-        strategy_adjustments: ["do better next time"],
-        learning: "be careful",
-      },
-    };
-    const run = cli(["score"], JSON.stringify(input));
-    expect(run.stderr).toBe("");
-    expect(run.code).toBe(0);
-    const out = JSON.parse(run.stdout) as { verdict: string; missingFields: string[]; violations: string[] };
-    expect(out.verdict).toBe("rejected");
-    expect(out.missingFields).toEqual(["analysis", "patterns_identified", "learning"]);
-    expect(out.violations.some((v) => v.startsWith("Not actionable"))).toBe(true);
-  });
+  it(
+    "prints metrics, violations, score and verdict as JSON from stdin",
+    () => {
+      const input = {
+        reflection: {
+          analysis: "It failed.",
+          strategy_adjustments: ["do better next time"],
+          learning: "be careful",
+        },
+      };
+      const run = cli(["score"], JSON.stringify(input));
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      const out = JSON.parse(run.stdout) as {
+        verdict: string;
+        missingFields: string[];
+        violations: string[];
+      };
+      expect(out.verdict).toBe("rejected");
+      expect(out.missingFields).toEqual(["analysis", "patterns_identified", "learning"]);
+      expect(out.violations.some((v) => v.startsWith("Not actionable"))).toBe(true);
+    },
+    cliTimeoutMs,
+  );
 
-  it("refuses input that is not JSON or not the expected shape with exit code 2", () => {
-    expect(cli(["score"], "not json")).toMatchObject({ code: 2 });
-    const bad = cli(["score"], JSON.stringify({ reflection: { patterns: "one" } }));
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/reflection\.patterns/);
-  });
+  it(
+    "refuses input that is not JSON or not the expected shape with exit code 2",
+    () => {
+      expect(cli(["score"], "not json")).toMatchObject({ code: 2 });
+      const bad = cli(["score"], JSON.stringify({ reflection: { patterns: "one" } }));
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/reflection\.patterns/);
+    },
+    cliTimeoutMs,
+  );
 });
