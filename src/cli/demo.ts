@@ -273,10 +273,7 @@ export async function runDemo(): Promise<number> {
     [...rows.values()]
       .sort((a, b) => a.order - b.order)
       .map((r) => [
-        truncate(
-          r.step ? (r.event.rerunOf ? `  └ rerun ${r.step}` : `  └ recurrence ${r.step}`) : r.example,
-          34,
-        ),
+        truncate(r.step ? `  └ rerun ${r.step}` : r.example, 34),
         r.event.outcome,
         r.outcome
           ? `${r.outcome.verdict} (${r.outcome.qualityScore.toFixed(2)})`

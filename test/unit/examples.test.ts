@@ -110,6 +110,7 @@ describe("examples/", () => {
     expect(chains.map((e) => e.file)).toEqual([
       "06-hotel-booking-chain.json",
       "07-summarizer-bias-echo.json",
+      "14-postgres-query-timeout-rerun.json",
     ]);
     for (const chain of chains) {
       const steps = (chain.events ?? []).map((_, i) => parseEvent(chain, i));
