@@ -92,8 +92,13 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     return { event, attribution, failingStep, candidates, episode: episodeText(event, failingStep), finding };
   }
 
-  async function lookUp(tenantId: string, signature: string): Promise<StoredReflection | null> {
-    const cached = await timer.time("index", () => index.cached(tenantId, signature));
+  /** The lesson of a signature: Redis first (unless it was just asked), then Postgres. */
+  async function lookUp(
+    tenantId: string,
+    signature: string,
+    cacheAsked: boolean,
+  ): Promise<StoredReflection | null> {
+    const cached = cacheAsked ? null : await timer.time("index", () => index.cached(tenantId, signature));
     if (cached) return cached;
     const stored = await timer.time("store-read", () => store.findBySignature(tenantId, signature));
     // Redis was cold or lost: warm it from the truth, under the signature it was found by.
@@ -110,7 +115,9 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     const { event, candidates } = facts;
     let last: Match | null = null;
     for (const [i, candidate] of candidates.entries()) {
-      const known = i === 0 && firstCached ? firstCached : await lookUp(event.tenantId, candidate.signature);
+      // The first signature's cache entry came with the processed check.
+      const known =
+        (i === 0 ? firstCached : null) ?? (await lookUp(event.tenantId, candidate.signature, i === 0));
       if (!known) return { candidate, known: null, similarity: null } satisfies Match;
       const source = known.sourceVector;
       const similarity = source?.length === traceVector.length ? cosineSimilarity(traceVector, source) : null;
