@@ -15,6 +15,7 @@ import { withEpisode } from "../domain/quality/pattern-validity.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import {
   decideVerdict,
+  patternViolationPrefix,
   validateReflection,
   type ValidationResult,
 } from "../domain/quality/validate-reflection.js";
@@ -131,7 +132,9 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
   /** Stage "rejudge": a recalled lesson judged again when pattern evidence may have accrued. */
   async function rejudge(facts: EventFacts, known: StoredReflection): Promise<Rejudgement | null> {
     const patterns = known.reflection.patterns;
-    if (known.verdict === "accepted" || patterns.length === 0) return null;
+    // Only pattern validity depends on evidence that accrues; the other metrics stay as judged.
+    const unproven = known.violations.some((v) => v.startsWith(patternViolationPrefix));
+    if (known.verdict === "accepted" || patterns.length === 0 || !unproven) return null;
     const stored = await timer.time("store-read", () =>
       store.patternEvidence(facts.event.tenantId, patterns),
     );

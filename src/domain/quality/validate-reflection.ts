@@ -29,6 +29,9 @@ export interface ValidationResult {
   retryable: boolean;
 }
 
+/** How a violation about a pattern without enough evidence begins (stored with the lesson). */
+export const patternViolationPrefix = "Invalid pattern";
+
 const clamp = (value: number) => Math.min(1, Math.max(0, value));
 const round = (value: number) => Math.round(value * 1e4) / 1e4;
 const fixed = (value: number) => value.toFixed(2);
@@ -85,7 +88,7 @@ export function validateReflection(
     if (validity < config.patternValidity.minThreshold) {
       invalidPatterns.push(pattern);
       violations.push(
-        `Invalid pattern '${pattern}': confidence=${fixed(validity)} < ${config.patternValidity.minThreshold}`,
+        `${patternViolationPrefix} '${pattern}': confidence=${fixed(validity)} < ${config.patternValidity.minThreshold}`,
       );
     }
   }
