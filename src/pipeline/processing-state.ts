@@ -39,7 +39,7 @@ export interface EventFacts {
   failingStep: TraceEvent | undefined;
   candidates: SignatureCandidate[];
   episode: string;
-  /** Seed 003: the agent's own evaluator finding, when the signature rests on it. */
+  /** The agent's own evaluator finding (a conflict, an unverified claim…) when the signature rests on it. */
   finding: ReturnType<typeof findingFromEvaluation>;
 }
 

@@ -385,7 +385,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       if (outputs) return { status: "replayed", outputs, verdict: null, decision: null, generatorCalls: 0 };
     }
     const now = clock.now();
-    // Seed 001: judging an answer costs what a reflection costs, so it follows the same selection.
+    // Judging the agent's answer costs what a reflection costs, so it follows the same selection.
     const answerEvaluation =
       facts.candidates.length > 0
         ? await timer.time("evaluate-answer", () => deps.answerEvaluator.evaluate(event))
