@@ -18,8 +18,9 @@ CREATE TABLE reflection_aliases (
 );
 CREATE INDEX reflection_aliases_reflection_idx ON reflection_aliases (reflection_id);
 
--- The commit function of the previous version (1732000010500), with the new writes: `source_vector` on insert,
--- `rejudged` on increment (the lesson judged again as its evidence accrued), and `merge`.
+-- The commit function of 1732000008000, with the new writes: `attribution` (1732000010500) and
+-- `source_vector` on insert, `rejudged` on increment (the lesson judged again as its evidence
+-- accrued), and `merge`.
 CREATE OR REPLACE FUNCTION reflector_commit(u jsonb, OUT committed boolean, OUT occurrences integer, OUT outputs jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -204,19 +205,18 @@ BEGIN
     INSERT INTO reflections AS t (id, tenant_id, project_id, signature, signature_type, reflection_text,
       strategy_text, learning, importance, confidence, quality_score, verdict, metrics, violations, tags,
       error_category, patterns, adjustments, generator, attempts, embedding, source_event_id, outcome,
-      first_seen_at, last_seen_at, embedding_model, attribution)
+      first_seen_at, last_seen_at, embedding_model)
     SELECT r.id, r.tenant_id, r.project_id, r.signature, r.signature_type, r.reflection_text,
       r.strategy_text, r.learning, r.importance, r.confidence, r.quality_score, r.verdict, r.metrics,
       r.violations, r.tags, r.error_category, r.patterns, r.adjustments, r.generator, r.attempts,
-      r.embedding, r.source_event_id, r.outcome, r.first_seen_at, r.last_seen_at, r.embedding_model,
-      r.attribution
+      r.embedding, r.source_event_id, r.outcome, r.first_seen_at, r.last_seen_at, r.embedding_model
       FROM jsonb_populate_record(NULL::reflections, u->'reflection') AS r
     ON CONFLICT (tenant_id, signature) DO UPDATE
       SET occurrences = t.occurrences + 1,
           last_seen_at = GREATEST(t.last_seen_at, EXCLUDED.last_seen_at)
     RETURNING t.id, t.occurrences, (t.xmax = 0) INTO stored_id, occurrences, inserted;
     IF inserted AND jsonb_typeof(u->'strategy') = 'object' THEN
-      -- Dual storage: the strategy is kept on its own with importance +10%.
+      -- Dual storage (seed 002): the strategy is kept on its own with importance +10%.
       INSERT INTO strategies (id, reflection_id, tenant_id, project_id, strategy_text, importance, tags)
       SELECT s.id, s.reflection_id, s.tenant_id, s.project_id, s.strategy_text, s.importance, s.tags
         FROM jsonb_populate_record(NULL::strategies, u->'strategy') AS s

@@ -2,11 +2,13 @@ import type { Reflection } from "../domain/contracts/index.js";
 import { cosineSimilarity } from "../domain/embedding/hashing-embedding.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import { validateReflection, type ValidationResult } from "../domain/quality/validate-reflection.js";
-import type * as Ports from "./ports.js";
 import type { Embedder, PatternEvidence } from "./ports.js";
 
-/** A stored reflection near the task, by its embedding. */
-export type Neighbour = Pick<Ports.Neighbour, "embedding"> & Partial<Pick<Ports.Neighbour, "id">>;
+/** A stored reflection near the task, by its embedding (the id, when the caller knows it). */
+export interface Neighbour {
+  id?: string;
+  embedding: number[];
+}
 
 export interface JudgeInput {
   reflection: Reflection;

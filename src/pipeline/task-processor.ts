@@ -167,19 +167,19 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
   /** Stage "reflect": generate, judge and improve a reflection, then decide what memory keeps. */
   async function reflect(
     facts: EventFacts,
-    taskVector: number[],
+    task: { text: string; vector: number[] },
     answerEvaluation: AnswerEvaluation | null,
   ): Promise<Judged> {
     const { event } = facts;
     const [neighbours, issues] = await timer.time("store-read", () =>
       Promise.all([
-        store.nearbyReflections(event.tenantId, taskText(event, facts.failingStep), 50),
+        store.nearbyReflections(event.tenantId, task.text, 50),
         store.commonIssues(event.tenantId),
       ]),
     );
     const insights = insightLines(issues);
     const judge = createAttemptJudge({
-      taskVector,
+      taskVector: task.vector,
       neighbours,
       patternEvidence: async (patterns) =>
         withEpisode(
@@ -288,14 +288,17 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     if (facts.candidates.length === 0) return null;
     const { event, failingStep } = facts;
     // The trace (for matching) and the task (for relevance) are embedded in one batch.
+    const task = taskText(event, failingStep);
     const [traceVector, taskVector] = await timer.time("embed", () =>
-      embedder.embed([traceText(event, failingStep), taskText(event, failingStep)]),
+      embedder.embed([traceText(event, failingStep), task]),
     );
     if (!traceVector || !taskVector) throw new Error("embedder returned no vector");
     const matched = await match(facts, cached, traceVector);
     if (!matched) return null;
     const rejudged = matched.known ? await rejudge(facts, matched.known) : null;
-    const judged = matched.known ? null : await reflect(facts, taskVector, answerEvaluation);
+    const judged = matched.known
+      ? null
+      : await reflect(facts, { text: task, vector: taskVector }, answerEvaluation);
     const { op, created } = storeOperation(facts, matched, traceVector, judged, rejudged);
     return { matched, judged, rejudged, op, created };
   }

@@ -131,8 +131,24 @@ function callBefore(steps: readonly TraceEvent[], index: number): TraceEvent | u
   return undefined;
 }
 
+/**
+ * The consumer's ordering key, the processor, the prompt builder and the offline generator all
+ * ask where one event failed; the scan is linear but a trace may hold hundreds of kilobytes, so
+ * each event (contracts are never mutated) is scanned once.
+ */
+const locatedByEvent = new WeakMap<TaskCompleted, LocatedFailure>();
+
 /** Finds the step a failure is attributed to, and on what basis. Works for any outcome. */
 export function locateFailure(event: TaskCompleted): LocatedFailure {
+  let located = locatedByEvent.get(event);
+  if (!located) {
+    located = locate(event);
+    locatedByEvent.set(event, located);
+  }
+  return located;
+}
+
+function locate(event: TaskCompleted): LocatedFailure {
   const steps = event.events;
   const located = (basis: AttributionBasis, index: number, attribution: Attribution): LocatedFailure => ({
     basis,
