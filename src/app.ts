@@ -4,6 +4,11 @@ import { Partitioners, type Producer } from "kafkajs";
 import { createKafka } from "./adapters/kafka/kafka-client.js";
 import { createOutputPublisher } from "./adapters/kafka/output-publisher.js";
 import { createTaskConsumer, type TaskConsumer } from "./adapters/kafka/task-consumer.js";
+import { createEventRunner } from "./adapters/kafka/event-runner.js";
+import { OutageGate } from "./adapters/kafka/outage-gate.js";
+import { readTopicLimits, type SizeLimits } from "./adapters/kafka/record-size.js";
+import { createTransactionalCommitter } from "./adapters/kafka/transactional-committer.js";
+import { createRedisCrashCounter } from "./adapters/redis/redis-crash-counter.js";
 import { createLlmAdapters } from "./adapters/llm/llm-adapters.js";
 import { createPgReflectionStore } from "./adapters/postgres/pg-reflection-store.js";
 import { createRedisSignatureIndex } from "./adapters/redis/redis-signature-index.js";
@@ -53,6 +58,9 @@ function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T>
 }
 
 /** The one place that knows every adapter: builds them from config and wires the pipeline. */
+/** Kafka's default `max.message.bytes`, for a topic whose limit could not be read. */
+const defaultMaxMessageBytes = 1_048_588;
+
 export function createApp(config: Config, logger: Logger, overrides: AppOverrides = {}) {
   const metrics = createMetrics();
   const pool = new pg.Pool({
@@ -83,24 +91,17 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   const kafka = createKafka({ brokers: config.kafka.brokers, clientId: config.kafka.clientId, logger });
   // Idempotent producers must retry without limit, or a retry exhausted mid-sequence breaks ordering.
   // Transactional: outputs, dead letters and consumed offsets commit together (docs/delivery-guarantees.md).
-  const producer: Producer = kafka.producer({
-    idempotent: true,
-    transactionalId: config.consumer.transactionalId,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    // Short first retry: right after a commit the coordinator answers CONCURRENT_TRANSACTIONS for a
-    // few ms while it writes the markers; the client's default 200 ms would cap transactions/s.
-    retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 10, maxRetryTime: 30_000 },
-  });
-  // Readiness needs to know whether the producer (outputs, dead letters, offsets) can reach Kafka.
-  let producerConnected = false;
-  producer.on(producer.events.CONNECT, () => {
-    producerConnected = true;
-  });
-  producer.on(producer.events.DISCONNECT, () => {
-    producerConnected = false;
-  });
+  const newTransactionalProducer = (): Producer =>
+    kafka.producer({
+      idempotent: true,
+      transactionalId: config.consumer.transactionalId,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+      // Short first retry: right after a commit the coordinator answers CONCURRENT_TRANSACTIONS for a
+      // few ms while it writes the markers; the client's default 200 ms would cap transactions/s.
+      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 10, maxRetryTime: 30_000 },
+    });
   const codec = config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();
 
   const llmMetrics = createLlmMetrics(metrics.registry, {
@@ -149,32 +150,78 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         loopDecision: config.topics.loopDecision,
       },
     });
-  const publisher = publisherOn(producer);
-  const consumer: TaskConsumer = createTaskConsumer({
-    kafka,
-    producer,
+  // The outputs as the consumer encodes them for its transactions (its producer is the committer's).
+  const publisher = publisherOn(kafka.producer());
+  const consumerMetrics = createConsumerMetrics(metrics.registry);
+  // Each output topic's max.message.bytes, read at start; until then the broker's default.
+  let topicBytes: (topic: string) => number = () => defaultMaxMessageBytes;
+  const limits: SizeLimits = {
+    topicBytes: (topic) => topicBytes(topic),
+    requestBytes: config.consumer.maxRequestBytes,
+  };
+  const committer = createTransactionalCommitter({
+    newProducer: newTransactionalProducer,
     groupId: config.kafka.groupId,
-    topic: config.topics.taskCompleted,
-    deadLetterTopic: config.topics.deadLetter,
+    limits,
+    logger,
+    transactions: consumerMetrics.transactions,
+    replacements: consumerMetrics.producerReplacements,
+  });
+  // The outage gate pauses and resumes the consumer built right after it.
+  const outage = new OutageGate({
+    onEnter: (code) => {
+      consumerMetrics.paused.set(1);
+      logger.warn({ code }, "dependency outage: pausing consumption");
+      consumer.pause();
+    },
+    onLeave: (code, pausedMs) => {
+      logger.info({ code, pausedMs }, "dependency back: resuming consumption");
+      consumerMetrics.paused.set(0);
+      consumer.resume();
+    },
+  });
+  const runner = createEventRunner({
+    groupId: config.kafka.groupId,
     retryTopic: config.topics.retry,
-    consumerMetrics: createConsumerMetrics(metrics.registry),
-    maxInFlight: config.consumer.maxInFlight,
-    maxInFlightPerPartition: config.consumer.maxInFlightPerPartition,
-    retryTopicDelayMs: config.consumer.retryTopicDelayMs,
-    sessionTimeoutMs: config.consumer.sessionTimeoutMs,
-    fromBeginning: config.kafka.fromBeginning,
+    deadLetterTopic: config.topics.deadLetter,
     codec,
     processor,
     publisher,
+    limits,
+    outage,
+    crashes: createRedisCrashCounter(redis, {
+      keyPrefix: config.redis.keyPrefix,
+      groupId: config.kafka.groupId,
+    }),
+    maxCrashesPerRecord: config.consumer.maxCrashesPerRecord,
     logger,
     metrics,
+    consumerMetrics,
     maxAttempts: config.handler.maxAttempts,
     retryBaseMs: config.handler.retryBaseMs,
+    retryTopicDelayMs: config.consumer.retryTopicDelayMs,
+  });
+  const consumer: TaskConsumer = createTaskConsumer({
+    kafka,
+    committer,
+    runner,
+    outage,
+    groupId: config.kafka.groupId,
+    topic: config.topics.taskCompleted,
+    retryTopic: config.topics.retry,
+    consumerMetrics,
+    maxInFlight: config.consumer.maxInFlight,
+    maxInFlightPerPartition: config.consumer.maxInFlightPerPartition,
+    sessionTimeoutMs: config.consumer.sessionTimeoutMs,
+    rejoinDeadlineMs: config.consumer.rejoinDeadlineMs,
+    fromBeginning: config.kafka.fromBeginning,
+    logger,
+    metrics,
   });
 
   const kafkaHealth = createKafkaHealthCheck({
     admin: kafka.admin({ retry: { retries: 0 } }),
-    isProducerConnected: () => producerConnected,
+    isProducerConnected: () => committer.isConnected(),
     timeoutMs: 2_000,
   });
   const logOffsets = createLogOffsetsReader(kafka);
@@ -205,6 +252,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     groupId: `${config.kafka.groupId}.feedback`,
     topic: config.topics.reflectionFeedback,
     deadLetterTopic: config.topics.deadLetter,
+    limits,
     fromBeginning: config.kafka.fromBeginning,
     codec,
     record: (tenantId, input) => apiStore.recordFeedback(tenantId, input),
@@ -318,7 +366,16 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         );
       }
       await redis.connect();
-      await producer.connect();
+      const admin = kafka.admin();
+      try {
+        await admin.connect();
+        const t = config.topics;
+        const outputs = [t.reflectionAccepted, t.reflectionRejected, t.loopDecision, t.deadLetter, t.retry];
+        topicBytes = await readTopicLimits(admin, outputs, defaultMaxMessageBytes);
+      } finally {
+        await admin.disconnect();
+      }
+      await committer.connect();
       await apiProducer.connect();
       await http.listen({ host: config.http.host, port: config.http.port });
       await consumer.start();
@@ -337,6 +394,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       );
     },
 
+    /** The consumer or the feedback consumer stopped for good; may be registered before `start`. */
     onCrash(listener: (error: Error) => void): void {
       consumer.onCrash(listener);
       crashListeners.push(listener);
@@ -361,7 +419,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       await Promise.allSettled([
         lagPoller.stop().then(() => logOffsets.close()),
         kafkaHealth.close(),
-        producer.disconnect(),
+        committer.disconnect(),
         apiProducer.disconnect(),
         http.close(),
         pool.end(),

@@ -95,6 +95,12 @@ const EnvSchema = z.object({
   RETRY_TOPIC_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
   KAFKA_TRANSACTIONAL_ID: z.string().min(1).max(200).optional(),
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
+  /** The largest produce request sent (Kafka's producer `max.request.size`); transactions are split under it. */
+  KAFKA_MAX_REQUEST_BYTES: z.coerce.number().int().min(65_536).max(100 * 1024 * 1024).default(1_048_576),
+  /** Out of its group this long, the consumer reports a crash (the process exits to be restarted). */
+  CONSUMER_REJOIN_DEADLINE_MS: z.coerce.number().int().min(10_000).max(3_600_000).default(120_000),
+  /** Crashes one record may cause before it is dead-lettered (CRASH_LOOP) instead. */
+  CONSUMER_MAX_CRASHES_PER_RECORD: z.coerce.number().int().min(1).max(100).default(3),
   TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
   TOPIC_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
   SHUTDOWN_DEADLINE_MS: z.coerce.number().int().min(1000).default(25_000),
@@ -172,6 +178,9 @@ export interface Config {
     retryTopicDelayMs: number;
     transactionalId: string;
     sessionTimeoutMs: number;
+    maxRequestBytes: number;
+    rejoinDeadlineMs: number;
+    maxCrashesPerRecord: number;
   };
   shutdownDeadlineMs: number;
   /** Consumer-lag gauges' refresh interval (src/ops/lag-poller.ts); 0 = off. */
@@ -326,6 +335,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       // Stable across restarts of one instance, so a restarted process fences its predecessor.
       transactionalId: e.KAFKA_TRANSACTIONAL_ID ?? `${e.KAFKA_GROUP_ID}.${hostname()}`,
       sessionTimeoutMs: e.KAFKA_SESSION_TIMEOUT_MS,
+      maxRequestBytes: e.KAFKA_MAX_REQUEST_BYTES,
+      rejoinDeadlineMs: e.CONSUMER_REJOIN_DEADLINE_MS,
+      maxCrashesPerRecord: e.CONSUMER_MAX_CRASHES_PER_RECORD,
     },
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
     lagRefreshMs: e.LAG_REFRESH_MS,

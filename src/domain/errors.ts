@@ -44,6 +44,14 @@ export const errorCodes = {
     summary: "The LLM circuit breaker is open; the consumer pauses until a call succeeds again.",
   },
   PUBLISH_FAILED: { action: "retry", summary: "Producing to Kafka failed." },
+  OUTPUT_TOO_LARGE: {
+    action: "dead-letter",
+    summary: "An output record would be larger than its topic accepts (max.message.bytes).",
+  },
+  CRASH_LOOP: {
+    action: "dead-letter",
+    summary: "The record made the processor crash CONSUMER_MAX_CRASHES_PER_RECORD times.",
+  },
   RETRIES_EXHAUSTED: {
     action: "dead-letter",
     summary: "A retryable failure kept failing past the retry budget.",

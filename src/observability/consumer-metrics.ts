@@ -19,6 +19,16 @@ export function createConsumerMetrics(registry: Registry) {
       labelNames: ["result"] as const,
       registers: [registry],
     }),
+    assignedPartitions: new Gauge({
+      name: "reflector_consumer_assigned_partitions",
+      help: "Input and retry partitions assigned to this instance; 0 while it is not a member of its group.",
+      registers: [registry],
+    }),
+    producerReplacements: new Counter({
+      name: "reflector_producer_replacements_total",
+      help: "Transactional producers replaced after a failed transaction (a refused produce request breaks their sequence numbers).",
+      registers: [registry],
+    }),
   };
 }
 

@@ -99,6 +99,7 @@ export function createLoopCompleter(deps: CompleteLoopDeps) {
           episode: episodeText(event, failingStepOf(event)),
           judgement: null,
           decidedAt: now,
+          sourceRecord: null,
         },
         () => [message],
       );

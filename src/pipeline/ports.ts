@@ -163,12 +163,23 @@ export interface UnitOfWork {
     stored: boolean;
   } | null;
   decidedAt: Date;
+  /** The Kafka record (`topic/partition/offset`) being processed; null outside a consumer. */
+  sourceRecord: string | null;
+}
+
+/** An event id already processed: the outputs it published and the record that committed it. */
+export interface ProcessedEvent {
+  outputs: OutboundMessage[];
+  /** `topic/partition/offset` of the committing record; null when unknown (older rows, tools). */
+  sourceRecord: string | null;
 }
 
 export interface CommitResult {
   /** False when another worker had already processed this event id: `outputs` are theirs. */
   committed: boolean;
   outputs: OutboundMessage[];
+  /** When not committed: the record that did commit the event id (see `ProcessedEvent`). */
+  committedBy?: string | null;
   occurrences: number | null;
   /**
    * True when loop state the decision was made from changed before the commit (another family
@@ -179,7 +190,7 @@ export interface CommitResult {
 }
 
 export interface ReflectionStore {
-  findProcessedOutputs(tenantId: string, eventId: string): Promise<OutboundMessage[] | null>;
+  findProcessed(tenantId: string, eventId: string): Promise<ProcessedEvent | null>;
   /** The lesson stored under `signature`, its own or one merged into it. */
   findBySignature(tenantId: string, signature: string): Promise<StoredReflection | null>;
   patternEvidence(tenantId: string, patterns: string[]): Promise<Map<string, PatternEvidence>>;
@@ -218,4 +229,13 @@ export interface SignatureIndex {
    * round trip.
    */
   markProcessed(tenantId: string, eventId: string, stored: StoredReflection | null): Promise<void>;
+}
+
+/**
+ * Counts, across restarts, how often a consumed record made the processor crash. Kept outside the
+ * process because the count must survive the crash it counts.
+ */
+export interface CrashCounter {
+  /** Adds one crash of the record (`topic/partition/offset`) and returns its crashes so far. */
+  record(recordRef: string): Promise<number>;
 }

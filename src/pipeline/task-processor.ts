@@ -64,7 +64,12 @@ export interface TaskProcessorDeps {
   memory?: MemoryConfig;
 }
 
-export type ProcessStatus = "processed" | "replayed" | "duplicate-concurrent";
+/**
+ * `replayed`: the record that committed the event id, delivered again (after a crash its outputs
+ * may not have been published): the stored outputs go out again. `duplicate`: another record of
+ * an event id already committed (a producer's retry, a DLQ replay): nothing is published.
+ */
+export type ProcessStatus = "processed" | "replayed" | "duplicate";
 
 export interface ProcessResult {
   status: ProcessStatus;
@@ -314,6 +319,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     memoryOutcome: MemoryOutcome | null,
     answerEvaluation: AnswerEvaluation | null,
     now: Date,
+    sourceRecord: string | null,
   ) {
     const { event } = facts;
     const decide = async () => {
@@ -345,6 +351,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
                 }
               : null,
             decidedAt: now,
+            sourceRecord,
           },
           (occurrences) => [
             ...(memoryOutcome
@@ -377,15 +384,38 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     );
   }
 
-  async function process(event: TaskCompleted): Promise<ProcessResult> {
+  /**
+   * The outputs to publish for an event id that is already committed: the stored ones for the
+   * record that committed it (or when either record is unknown), none for any other record.
+   */
+  function alreadyCommitted(
+    outputs: OutboundMessage[],
+    committedBy: string | null | undefined,
+    sourceRecord: string | null,
+  ): ProcessResult {
+    const same = sourceRecord === null || committedBy == null || committedBy === sourceRecord;
+    return {
+      status: same ? "replayed" : "duplicate",
+      outputs: same ? outputs : [],
+      verdict: null,
+      decision: null,
+      generatorCalls: 0,
+    };
+  }
+
+  /**
+   * @param sourceRecord the Kafka record (`topic/partition/offset`) the event was read from; it
+   * decides whether an already committed event id publishes again (see `ProcessStatus`)
+   */
+  async function process(event: TaskCompleted, sourceRecord: string | null = null): Promise<ProcessResult> {
     const facts = factsOf(event);
     // The first signature's cached lesson comes with the processed check: one Redis round trip.
     const recalled = await timer.time("index", () =>
       index.recall(event.tenantId, event.eventId, facts.candidates[0]?.signature ?? null),
     );
     if (recalled.processed) {
-      const outputs = await store.findProcessedOutputs(event.tenantId, event.eventId);
-      if (outputs) return { status: "replayed", outputs, verdict: null, decision: null, generatorCalls: 0 };
+      const processed = await store.findProcessed(event.tenantId, event.eventId);
+      if (processed) return alreadyCommitted(processed.outputs, processed.sourceRecord, sourceRecord);
     }
     const now = clock.now();
     // Judging the agent's answer costs what a reflection costs, so it follows the same selection.
@@ -394,7 +424,8 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
         ? await timer.time("evaluate-answer", () => deps.answerEvaluator.evaluate(event))
         : null;
     const memoryOutcome = await remember(facts, recalled.cached, answerEvaluation);
-    const { result, loop } = await decideAndPersist(facts, memoryOutcome, answerEvaluation, now);
+    const { result, loop } = await decideAndPersist(facts, memoryOutcome, answerEvaluation, now, sourceRecord);
+    if (!result.committed) return alreadyCommitted(result.outputs, result.committedBy, sourceRecord);
 
     // Refresh the cache only after the transaction that made it true has committed. A merge
     // changed a lesson stored under another signature: that entry is left to expire, and the
@@ -406,7 +437,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
 
     const { judged, rejudged, matched } = memoryOutcome ?? {};
     return {
-      status: result.committed ? "processed" : "duplicate-concurrent",
+      status: "processed",
       outputs: result.outputs,
       verdict: judged?.verdict ?? rejudged?.verdict ?? matched?.known?.verdict ?? null,
       decision: loop.decision,

@@ -77,6 +77,7 @@ async function commit(event: TaskCompleted, signature: string, op: UnitOfWork["s
       episode: event.task.description,
       judgement: null,
       decidedAt: new Date(),
+      sourceRecord: null,
     },
     () => [],
   );

@@ -231,13 +231,15 @@ describe("the pipeline on real Kafka, Postgres and Redis", () => {
     }
   });
 
-  it("replaying the same event republishes the same outputs and writes nothing new", async () => {
+  it("a second record of a committed event (a retry, a replay) publishes nothing and writes nothing", async () => {
     const event = taskEvent({
       tenantId,
       projectId: "replay",
       task: { description: "Export invoices to the billing warehouse" },
       error: { category: "timeout_error", type: "export_timeout", message: "Export job exceeded 120s limit" },
     });
+    const duplicates = async () =>
+      (await h.app.metrics.events.get()).values.find((v) => v.labels.result === "duplicate")?.value ?? 0;
     await h.publish(event);
     const first = await h.waitForOutputs(event.eventId, 2);
     const rowsBefore = await count("SELECT count(*) AS n FROM reflections WHERE tenant_id = $1", tenantId);
@@ -246,11 +248,26 @@ describe("the pipeline on real Kafka, Postgres and Redis", () => {
     const occurrencesBefore = firstOutcome?.reflectionId
       ? await count("SELECT occurrences AS n FROM reflections WHERE id = $1", firstOutcome.reflectionId)
       : null;
+    const duplicatesBefore = await duplicates();
 
     await h.publish(event);
     await h.publish(event);
-    const all = await h.waitForOutputs(event.eventId, 6);
-    expect(new Set(all.map((o) => o.headers.ce_id))).toEqual(new Set(first.map((o) => o.headers.ce_id)));
+    // Both records are consumed and committed as duplicates…
+    await waitFor(async () => (await duplicates()) === duplicatesBefore + 2, {
+      timeoutMs: 60_000,
+      what: "two duplicate records consumed",
+    });
+    // …and a later event's outputs arrive while this event still has exactly its first two.
+    const later = taskEvent({
+      tenantId,
+      projectId: "replay",
+      loopId: event.loopId,
+      eventId: `${event.eventId}-later`,
+    });
+    await h.publish(later);
+    await h.waitForOutputs(later.eventId, 2);
+    const all = await h.waitForOutputs(event.eventId, 2);
+    expect(all.map((o) => o.headers.ce_id).sort()).toEqual(first.map((o) => o.headers.ce_id).sort());
     expect(await count("SELECT count(*) AS n FROM reflections WHERE tenant_id = $1", tenantId)).toBe(
       rowsBefore,
     );

@@ -392,6 +392,7 @@ describe("bias echo when two families raise the same tag at once (Postgres loop 
           episode: event.task.description,
           judgement: null,
           decidedAt: new Date(),
+          sourceRecord: null,
         },
         () => [],
       );

@@ -14,7 +14,7 @@ import {
 import { episodeMatchesPattern, patternKeywords } from "../../src/domain/quality/pattern-validity.js";
 import type {
   CommitResult,
-  OutboundMessage,
+  ProcessedEvent,
   ReflectionStore,
   SignatureIndex,
   StoredReflection,
@@ -27,7 +27,7 @@ export function createFakeStore() {
   /** tenant|signature → reflection id and the source vector of that signature's trace (merges). */
   const aliases = new Map<string, { reflectionId: string; sourceVector: number[] | null }>();
   const episodes: { tenantId: string; text: string }[] = [];
-  const processed = new Map<string, OutboundMessage[]>();
+  const processed = new Map<string, ProcessedEvent>();
   const traces = new Map<string, UnitOfWork["loop"] & { tenantId: string }>();
   const bias = new Map<string, number>();
   const judgements: (NonNullable<UnitOfWork["judgement"]> & { tenantId: string })[] = [];
@@ -35,8 +35,8 @@ export function createFakeStore() {
   let failCommits = 0;
 
   const store: ReflectionStore = {
-    findProcessedOutputs: (tenantId, eventId) =>
-      Promise.resolve(processed.get(key(tenantId, eventId)) ?? null),
+    findProcessed: (tenantId, eventId) =>
+      Promise.resolve(structuredClone(processed.get(key(tenantId, eventId)) ?? null)),
     findBySignature: (tenantId, signature) => {
       const own = [...reflections.values()].find((r) => r.tenantId === tenantId && r.signature === signature);
       const alias = own ? undefined : aliases.get(key(tenantId, signature));
@@ -107,7 +107,13 @@ export function createFakeStore() {
       }
       const { event } = unit;
       const seen = processed.get(key(event.tenantId, event.eventId));
-      if (seen) return Promise.resolve({ committed: false, outputs: seen, occurrences: null });
+      if (seen)
+        return Promise.resolve({
+          committed: false,
+          outputs: seen.outputs,
+          occurrences: null,
+          committedBy: seen.sourceRecord,
+        });
       let occurrences: number | null = null;
       if (unit.store?.kind === "insert") {
         const r = unit.store.reflection;
@@ -171,7 +177,7 @@ export function createFakeStore() {
         bias.set(key(event.tenantId, tag), (bias.get(key(event.tenantId, tag)) ?? 0) + 1);
       if (unit.judgement) judgements.push({ ...unit.judgement, tenantId: event.tenantId });
       const outputs = buildOutputs(occurrences);
-      processed.set(key(event.tenantId, event.eventId), outputs);
+      processed.set(key(event.tenantId, event.eventId), { outputs, sourceRecord: unit.sourceRecord });
       return Promise.resolve({ committed: true, outputs, occurrences });
     },
   };

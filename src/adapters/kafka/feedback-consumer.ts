@@ -1,17 +1,11 @@
-import {
-  Partitioners,
-  type Consumer,
-  type IHeaders,
-  type Kafka,
-  type KafkaMessage,
-  type Producer,
-} from "kafkajs";
+import { Partitioners, type Consumer, type Kafka, type KafkaMessage, type Producer } from "kafkajs";
 import { ReflectionFeedbackV1, type ReflectionFeedback } from "../../domain/contracts/index.js";
 import { classifyFailure, errorMessage, ReflectorError, type ErrorCode } from "../../domain/errors.js";
 import type { FeedbackInput, FeedbackResult } from "../postgres/pg-api-store.js";
 import type { Logger } from "../../observability/logger.js";
 import type { ValueCodec } from "../schema-registry/value-codec.js";
-import { headerString } from "./cloud-events.js";
+import { deadLetterMessage } from "./failure-records.js";
+import { fitsAlone, type SizeLimits } from "./record-size.js";
 
 export interface FeedbackConsumerOptions {
   kafka: Kafka;
@@ -19,6 +13,8 @@ export interface FeedbackConsumerOptions {
   groupId: string;
   topic: string;
   deadLetterTopic: string;
+  /** Size limits of the dead-letter topic: a dead letter too large for it goes without its value. */
+  limits: SizeLimits;
   fromBeginning: boolean;
   codec: ValueCodec;
   /** The same store call as `POST /api/v1/feedback`, idempotent by feedback id. */
@@ -116,22 +112,15 @@ export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
     code: ErrorCode,
     reason: string,
   ) {
-    const headers: IHeaders = {
-      ...message.headers,
-      "reflector.error.code": code,
-      "reflector.error.message": reason.slice(0, 2000),
-      "reflector.original.topic": headerString(message.headers, "reflector.original.topic") ?? topic,
-      "reflector.original.partition":
-        headerString(message.headers, "reflector.original.partition") ?? String(partition),
-      "reflector.original.offset":
-        headerString(message.headers, "reflector.original.offset") ?? message.offset,
-      "reflector.consumer.group": options.groupId,
-      "reflector.failed.at": new Date().toISOString(),
-    };
+    const dead = deadLetterMessage(
+      { topic, partition, message },
+      { groupId: options.groupId, code, reason, now: new Date() },
+      (m) => fitsAlone(m, options.deadLetterTopic, options.limits),
+    );
     if (!producer) throw new Error("feedback consumer is not started");
     await producer.send({
       topic: options.deadLetterTopic,
-      messages: [{ key: message.key, value: message.value, headers }],
+      messages: [dead],
     });
     options.observe?.deadLettered(code);
     log.warn({ code, reason, partition, offset: message.offset }, "feedback dead-lettered");

@@ -50,6 +50,7 @@ export function commitPayload(
     store: unit.store?.kind ?? null,
     outputs,
     outcomeIndex: outcome >= 0 ? outcome : null,
+    sourceRecord: unit.sourceRecord,
     dedupeOnInsert: unit.store?.kind === "insert",
     loopTrace: {
       tenant_id: event.tenantId,

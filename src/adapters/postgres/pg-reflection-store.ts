@@ -12,6 +12,7 @@ import type {
   LoopContext,
   OutboundMessage,
   PatternEvidence,
+  ProcessedEvent,
   ReflectionStore,
   StoredReflection,
 } from "../../pipeline/ports.js";
@@ -147,15 +148,16 @@ export function createPgReflectionStore(
   options: PgReflectionStoreOptions = {},
 ): ReflectionStore {
   const embeddingModel = options.embeddingModel ?? "hashing-256";
+  async function findProcessed(tenantId: string, eventId: string): Promise<ProcessedEvent | null> {
+    const res = await pool.query<{ outputs: OutboundMessage[]; source_record: string | null }>(
+      "SELECT outputs, source_record FROM processed_events WHERE tenant_id = $1 AND event_id = $2",
+      [tenantId, eventId],
+    );
+    const row = res.rows[0];
+    return row ? { outputs: row.outputs, sourceRecord: row.source_record } : null;
+  }
   return {
-    findProcessedOutputs: (tenantId, eventId) =>
-      withStoreErrors(async () => {
-        const res = await pool.query<{ outputs: OutboundMessage[] }>(
-          "SELECT outputs FROM processed_events WHERE tenant_id = $1 AND event_id = $2",
-          [tenantId, eventId],
-        );
-        return res.rows[0]?.outputs ?? null;
-      }),
+    findProcessed: (tenantId, eventId) => withStoreErrors(() => findProcessed(tenantId, eventId)),
 
     findBySignature: (tenantId, signature) =>
       withStoreErrors(async () => {
@@ -290,7 +292,11 @@ export function createPgReflectionStore(
         }
         const row = res.rows[0];
         if (!row) throw new ReflectorError("INTERNAL", "reflector_commit returned no row");
-        if (!row.committed) return { committed: false, outputs: row.outputs ?? [], occurrences: null };
+        if (!row.committed) {
+          // Another record committed this event id between the processed check and this commit.
+          const committedBy = (await findProcessed(unit.event.tenantId, unit.event.eventId))?.sourceRecord;
+          return { committed: false, outputs: row.outputs ?? [], occurrences: null, committedBy };
+        }
         return {
           committed: true,
           outputs: fillOccurrences(unit, template, row.occurrences),

@@ -49,6 +49,32 @@ describe("task processor (in-memory ports)", () => {
     expect(index.events.has(`${event.tenantId}|${event.eventId}`)).toBe(true);
   });
 
+  it("publishes a committed event id again only for the record that committed it", async () => {
+    const { processor, calls } = setup();
+    const event = taskEvent();
+    const first = await processor.process(event, "in/0/7");
+    expect(first.status).toBe("processed");
+    const before = calls();
+    // The same record after a crash: its outputs may not have committed, so they go out again.
+    const redelivered = await processor.process(event, "in/0/7");
+    expect(redelivered).toMatchObject({ status: "replayed", outputs: first.outputs });
+    // A second record of the same event (a producer's retry, a DLQ replay): nothing at all.
+    const duplicate = await processor.process(event, "in/3/12");
+    expect(duplicate).toMatchObject({ status: "duplicate", outputs: [] });
+    expect(calls()).toBe(before);
+  });
+
+  it("publishes nothing when another record commits the event id first (concurrent duplicate)", async () => {
+    const { processor, index } = setup();
+    const event = taskEvent();
+    // Both records pass the processed check before either commits: the Redis mark is missing.
+    const [a, b] = await Promise.all([processor.process(event, "in/0/1"), processor.process(event, "in/2/9")]);
+    const statuses = [a.status, b.status].sort();
+    expect(statuses).toEqual(["duplicate", "processed"]);
+    expect([a, b].find((r) => r.status === "duplicate")?.outputs).toEqual([]);
+    expect(index.events.size).toBe(1);
+  });
+
   it("replays an already processed event from the store without work", async () => {
     const { processor, calls } = setup();
     const event = taskEvent();

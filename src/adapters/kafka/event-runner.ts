@@ -1,0 +1,246 @@
+import type { Message, TopicMessages } from "kafkajs";
+import { TaskCompletedV1, type TaskCompleted } from "../../domain/contracts/index.js";
+import { classifyFailure, errorMessage, isOutage, ReflectorError } from "../../domain/errors.js";
+import type { Logger } from "../../observability/logger.js";
+import { countCommittedOutputs, type Metrics } from "../../observability/metrics.js";
+import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
+import { codeOf, nextStep, type FailureCode } from "../../pipeline/failure-policy.js";
+import type { CrashCounter } from "../../pipeline/ports.js";
+import type { TaskProcessor } from "../../pipeline/task-processor.js";
+import type { ValueCodec } from "../schema-registry/value-codec.js";
+import { headerString } from "./cloud-events.js";
+import {
+  deadLetterMessage,
+  retryMessage,
+  retryNotBeforeHeader,
+  type SourceRecord,
+} from "./failure-records.js";
+import type { OutageGate } from "./outage-gate.js";
+import type { OutputPublisher } from "./output-publisher.js";
+import { fitsAlone, recordBytes, type SizeLimits } from "./record-size.js";
+import { Abandoned, isAborted, sleep } from "./wakeup.js";
+
+/** Zod issues as one readable line: `task.description: Too small; outcome: Invalid option`. */
+function describeIssues(error: { issues: { path: PropertyKey[]; message: string }[] }): string {
+  return error.issues
+    .slice(0, 10)
+    .map((issue) => `${issue.path.map(String).join(".") || "(root)"}: ${issue.message}`)
+    .join("; ");
+}
+
+export function parseTaskCompleted(raw: unknown): TaskCompleted {
+  if (typeof raw === "object" && raw !== null && "schemaVersion" in raw && raw.schemaVersion !== 1) {
+    throw new ReflectorError(
+      "UNSUPPORTED_SCHEMA_VERSION",
+      `schemaVersion ${JSON.stringify(raw.schemaVersion)} is not supported (this build reads 1)`,
+    );
+  }
+  const parsed = TaskCompletedV1.safeParse(raw);
+  if (!parsed.success) throw new ReflectorError("SCHEMA_INVALID", describeIssues(parsed.error));
+  return parsed.data;
+}
+
+/** One consumed message as the scheduler holds it. */
+export interface Work extends SourceRecord {
+  /** Decoded up front to learn the ordering key; null when decoding must be (re)tried in the run. */
+  event: TaskCompleted | null;
+  /** Tenant + error signature, for the single-flight gate; null when unknown. */
+  signature: string | null;
+}
+
+/** What a finished message contributes to the commit transaction. */
+export interface Done {
+  messages: TopicMessages[];
+  afterCommit: () => void;
+}
+
+export interface EventRunnerOptions {
+  groupId: string;
+  retryTopic: string;
+  deadLetterTopic: string;
+  codec: ValueCodec;
+  processor: TaskProcessor;
+  publisher: OutputPublisher;
+  limits: SizeLimits;
+  outage: OutageGate;
+  crashes?: CrashCounter;
+  /** Crashes a record may cause before it is dead-lettered with CRASH_LOOP instead. */
+  maxCrashesPerRecord: number;
+  logger: Logger;
+  metrics: Metrics;
+  consumerMetrics: ConsumerMetrics;
+  maxAttempts: number;
+  retryBaseMs: number;
+  retryTopicDelayMs: number;
+}
+
+/** `topic/partition/offset`: the identity of one consumed record. */
+export function recordRef(source: SourceRecord): string {
+  return `${source.topic}/${String(source.partition)}/${source.message.offset}`;
+}
+
+/**
+ * Runs one consumed message to what it commits: its outputs, or a dead letter, or a hand-over to
+ * the retry topic. Retries in process with back-off, holds the event while a dependency is down,
+ * and throws only for a crash (or `Abandoned` when the batch is given up).
+ */
+export function createEventRunner(options: EventRunnerOptions) {
+  const { codec, processor, publisher, limits, outage, logger, metrics, consumerMetrics } = options;
+  const policy = { maxAttempts: options.maxAttempts, baseMs: options.retryBaseMs, maxMs: 30_000 };
+  const fitsIn = (topic: string) => (message: Message) => fitsAlone(message, topic, limits);
+
+  function deadLetter(work: Work, code: FailureCode, reason: string, log: Logger): Done {
+    const message = deadLetterMessage(
+      work,
+      { groupId: options.groupId, code, reason, now: new Date() },
+      fitsIn(options.deadLetterTopic),
+    );
+    return {
+      messages: [{ topic: options.deadLetterTopic, messages: [message] }],
+      afterCommit: () => {
+        metrics.deadLetters.inc({ code });
+        metrics.events.inc({ result: "dead_lettered" });
+        log.warn({ code, reason, valueOmitted: message.value === null }, "event dead-lettered");
+      },
+    };
+  }
+
+  function toRetryTopic(work: Work, code: FailureCode, reason: string, log: Logger): Done {
+    const message = retryMessage(
+      work,
+      { groupId: options.groupId, code, reason, now: new Date() },
+      Date.now() + options.retryTopicDelayMs,
+      fitsIn(options.retryTopic),
+    );
+    if (!message) {
+      return deadLetter(work, code, `${reason} (too large for the retry topic, so not retried)`, log);
+    }
+    return {
+      messages: [{ topic: options.retryTopic, messages: [message] }],
+      afterCommit: () => {
+        consumerMetrics.retryTopicMessages.inc();
+        metrics.events.inc({ result: "retry_topic" });
+        log.warn({ code, reason }, "event handed to the retry topic");
+      },
+    };
+  }
+
+  async function decode(work: SourceRecord & { event: TaskCompleted | null }): Promise<TaskCompleted> {
+    if (work.event) return work.event;
+    const value = work.message.value;
+    if (!value || value.length === 0) throw new ReflectorError("DECODE_FAILED", "empty value (tombstone)");
+    return parseTaskCompleted(await codec.decode(value));
+  }
+
+  /** The first output that its topic would refuse, as a reason; null when all fit. */
+  function oversizedOutput(messages: TopicMessages[]): string | null {
+    for (const { topic, messages: list } of messages) {
+      for (const message of list) {
+        if (!fitsAlone(message, topic, limits)) {
+          return `the ${topic} record would be ${String(recordBytes(message))} bytes, over the topic's limit of ${String(limits.topicBytes(topic))}`;
+        }
+      }
+    }
+    return null;
+  }
+
+  async function run(work: Work, signal: AbortSignal): Promise<Done> {
+    const log = logger.child({ topic: work.topic, partition: work.partition, offset: work.message.offset });
+    const fromRetryTopic = work.topic === options.retryTopic;
+    if (fromRetryTopic) {
+      const notBefore = Number(headerString(work.message.headers, retryNotBeforeHeader) ?? "0");
+      const wait = notBefore - Date.now();
+      if (wait > 0) await sleep(Math.min(wait, options.retryTopicDelayMs), signal);
+    }
+    let attempt = 0;
+    let outageAttempt = 0;
+    for (;;) {
+      if (signal.aborted) throw new Abandoned("abandoned");
+      try {
+        const event = await decode(work);
+        const result = await processor.process(event, recordRef(work));
+        const messages = await publisher.encode(result.outputs, work.message.headers);
+        outage.leave();
+        const oversized = oversizedOutput(messages);
+        if (oversized) return deadLetter(work, "OUTPUT_TOO_LARGE", oversized, log);
+        return {
+          messages,
+          afterCommit: () => {
+            metrics.events.inc({ result: result.status });
+            countCommittedOutputs(metrics, result.outputs, result.generatorCalls);
+            log.info(
+              {
+                tenantId: event.tenantId,
+                loopId: event.loopId,
+                eventId: event.eventId,
+                status: result.status,
+                verdict: result.verdict,
+                decision: result.decision,
+                outputs: result.outputs.length,
+              },
+              "event processed",
+            );
+          },
+        };
+      } catch (err) {
+        if (err instanceof Abandoned || isAborted(signal)) throw new Abandoned("abandoned");
+        const outageNow = classifyFailure(err) === "retry" && isOutage(err);
+        if (outageNow) outageAttempt += 1;
+        else attempt += 1;
+        const step = nextStep(err, outageNow ? outageAttempt : attempt, fromRetryTopic, policy);
+        switch (step.step) {
+          case "crash":
+            return crashOrDeadLetter(work, err, log);
+          case "dead-letter":
+            return deadLetter(
+              work,
+              step.code,
+              step.code === "RETRIES_EXHAUSTED" ? `${codeOf(err)}: ${errorMessage(err)}` : errorMessage(err),
+              log,
+            );
+          case "retry-topic":
+            return toRetryTopic(work, step.code, errorMessage(err), log);
+          case "backoff":
+            metrics.retries.inc({ code: step.code });
+            log.warn({ err, attempt, delayMs: step.delayMs }, "processing failed; retrying");
+            await sleep(step.delayMs, signal);
+            break;
+          case "pause":
+            metrics.retries.inc({ code: step.code });
+            outage.enter(step.code);
+            log.warn(
+              { err, outageAttempt, delayMs: step.delayMs },
+              "dependency unavailable; holding the event",
+            );
+            await sleep(step.delayMs, signal);
+            break;
+        }
+      }
+    }
+  }
+
+  /**
+   * A failure that is a bug crashes the process, so that it restarts from the committed offset.
+   * The same record crashing it again and again would stop its partition for good: after
+   * `maxCrashesPerRecord` crashes it is dead-lettered instead, with the error that kept happening.
+   */
+  async function crashOrDeadLetter(work: Work, err: unknown, log: Logger): Promise<Done> {
+    const crashes = await options.crashes?.record(recordRef(work)).catch((countErr: unknown) => {
+      log.warn({ err: countErr }, "could not count the crash");
+      return 0;
+    });
+    if (crashes !== undefined && crashes >= options.maxCrashesPerRecord) {
+      return deadLetter(
+        work,
+        "CRASH_LOOP",
+        `crashed the processor ${String(crashes)} times: ${codeOf(err)}: ${errorMessage(err)}`,
+        log,
+      );
+    }
+    throw err;
+  }
+
+  return { run, decode };
+}
+
+export type EventRunner = ReturnType<typeof createEventRunner>;

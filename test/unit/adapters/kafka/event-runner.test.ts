@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import type { KafkaMessage, Producer } from "kafkajs";
+import { createEventRunner, type Work } from "../../../../src/adapters/kafka/event-runner.js";
+import { OutageGate } from "../../../../src/adapters/kafka/outage-gate.js";
+import { createOutputPublisher } from "../../../../src/adapters/kafka/output-publisher.js";
+import { createJsonCodec } from "../../../../src/adapters/schema-registry/value-codec.js";
+import { createConsumerMetrics } from "../../../../src/observability/consumer-metrics.js";
+import { createLogger } from "../../../../src/observability/logger.js";
+import { createMetrics } from "../../../../src/observability/metrics.js";
+import type { CrashCounter } from "../../../../src/pipeline/ports.js";
+import type { TaskProcessor } from "../../../../src/pipeline/task-processor.js";
+import { createOfflineProcessor, createFakeIndex, createFakeStore } from "../../../support/fakes.js";
+import { taskEvent } from "../../../support/task-events.js";
+
+function work(offset = "3"): Work {
+  const event = taskEvent();
+  const message = {
+    key: Buffer.from(event.loopId),
+    value: Buffer.from(JSON.stringify(event)),
+    headers: {},
+    offset,
+    timestamp: "0",
+    attributes: 0,
+  } as KafkaMessage;
+  return { topic: "in", partition: 0, message, event: null, signature: null };
+}
+
+function setup(processor: TaskProcessor, options: { crashes?: CrashCounter; topicBytes?: number } = {}) {
+  const metrics = createMetrics();
+  const topics = { reflectionAccepted: "acc", reflectionRejected: "rej", loopDecision: "dec" };
+  return createEventRunner({
+    groupId: "g",
+    retryTopic: "retry",
+    deadLetterTopic: "dlq",
+    codec: createJsonCodec(),
+    processor,
+    publisher: createOutputPublisher({
+      producer: {} as Producer,
+      codec: createJsonCodec(),
+      topics,
+      source: "/test",
+    }),
+    limits: {
+      topicBytes: (t) => (t === "dlq" ? 1_048_588 : (options.topicBytes ?? 1_048_588)),
+      requestBytes: 1_048_576,
+    },
+    outage: new OutageGate({ onEnter: () => undefined, onLeave: () => undefined }),
+    crashes: options.crashes,
+    maxCrashesPerRecord: 3,
+    logger: createLogger("silent"),
+    metrics,
+    consumerMetrics: createConsumerMetrics(metrics.registry),
+    maxAttempts: 1,
+    retryBaseMs: 1,
+    retryTopicDelayMs: 1,
+  });
+}
+
+const failing: TaskProcessor = { process: () => Promise.reject(new TypeError("x is undefined")) };
+const header = (done: Awaited<ReturnType<ReturnType<typeof setup>["run"]>>, name: string) =>
+  done.messages[0]?.messages[0]?.headers?.[name]?.toString();
+
+describe("event runner", () => {
+  it("crashes on a bug, and dead-letters the record that keeps crashing the processor", async () => {
+    const counts = new Map<string, number>();
+    const crashes: CrashCounter = {
+      record: (ref) => {
+        counts.set(ref, (counts.get(ref) ?? 0) + 1);
+        return Promise.resolve(counts.get(ref) ?? 0);
+      },
+    };
+    const runner = setup(failing, { crashes });
+    const signal = new AbortController().signal;
+    // Each run stands for one life of the process: it crashes, restarts, reads the record again.
+    await expect(runner.run(work(), signal)).rejects.toThrow(TypeError);
+    await expect(runner.run(work(), signal)).rejects.toThrow(TypeError);
+    const done = await runner.run(work(), signal);
+    expect(done.messages[0]?.topic).toBe("dlq");
+    expect(header(done, "reflector.error.code")).toBe("CRASH_LOOP");
+    expect(header(done, "reflector.error.message")).toMatch(
+      /crashed the processor 3 times: INTERNAL: x is undefined/,
+    );
+    expect(counts.get("in/0/3")).toBe(3);
+    // Another record's count is its own.
+    await expect(runner.run(work("4"), signal)).rejects.toThrow(TypeError);
+  });
+
+  it("still crashes when the count cannot be kept (Redis down)", async () => {
+    const runner = setup(failing, { crashes: { record: () => Promise.reject(new Error("ECONNREFUSED")) } });
+    await expect(runner.run(work(), new AbortController().signal)).rejects.toThrow(TypeError);
+  });
+
+  it("dead-letters an event whose output its topic would refuse, instead of failing the batch", async () => {
+    const store = createFakeStore();
+    const processor = createOfflineProcessor({ store: store.store, index: createFakeIndex().index });
+    const runner = setup(processor, { topicBytes: 1_500 });
+    const done = await runner.run(work(), new AbortController().signal);
+    expect(done.messages[0]?.topic).toBe("dlq");
+    expect(header(done, "reflector.error.code")).toBe("OUTPUT_TOO_LARGE");
+    expect(header(done, "reflector.error.message")).toMatch(
+      /record would be \d+ bytes, over the topic's limit of 1500/,
+    );
+  });
+
+  it("publishes the outputs when they fit", async () => {
+    const processor = createOfflineProcessor({
+      store: createFakeStore().store,
+      index: createFakeIndex().index,
+    });
+    const done = await setup(processor).run(work(), new AbortController().signal);
+    expect(done.messages.map((m) => m.topic).sort()).toEqual(["acc", "dec"]);
+  });
+});
