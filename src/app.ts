@@ -192,8 +192,10 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     crashes: createRedisCrashCounter(redis, {
       keyPrefix: config.redis.keyPrefix,
       groupId: config.kafka.groupId,
+      windowMs: 10 * 60_000,
     }),
     maxCrashesPerRecord: config.consumer.maxCrashesPerRecord,
+    maxCrashingRecords: config.consumer.maxCrashingRecords,
     logger,
     metrics,
     consumerMetrics,

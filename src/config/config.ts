@@ -96,11 +96,18 @@ const EnvSchema = z.object({
   KAFKA_TRANSACTIONAL_ID: z.string().min(1).max(200).optional(),
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
   /** The largest produce request sent (Kafka's producer `max.request.size`); transactions are split under it. */
-  KAFKA_MAX_REQUEST_BYTES: z.coerce.number().int().min(65_536).max(100 * 1024 * 1024).default(1_048_576),
+  KAFKA_MAX_REQUEST_BYTES: z.coerce
+    .number()
+    .int()
+    .min(65_536)
+    .max(100 * 1024 * 1024)
+    .default(1_048_576),
   /** Out of its group this long, the consumer reports a crash (the process exits to be restarted). */
   CONSUMER_REJOIN_DEADLINE_MS: z.coerce.number().int().min(10_000).max(3_600_000).default(120_000),
   /** Crashes one record may cause before it is dead-lettered (CRASH_LOOP) instead. */
   CONSUMER_MAX_CRASHES_PER_RECORD: z.coerce.number().int().min(1).max(100).default(3),
+  /** More distinct records crashing within 10 minutes than this: the processor is failing; none is dead-lettered. */
+  CONSUMER_MAX_CRASHING_RECORDS: z.coerce.number().int().min(1).max(1000).default(3),
   TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
   TOPIC_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
   SHUTDOWN_DEADLINE_MS: z.coerce.number().int().min(1000).default(25_000),
@@ -181,6 +188,7 @@ export interface Config {
     maxRequestBytes: number;
     rejoinDeadlineMs: number;
     maxCrashesPerRecord: number;
+    maxCrashingRecords: number;
   };
   shutdownDeadlineMs: number;
   /** Consumer-lag gauges' refresh interval (src/ops/lag-poller.ts); 0 = off. */
@@ -338,6 +346,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxRequestBytes: e.KAFKA_MAX_REQUEST_BYTES,
       rejoinDeadlineMs: e.CONSUMER_REJOIN_DEADLINE_MS,
       maxCrashesPerRecord: e.CONSUMER_MAX_CRASHES_PER_RECORD,
+      maxCrashingRecords: e.CONSUMER_MAX_CRASHING_RECORDS,
     },
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
     lagRefreshMs: e.LAG_REFRESH_MS,

@@ -236,6 +236,9 @@ export interface SignatureIndex {
  * process because the count must survive the crash it counts.
  */
 export interface CrashCounter {
-  /** Adds one crash of the record (`topic/partition/offset`) and returns its crashes so far. */
-  record(recordRef: string): Promise<number>;
+  /**
+   * Adds one crash of the record (`topic/partition/offset`); returns its crashes so far and how
+   * many distinct records of the group crashed the processor within the recent window.
+   */
+  record(recordRef: string): Promise<{ crashes: number; crashingRecords: number }>;
 }

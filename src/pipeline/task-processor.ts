@@ -292,18 +292,19 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
   ): Promise<MemoryOutcome | null> {
     if (facts.candidates.length === 0) return null;
     const { event, failingStep } = facts;
-    // The trace (for matching) and the task (for relevance) are embedded in one batch.
-    const task = taskText(event, failingStep);
-    const [traceVector, taskVector] = await timer.time("embed", () =>
-      embedder.embed([traceText(event, failingStep), task]),
-    );
-    if (!traceVector || !taskVector) throw new Error("embedder returned no vector");
+    // The trace is embedded for matching; the task only when a new lesson is judged (relevance).
+    const [traceVector] = await timer.time("embed", () => embedder.embed([traceText(event, failingStep)]));
+    if (!traceVector) throw new Error("embedder returned no vector");
     const matched = await match(facts, cached, traceVector);
     if (!matched) return null;
     const rejudged = matched.known ? await rejudge(facts, matched.known) : null;
-    const judged = matched.known
-      ? null
-      : await reflect(facts, { text: task, vector: taskVector }, answerEvaluation);
+    let judged: Judged | null = null;
+    if (!matched.known) {
+      const task = taskText(event, failingStep);
+      const [taskVector] = await timer.time("embed", () => embedder.embed([task]));
+      if (!taskVector) throw new Error("embedder returned no vector");
+      judged = await reflect(facts, { text: task, vector: taskVector }, answerEvaluation);
+    }
     const { op, created } = storeOperation(facts, matched, traceVector, judged, rejudged);
     return { matched, judged, rejudged, op, created };
   }
@@ -424,7 +425,13 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
         ? await timer.time("evaluate-answer", () => deps.answerEvaluator.evaluate(event))
         : null;
     const memoryOutcome = await remember(facts, recalled.cached, answerEvaluation);
-    const { result, loop } = await decideAndPersist(facts, memoryOutcome, answerEvaluation, now, sourceRecord);
+    const { result, loop } = await decideAndPersist(
+      facts,
+      memoryOutcome,
+      answerEvaluation,
+      now,
+      sourceRecord,
+    );
     if (!result.committed) return alreadyCommitted(result.outputs, result.committedBy, sourceRecord);
 
     // Refresh the cache only after the transaction that made it true has committed. A merge

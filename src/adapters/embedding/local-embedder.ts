@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
-import * as tokenizers from "@huggingface/tokenizers";
-import * as ort from "onnxruntime-node";
+import { Worker } from "node:worker_threads";
 import type { Embedder } from "../../pipeline/ports.js";
+import type { EmbedReply, EmbedRequest } from "./embedding-worker.js";
 
 /** What a model directory must hold: a BERT-style encoder in ONNX and its Hugging Face tokenizer. */
 export const localModelFiles = ["model.onnx", "tokenizer.json"] as const;
@@ -22,49 +22,29 @@ export function missingModelFiles(modelDir: string): string[] {
   return localModelFiles.filter((file) => !existsSync(join(modelDir, file)));
 }
 
-/** The part of the tokenizer used here. */
-interface TextTokenizer {
-  encode(text: string): { ids: number[] };
-}
-
-// The package's declarations import their siblings without file extensions, which NodeNext
-// resolution cannot follow (the class types as an error type), so its shape is stated here.
-const { Tokenizer } = tokenizers as unknown as {
-  Tokenizer: new (tokenizerJson: object, tokenizerConfig: object) => TextTokenizer;
-};
-
-interface LoadedModel {
-  session: ort.InferenceSession;
-  tokenizer: TextTokenizer;
-  outputName: string;
-}
-
-async function loadModel(modelDir: string): Promise<LoadedModel> {
-  const tokenizer = new Tokenizer(
-    JSON.parse(readFileSync(join(modelDir, "tokenizer.json"), "utf8")) as object,
-    {},
-  );
-  const session = await ort.InferenceSession.create(join(modelDir, "model.onnx"), {
-    executionProviders: ["cpu"],
-  });
-  const outputName = session.outputNames[0];
-  if (outputName === undefined) throw new Error(`the model in ${modelDir} has no output`);
-  for (const input of ["input_ids", "attention_mask"]) {
-    if (!session.inputNames.includes(input))
-      throw new Error(`the model in ${modelDir} has no ${input} input: not a BERT-style encoder`);
-  }
-  return { session, tokenizer, outputName };
+/**
+ * The worker thread's entry. A build runs the compiled module next to this one. Run from source
+ * (tsx, vitest), the worker starts from a small module that first registers tsx's loader in the
+ * worker, then imports the TypeScript entry: a worker does not inherit the loader of the thread
+ * that started it, and flags in `execArgv` depend on how that thread was started.
+ */
+function workerEntry(): URL {
+  if (!import.meta.url.endsWith(".ts")) return new URL("./embedding-worker.js", import.meta.url);
+  const tsx = import.meta.resolve("tsx/esm/api");
+  const entry = new URL("./embedding-worker.ts", import.meta.url).href;
+  const source = `const { register } = await import(${JSON.stringify(tsx)}); register(); await import(${JSON.stringify(entry)});`;
+  return new URL(`data:text/javascript,${encodeURIComponent(source)}`);
 }
 
 /**
  * Sentence embeddings from a local model (all-MiniLM-L6-v2 by default) run on the CPU with ONNX
- * Runtime: closeness of meaning, offline and free. One `embed` call is one batched model run, padded
- * to its longest text; the vector of a text is the mean of its token vectors (padding left out),
- * scaled to length 1, so a dot product is the cosine.
+ * Runtime: closeness of meaning, offline and free. The vector of a text is the mean of its token
+ * vectors (padding left out), scaled to length 1, so a dot product is the cosine.
  *
- * The run is synchronous inside ONNX Runtime's binding: it holds the event loop for its duration
- * (about 5 ms for a 35-token text; docs/benchmarks.md has the figures). Callers embed a few short
- * texts per event, so this stays small next to an LLM call.
+ * The model runs on a worker thread (embedding-worker.ts): its run is synchronous inside ONNX
+ * Runtime's binding, and on the main thread it held every other callback for its duration (5 ms
+ * for a short text, more for a long one), which made Postgres and Redis calls wait behind it.
+ * Calls that arrive while a run is going on share the next run.
  */
 export function createLocalEmbedder(options: LocalEmbedderOptions): Embedder {
   const { modelDir } = options;
@@ -79,14 +59,35 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): Embedder {
         `or choose another embedder with REFLECTOR_EMBEDDINGS`,
     );
   }
-  let loading: Promise<LoadedModel> | undefined;
-  const model = (): Promise<LoadedModel> => {
-    loading ??= loadModel(modelDir).catch((err: unknown) => {
-      loading = undefined;
-      throw err;
+  const pending = new Map<number, { resolve: (v: number[][]) => void; reject: (e: Error) => void }>();
+  let nextId = 0;
+  let worker: Worker | null = null;
+
+  function started(): Worker {
+    if (worker) return worker;
+    const w = new Worker(workerEntry(), { workerData: { modelDir, maxTokens }, execArgv: [] });
+    // The thread keeps the process alive only while a call waits for it.
+    w.unref();
+    w.on("message", (reply: EmbedReply) => {
+      const call = pending.get(reply.id);
+      if (!call) return;
+      pending.delete(reply.id);
+      if (pending.size === 0) w.unref();
+      if ("error" in reply) call.reject(new Error(`local embedder: ${reply.error}`));
+      else call.resolve(reply.vectors);
     });
-    return loading;
-  };
+    const fail = (err: Error) => {
+      if (worker === w) worker = null;
+      for (const call of pending.values()) call.reject(new Error(`local embedder: ${err.message}`));
+      pending.clear();
+    };
+    w.on("error", fail);
+    w.on("exit", (code) => {
+      fail(new Error(`worker exited with code ${String(code)}`));
+    });
+    worker = w;
+    return w;
+  }
 
   return {
     name: `local:${basename(modelDir)}`,
@@ -95,54 +96,14 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): Embedder {
     // percentile 0.38). An analysis and a task are different kinds of text, so a plainly relevant
     // pair rarely passes 0.6 raw.
     similarityScale: { unrelated: 0.15, related: 0.5 },
-    async embed(texts) {
-      if (texts.length === 0) return [];
-      const { session, tokenizer, outputName } = await model();
-      // A WordPiece token covers at least one character; 32 per token leaves room for long words
-      // while sparing the tokenizer the rest of a very long trace.
-      const encoded = texts.map((text) => {
-        const { ids } = tokenizer.encode(text.slice(0, maxTokens * 32));
-        if (ids.length <= maxTokens) return ids;
-        // Keep the closing special token ([SEP]), as the tokenizer's own truncation would.
-        return [...ids.slice(0, maxTokens - 1), ids[ids.length - 1] ?? 0];
-      });
-      const batch = texts.length;
-      const length = Math.max(...encoded.map((ids) => ids.length));
-      const inputIds = new BigInt64Array(batch * length);
-      const attentionMask = new BigInt64Array(batch * length);
-      encoded.forEach((ids, row) => {
-        ids.forEach((id, column) => {
-          inputIds[row * length + column] = BigInt(id);
-          attentionMask[row * length + column] = 1n;
-        });
-      });
-      const dims = [batch, length];
-      const feeds: Record<string, ort.Tensor> = {
-        input_ids: new ort.Tensor("int64", inputIds, dims),
-        attention_mask: new ort.Tensor("int64", attentionMask, dims),
-      };
-      if (session.inputNames.includes("token_type_ids"))
-        feeds.token_type_ids = new ort.Tensor("int64", new BigInt64Array(batch * length), dims);
-      const output = (await session.run(feeds))[outputName];
-      if (output?.dims.length !== 3 || output.dims[0] !== batch || output.dims[1] !== length)
-        throw new Error(`the local model returned an unexpected output shape ${String(output?.dims)}`);
-      const hidden = output.data as Float32Array;
-      const width = Number(output.dims[2]);
-      return encoded.map((ids, row) => {
-        const vector = new Float64Array(width);
-        for (let column = 0; column < ids.length; column += 1) {
-          const offset = (row * length + column) * width;
-          for (let d = 0; d < width; d += 1) vector[d] = (vector[d] ?? 0) + (hidden[offset + d] ?? 0);
-        }
-        // Every text has at least [CLS] and [SEP], so the mean is over one token or more.
-        let norm = 0;
-        for (let d = 0; d < width; d += 1) {
-          const mean = (vector[d] ?? 0) / ids.length;
-          vector[d] = mean;
-          norm += mean * mean;
-        }
-        norm = Math.sqrt(norm) || 1;
-        return Array.from(vector, (value) => value / norm);
+    embed(texts) {
+      if (texts.length === 0) return Promise.resolve([]);
+      return new Promise((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        const w = started();
+        w.ref();
+        w.postMessage({ id, texts } satisfies EmbedRequest);
       });
     },
   };

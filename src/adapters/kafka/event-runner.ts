@@ -66,6 +66,11 @@ export interface EventRunnerOptions {
   crashes?: CrashCounter;
   /** Crashes a record may cause before it is dead-lettered with CRASH_LOOP instead. */
   maxCrashesPerRecord: number;
+  /**
+   * Beyond this many distinct records crashing within the counter's window, the processor itself
+   * is failing (a bug, a broken deploy): records are no longer dead-lettered for it.
+   */
+  maxCrashingRecords: number;
   logger: Logger;
   metrics: Metrics;
   consumerMetrics: ConsumerMetrics;
@@ -223,18 +228,26 @@ export function createEventRunner(options: EventRunnerOptions) {
    * A failure that is a bug crashes the process, so that it restarts from the committed offset.
    * The same record crashing it again and again would stop its partition for good: after
    * `maxCrashesPerRecord` crashes it is dead-lettered instead, with the error that kept happening.
+   * Unless many records crash: then the processor is broken, not the record, and dead-lettering
+   * would empty the topic into the DLQ; it keeps crashing so that someone looks.
    */
   async function crashOrDeadLetter(work: Work, err: unknown, log: Logger): Promise<Done> {
-    const crashes = await options.crashes?.record(recordRef(work)).catch((countErr: unknown) => {
+    const counted = await options.crashes?.record(recordRef(work)).catch((countErr: unknown) => {
       log.warn({ err: countErr }, "could not count the crash");
-      return 0;
+      return null;
     });
-    if (crashes !== undefined && crashes >= options.maxCrashesPerRecord) {
-      return deadLetter(
-        work,
-        "CRASH_LOOP",
-        `crashed the processor ${String(crashes)} times: ${codeOf(err)}: ${errorMessage(err)}`,
-        log,
+    if (counted && counted.crashes >= options.maxCrashesPerRecord) {
+      if (counted.crashingRecords <= options.maxCrashingRecords) {
+        return deadLetter(
+          work,
+          "CRASH_LOOP",
+          `crashed the processor ${String(counted.crashes)} times: ${codeOf(err)}: ${errorMessage(err)}`,
+          log,
+        );
+      }
+      log.error(
+        { crashingRecords: counted.crashingRecords, err },
+        "many records crash the processor: it is failing, not the record; not dead-lettering",
       );
     }
     throw err;

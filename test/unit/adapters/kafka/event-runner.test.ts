@@ -47,6 +47,7 @@ function setup(processor: TaskProcessor, options: { crashes?: CrashCounter; topi
     outage: new OutageGate({ onEnter: () => undefined, onLeave: () => undefined }),
     crashes: options.crashes,
     maxCrashesPerRecord: 3,
+    maxCrashingRecords: 2,
     logger: createLogger("silent"),
     metrics,
     consumerMetrics: createConsumerMetrics(metrics.registry),
@@ -61,14 +62,20 @@ const header = (done: Awaited<ReturnType<ReturnType<typeof setup>["run"]>>, name
   done.messages[0]?.messages[0]?.headers?.[name]?.toString();
 
 describe("event runner", () => {
-  it("crashes on a bug, and dead-letters the record that keeps crashing the processor", async () => {
+  /** Counts like the Redis counter: per record, and distinct records crashing (no window here). */
+  function counter() {
     const counts = new Map<string, number>();
     const crashes: CrashCounter = {
       record: (ref) => {
         counts.set(ref, (counts.get(ref) ?? 0) + 1);
-        return Promise.resolve(counts.get(ref) ?? 0);
+        return Promise.resolve({ crashes: counts.get(ref) ?? 0, crashingRecords: counts.size });
       },
     };
+    return { counts, crashes };
+  }
+
+  it("crashes on a bug, and dead-letters the record that keeps crashing the processor", async () => {
+    const { counts, crashes } = counter();
     const runner = setup(failing, { crashes });
     const signal = new AbortController().signal;
     // Each run stands for one life of the process: it crashes, restarts, reads the record again.
@@ -83,6 +90,18 @@ describe("event runner", () => {
     expect(counts.get("in/0/3")).toBe(3);
     // Another record's count is its own.
     await expect(runner.run(work("4"), signal)).rejects.toThrow(TypeError);
+  });
+
+  it("keeps crashing, dead-lettering nothing, when many records crash (the processor is broken)", async () => {
+    const { crashes } = counter();
+    const runner = setup(failing, { crashes });
+    const signal = new AbortController().signal;
+    for (const offset of ["1", "2", "3"]) {
+      await expect(runner.run(work(offset), signal)).rejects.toThrow(TypeError);
+    }
+    // Three records crashed (more than 2): the third crash of record 1 is not its fault.
+    await expect(runner.run(work("1"), signal)).rejects.toThrow(TypeError);
+    await expect(runner.run(work("1"), signal)).rejects.toThrow(TypeError);
   });
 
   it("still crashes when the count cannot be kept (Redis down)", async () => {

@@ -1,0 +1,39 @@
+import { Redis } from "ioredis";
+import { randomUUID } from "node:crypto";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { createRedisCrashCounter } from "../../src/adapters/redis/redis-crash-counter.js";
+
+describe("crash counter (real Redis)", () => {
+  const redis = new Redis(inject("redisUrl"));
+  const keyPrefix = `test-${randomUUID().slice(0, 8)}`;
+  afterAll(async () => {
+    const keys = await redis.keys(`${keyPrefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  it("counts crashes per record and the distinct records crashing within the window", async () => {
+    let now = 1_000_000;
+    const counter = createRedisCrashCounter(redis, {
+      keyPrefix,
+      groupId: "g",
+      windowMs: 60_000,
+      now: () => now,
+    });
+    expect(await counter.record("in/0/5")).toEqual({ crashes: 1, crashingRecords: 1 });
+    expect(await counter.record("in/0/5")).toEqual({ crashes: 2, crashingRecords: 1 });
+    expect(await counter.record("in/1/9")).toEqual({ crashes: 1, crashingRecords: 2 });
+    // Another group's counts are its own.
+    const other = createRedisCrashCounter(redis, {
+      keyPrefix,
+      groupId: "h",
+      windowMs: 60_000,
+      now: () => now,
+    });
+    expect(await other.record("in/0/5")).toEqual({ crashes: 1, crashingRecords: 1 });
+    // Past the window, old crashes no longer count as records crashing now; the record's count stays.
+    now += 120_000;
+    expect(await counter.record("in/0/5")).toEqual({ crashes: 3, crashingRecords: 1 });
+    expect(await redis.ttl(`${keyPrefix}:crash:g:in/0/5`)).toBeGreaterThan(6 * 24 * 3600);
+  });
+});
