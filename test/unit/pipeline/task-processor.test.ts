@@ -68,7 +68,10 @@ describe("task processor (in-memory ports)", () => {
     const { processor, index } = setup();
     const event = taskEvent();
     // Both records pass the processed check before either commits: the Redis mark is missing.
-    const [a, b] = await Promise.all([processor.process(event, "in/0/1"), processor.process(event, "in/2/9")]);
+    const [a, b] = await Promise.all([
+      processor.process(event, "in/0/1"),
+      processor.process(event, "in/2/9"),
+    ]);
     const statuses = [a.status, b.status].sort();
     expect(statuses).toEqual(["duplicate", "processed"]);
     expect([a, b].find((r) => r.status === "duplicate")?.outputs).toEqual([]);
