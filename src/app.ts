@@ -84,6 +84,9 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     maxRetriesPerRequest: 1,
     lazyConnect: true,
     enableOfflineQueue: true,
+    // Commands issued in the same turn of the event loop (the events of a batch) go in one
+    // pipeline: one round trip instead of one each.
+    enableAutoPipelining: true,
   });
   redis.on("error", (err) => {
     logger.debug({ err }, "redis connection error");

@@ -165,3 +165,64 @@ describe("memory in Postgres", () => {
     expect(await store.findBySignature(tenantId, "sig-second")).toBeNull();
   });
 });
+
+describe("group commit in Postgres", () => {
+  it("commits concurrent events in groups, a bad one alone failing, and the committing record kept", async () => {
+    const tenantId = `group-${randomUUID().slice(0, 8)}`;
+    const events = Array.from({ length: 12 }, (_, n) =>
+      taskEvent({ tenantId, eventId: `evt-${String(n)}`, loopId: `loop-${String(n)}` }),
+    );
+    // Postgres refuses a NUL byte in jsonb text: the unit carrying one fails the group's statement.
+    const bad = taskEvent({ tenantId, eventId: "evt-bad", loopId: "loop-bad" });
+    const loopOf = async (event: TaskCompleted) =>
+      decideLoop(
+        { event, ...(await store.loopContext(event)), answerNeedsRetry: false },
+        defaultGuardrailConfig,
+      );
+    const unit = (
+      event: TaskCompleted,
+      loop: Awaited<ReturnType<typeof loopOf>>,
+      episode: string,
+      sourceRecord: string,
+    ) =>
+      store.commit(
+        {
+          event,
+          signature: null,
+          store: null,
+          loop,
+          answerEvaluation: null,
+          episode,
+          judgement: null,
+          decidedAt: new Date(),
+          sourceRecord,
+        },
+        () => [],
+      );
+    const loops = await Promise.all([...events, bad].map(loopOf));
+    const loopAt = (n: number) => {
+      const loop = loops[n];
+      if (!loop) throw new Error(`no loop ${String(n)}`);
+      return loop;
+    };
+    // All in the same turn of the event loop: one group, which the bad unit's NUL byte fails as a
+    // whole; its units are then committed one by one, and only the bad one fails.
+    const results = await Promise.allSettled([
+      ...events.map((e, n) => unit(e, loopAt(n), e.task.description, `in/0/${String(n)}`)),
+      unit(bad, loopAt(12), "bad \u0000 episode", "in/0/99"),
+    ]);
+    const failed = results.filter((r) => r.status === "rejected");
+    expect(failed).toHaveLength(1);
+    expect(results.at(-1)?.status).toBe("rejected");
+    expect(results.slice(0, -1).every((r) => r.status === "fulfilled" && r.value.committed)).toBe(true);
+    const rows = await pool.query<{ event_id: string; source_record: string }>(
+      "SELECT event_id, source_record FROM processed_events WHERE tenant_id = $1 ORDER BY source_record",
+      [tenantId],
+    );
+    expect(rows.rows).toHaveLength(12);
+    expect(rows.rows.find((r) => r.event_id === "evt-3")?.source_record).toBe("in/0/3");
+    // The same event id again, from another record: not committed twice; who did it is reported.
+    const again = await unit(events[3] ?? bad, loopAt(3), "again", "in/2/40");
+    expect(again).toMatchObject({ committed: false, committedBy: "in/0/3" });
+  });
+});

@@ -17,6 +17,7 @@ import type {
   StoredReflection,
 } from "../../pipeline/ports.js";
 import { commitPayload, fillOccurrences, staleLoopStateCode } from "./commit-payload.js";
+import { createGroupCommit } from "./group-commit.js";
 
 interface ReflectionRow {
   id: string;
@@ -148,6 +149,7 @@ export function createPgReflectionStore(
   options: PgReflectionStoreOptions = {},
 ): ReflectionStore {
   const embeddingModel = options.embeddingModel ?? "hashing-256";
+  const group = createGroupCommit(pool, { maxUnits: 64, maxGroups: 1 });
   async function findProcessed(tenantId: string, eventId: string): Promise<ProcessedEvent | null> {
     const res = await pool.query<{ outputs: OutboundMessage[]; source_record: string | null }>(
       "SELECT outputs, source_record FROM processed_events WHERE tenant_id = $1 AND event_id = $2",
@@ -273,25 +275,33 @@ export function createPgReflectionStore(
     commit: (unit, buildOutputs) =>
       withStoreErrors(async (): Promise<CommitResult> => {
         const template = buildOutputs(null);
-        let res: pg.QueryResult<{
-          committed: boolean;
-          occurrences: number | null;
-          outputs: OutboundMessage[] | null;
-        }>;
-        try {
-          res = await pool.query({
-            name: "reflector-commit",
-            text: "SELECT committed, occurrences, outputs FROM reflector_commit($1)",
-            values: [JSON.stringify(commitPayload(unit, embeddingModel, template))],
-          });
-        } catch (err) {
-          // Nothing was written: the function's exception undid the whole statement.
-          if ((err as { code?: unknown }).code === staleLoopStateCode)
-            return { committed: false, outputs: [], occurrences: null, staleLoopState: true };
-          throw err;
+        const payload = commitPayload(unit, embeddingModel, template);
+        let row: { committed: boolean; occurrences: number | null; outputs: OutboundMessage[] | null };
+        const grouped = await group.submit(payload);
+        if (grouped.sqlstate === staleLoopStateCode) {
+          // Nothing of this unit was written: its subtransaction was rolled back.
+          return { committed: false, outputs: [], occurrences: null, staleLoopState: true };
         }
-        const row = res.rows[0];
-        if (!row) throw new ReflectorError("INTERNAL", "reflector_commit returned no row");
+        if (grouped.sqlstate === null) {
+          row = { ...grouped, outputs: grouped.outputs as OutboundMessage[] | null };
+        } else {
+          // Rolled back alone (a deadlock with another instance, bad data): once more on its own,
+          // where a failure surfaces as the error it is.
+          try {
+            const res = await pool.query<typeof row>({
+              name: "reflector-commit",
+              text: "SELECT committed, occurrences, outputs FROM reflector_commit($1)",
+              values: [JSON.stringify(payload)],
+            });
+            const single = res.rows[0];
+            if (!single) throw new ReflectorError("INTERNAL", "reflector_commit returned no row");
+            row = single;
+          } catch (err) {
+            if ((err as { code?: unknown }).code === staleLoopStateCode)
+              return { committed: false, outputs: [], occurrences: null, staleLoopState: true };
+            throw err;
+          }
+        }
         if (!row.committed) {
           // Another record committed this event id between the processed check and this commit.
           const committedBy = (await findProcessed(unit.event.tenantId, unit.event.eventId))?.sourceRecord;
