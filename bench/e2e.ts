@@ -11,6 +11,7 @@ import {
   produceEvents,
   report,
   silentLogger,
+  stageMeans,
   startCounter,
   type BenchResult,
 } from "./support.js";
@@ -62,19 +63,7 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
   const activity = await sampler.stop();
   const reflectorRate = decisions.rate();
   // Where the time goes: mean duration per pipeline stage, from the app's own histogram.
-  const stageMetric = await app.metrics.registry.getSingleMetric("reflector_stage_duration_seconds")?.get();
-  const sums = new Map<string, { sum: number; count: number }>();
-  for (const v of stageMetric?.values ?? []) {
-    const stage = String(v.labels.stage);
-    const entry = sums.get(stage) ?? { sum: 0, count: 0 };
-    if ((v as { metricName?: string }).metricName?.endsWith("_sum")) entry.sum = v.value;
-    if ((v as { metricName?: string }).metricName?.endsWith("_count")) entry.count = v.value;
-    sums.set(stage, entry);
-  }
-  const stages = [...sums]
-    .filter(([, v]) => v.count > 0)
-    .map(([stage, v]) => `${stage} ${((1000 * v.sum) / v.count).toFixed(1)} ms`)
-    .join(", ");
+  const stages = await stageMeans(app);
   // Kafka side: how many transactions carried the outputs and offsets (one in flight at a time).
   const txMetric = await app.metrics.registry.getSingleMetric("reflector_transactions_total")?.get();
   const transactions = (txMetric?.values ?? [])
