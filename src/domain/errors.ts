@@ -44,6 +44,11 @@ export const errorCodes = {
     summary: "The LLM circuit breaker is open; the consumer pauses until a call succeeds again.",
   },
   PUBLISH_FAILED: { action: "retry", summary: "Producing to Kafka failed." },
+  DATA_REJECTED: {
+    action: "dead-letter",
+    summary:
+      "Postgres refused the event's data (a NUL byte, a value out of range, an index or search-vector limit).",
+  },
   OUTPUT_TOO_LARGE: {
     action: "dead-letter",
     summary: "An output record would be larger than its topic accepts (max.message.bytes).",

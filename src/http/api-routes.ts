@@ -304,6 +304,10 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       if (typeof status === "number" && status >= 400 && status < 500) {
         return reply.code(status).send({ error: "bad_request", message: (err as Error).message, issues: [] });
       }
+      // Data Postgres refuses (a NUL byte, a value out of range) is the request's fault.
+      if (classifyFailure(err) === "dead-letter") {
+        return reply.code(400).send({ error: "bad_request", message: (err as Error).message, issues: [] });
+      }
       // An outage (Postgres, Kafka) is the caller's cue to retry; anything else is a bug.
       if (classifyFailure(err) === "retry") {
         deps.logger?.warn({ err }, "api request failed: dependency unavailable");

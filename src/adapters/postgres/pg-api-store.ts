@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Attribution } from "../../domain/contracts/index.js";
 import { ReflectorError } from "../../domain/errors.js";
+import { withStoreErrors } from "./store-errors.js";
 import {
   effectiveQuality,
   isServed,
@@ -188,15 +189,7 @@ export function andQuery(text: string): string {
   return [...words].slice(0, 32).join(" & ");
 }
 
-async function guarded<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (typeof code === "string" && /^(22|23|42)/.test(code)) throw err;
-    throw new ReflectorError("STORE_UNAVAILABLE", `postgres: ${(err as Error).message}`, { cause: err });
-  }
-}
+const guarded = withStoreErrors;
 
 export interface PgApiStoreOptions {
   clock?: { now(): Date };

@@ -18,6 +18,7 @@ import type {
 } from "../../pipeline/ports.js";
 import { commitPayload, fillOccurrences, staleLoopStateCode } from "./commit-payload.js";
 import { createGroupCommit } from "./group-commit.js";
+import { withStoreErrors } from "./store-errors.js";
 
 interface ReflectionRow {
   id: string;
@@ -75,17 +76,6 @@ function toStored(row: ReflectionRow): StoredReflection {
 export function orQuery(text: string): string {
   const words = new Set(text.toLowerCase().match(/[a-z][a-z0-9]{2,}/g) ?? []);
   return [...words].slice(0, 64).join(" | ");
-}
-
-async function withStoreErrors<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    // Constraint and syntax errors are bugs, not outages: let them surface as they are.
-    if (typeof code === "string" && /^(22|23|42)/.test(code)) throw err;
-    throw new ReflectorError("STORE_UNAVAILABLE", `postgres: ${(err as Error).message}`, { cause: err });
-  }
 }
 
 const reflectionColumns = `id, signature, reflection_text, strategy_text, learning, importance, confidence, tags,
