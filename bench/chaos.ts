@@ -8,7 +8,12 @@
  *   npx tsx bench/chaos.ts            (or scripts/chaos.sh)
  *   npx tsx bench/chaos.ts --llm-faults   (or scripts/chaos.sh --llm-faults)
  * Env: CHAOS_EVENTS (3000), CHAOS_FUZZ (500), CHAOS_SECONDS (60, production time),
- *      CHAOS_KILLS (6), CHAOS_PG_PORT (5440), CHAOS_REDIS_PORT (6390), KAFKA_BROKERS.
+ *      CHAOS_KILLS (6), CHAOS_PG_PORT (5440), CHAOS_REDIS_PORT (6390), KAFKA_BROKERS,
+ *      CHAOS_PROCESSES (1): processors in one consumer group; with more than one, every other
+ *        chaos step is a rolling restart (SIGTERM, wait, start) instead of a kill -9, and
+ *        partitions move between them at every step,
+ *      CHAOS_DUPLICATES (200): valid events produced a second time (same event id, another
+ *        record, as a retrying producer does); each must still have exactly one decision.
  *
  * `--llm-faults`: the processor runs with the openai generator and embeddings against a fake
  * OpenAI-compatible server that follows a fault schedule (bench/chaos-llm-faults.ts): hangs past
@@ -38,6 +43,8 @@ const signatureCount = llmFaults ? Math.max(1, Math.floor(events / 2)) : Math.ma
 const pgPort = Number(process.env.CHAOS_PG_PORT ?? 5440);
 const redisPort = Number(process.env.CHAOS_REDIS_PORT ?? 6390);
 const deadlineMs = Number(process.env.CHAOS_DEADLINE_MS ?? 300_000);
+const processes = Math.max(1, Number(process.env.CHAOS_PROCESSES ?? 1));
+const duplicates = Math.min(events, Number(process.env.CHAOS_DUPLICATES ?? 200));
 
 const log = (message: string) => {
   console.log(`[chaos ${new Date().toISOString().slice(11, 19)}] ${message}`);
@@ -152,6 +159,8 @@ async function main(): Promise<number> {
   const cli = fileURLToPath(new URL("../test/support/run-cli.ts", import.meta.url));
   const env = { ...process.env, ...setup.env, KAFKA_TRANSACTIONAL_ID: `chaos-${setup.id}` };
   execFileSync(process.execPath, ["--import", "tsx", cli, "migrate"], { env, stdio: "pipe" });
+  // Each processor of the group has its own transactional id, as each pod of a StatefulSet does.
+  const envOf = (slot: number) => ({ ...env, KAFKA_TRANSACTIONAL_ID: `chaos-${setup.id}-${String(slot)}` });
   log(
     `private postgres :${String(pgPort)} (${pgDir}), private redis :${String(redisPort)}, topics bench.${setup.id}.*`,
   );
@@ -191,16 +200,16 @@ async function main(): Promise<number> {
     },
   });
 
-  // The processor, restarted whenever it exits (as an orchestrator would).
-  let child: ChildProcess | null = null;
+  // The processors, each restarted whenever it exits (as an orchestrator would).
+  const children: (ChildProcess | null)[] = Array.from({ length: processes }, () => null);
   let running = true;
   let starts = 0;
   let unplannedExits = 0;
-  let killing = false;
-  function spawnProcessor(): void {
+  const stoppingSlots = new Set<number>();
+  function spawnProcessor(slot: number): void {
     starts += 1;
     const proc = spawn(process.execPath, ["--import", "tsx", cli, "start"], {
-      env,
+      env: envOf(slot),
       stdio: ["ignore", "pipe", "pipe"],
     });
     // CHAOS_LOG=<file> keeps the processors' logs (warn and above) for a post-mortem.
@@ -212,31 +221,33 @@ async function main(): Promise<number> {
       });
     }
     proc.once("exit", (code, signal) => {
-      if (!killing && running) {
-        unplannedExits += 1;
-        log(`processor exited by itself (code ${String(code)}, signal ${String(signal)}); restarting`);
-      }
-      if (running && !killing) spawnProcessor();
+      if (stoppingSlots.has(slot) || !running) return;
+      unplannedExits += 1;
+      log(
+        `processor ${String(slot)} exited by itself (code ${String(code)}, signal ${String(signal)}); restarting`,
+      );
+      spawnProcessor(slot);
     });
-    child = proc;
+    children[slot] = proc;
   }
-  async function kill9(): Promise<void> {
-    const current = child;
+  /** Stops a processor with `signal` and starts it again (SIGKILL: a crash; SIGTERM: a rolling restart). */
+  async function restart(slot: number, signal: "SIGKILL" | "SIGTERM"): Promise<void> {
+    const current = children[slot];
     if (!current) return;
-    killing = true;
+    stoppingSlots.add(slot);
     const exited = new Promise((resolve) => current.once("exit", resolve));
-    current.kill("SIGKILL");
+    current.kill(signal);
     await exited;
-    killing = false;
-    spawnProcessor();
+    stoppingSlots.delete(slot);
+    spawnProcessor(slot);
   }
-  spawnProcessor();
+  for (let slot = 0; slot < processes; slot += 1) spawnProcessor(slot);
 
   // Produce valid events and fuzzed inputs interleaved, at a steady rate.
   const producer = setup.kafka.producer();
   await producer.connect();
   const tenantId = setup.tenantId;
-  const total = events + fuzzCount;
+  const total = events + fuzzCount + duplicates;
   const order = Array.from({ length: total }, (_, i) => i).sort(() => random() - 0.5);
   llm?.begin();
   const producing = (async () => {
@@ -245,6 +256,12 @@ async function main(): Promise<number> {
       const messages = order.slice(i, i + perTick).map((n) => {
         if (n < events) {
           const event = benchEvent(tenantId, n, n % signatureCount);
+          return { key: event.loopId, value: JSON.stringify(event) };
+        }
+        if (n >= events + fuzzCount) {
+          // A second record of a valid event: its decision must not be published again.
+          const copy = n - events - fuzzCount;
+          const event = benchEvent(tenantId, copy, copy % signatureCount);
           return { key: event.loopId, value: JSON.stringify(event) };
         }
         const valid = JSON.stringify(benchEvent(tenantId, n, 0));
@@ -273,10 +290,12 @@ async function main(): Promise<number> {
       startPostgres();
       log("private postgres back");
     }
+    const slot = Math.floor(random() * processes);
+    const signal = processes > 1 && k % 2 === 0 ? "SIGTERM" : "SIGKILL";
     log(
-      `kill -9 #${String(k)} (decisions so far ${String(decisions.size)}, dead letters ${String(deadLetters.size)})`,
+      `${signal === "SIGKILL" ? "kill -9" : "rolling restart"} of processor ${String(slot)} #${String(k)} (decisions so far ${String(decisions.size)}, dead letters ${String(deadLetters.size)})`,
     );
-    await kill9();
+    await restart(slot, signal);
   }
   await producing;
   await producer.disconnect();
@@ -290,19 +309,21 @@ async function main(): Promise<number> {
   while (Date.now() < until && !settled()) await sleep(500);
   await sleep(3000); // late duplicates, if any, arrive now
   running = false;
-  const last = child as ChildProcess | null;
   const stopping = { hung: false };
-  if (last?.exitCode === null && last.signalCode === null) {
-    const exited = new Promise((resolve) => last.once("exit", resolve));
-    last.kill("SIGTERM");
-    // The run is over either way; a processor that ignores SIGTERM is reported, then killed.
-    const timer = setTimeout(() => {
-      stopping.hung = true;
-      last.kill("SIGKILL");
-    }, 40_000);
-    await exited;
-    clearTimeout(timer);
-  }
+  await Promise.all(
+    children.map(async (last) => {
+      if (last?.exitCode !== null || last.signalCode !== null) return;
+      const exited = new Promise((resolve) => last.once("exit", resolve));
+      last.kill("SIGTERM");
+      // The run is over either way; a processor that ignores SIGTERM is reported, then killed.
+      const timer = setTimeout(() => {
+        stopping.hung = true;
+        last.kill("SIGKILL");
+      }, 40_000);
+      await exited;
+      clearTimeout(timer);
+    }),
+  );
 
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   const rows = await pool.query<{ total: string; distinct: string }>(
@@ -333,9 +354,11 @@ async function main(): Promise<number> {
 
   console.log(`\nChaos accounting${llm ? " (LLM faults)" : ""}`);
   console.log(
-    `  processor starts ${String(starts)} (kill -9: ${String(kills)}, unplanned exits: ${String(unplannedExits)}); ${llm ? "LLM server on a fault schedule" : "redis and postgres each stopped and restarted once"}`,
+    `  processors ${String(processes)} in one group; starts ${String(starts)} (chaos steps: ${String(kills)}${processes > 1 ? ", kill -9 and rolling restarts alternating" : ", each a kill -9"}; unplanned exits: ${String(unplannedExits)}); ${llm ? "LLM server on a fault schedule" : "redis and postgres each stopped and restarted once"}`,
   );
-  console.log(`  valid events        ${String(events)} (${String(signatureCount)} distinct signatures)`);
+  console.log(
+    `  valid events        ${String(events)} (${String(signatureCount)} distinct signatures; ${String(duplicates)} of them produced twice)`,
+  );
   console.log(
     `    with a committed decision   ${String(withDecision)}   lost ${String(lost)}   duplicate outputs (decision or dead letter) ${String(duplicateOutputs)}`,
   );
@@ -353,8 +376,7 @@ async function main(): Promise<number> {
     `    dead-lettered                ${String(fuzzCount - fuzzLost)}   lost ${String(fuzzLost)}   duplicate dead letters ${String(fuzzDuplicates)}`,
   );
   if (llm) printLlmTally(logTally.tally, llm.replies, llm.requests());
-  if (stopping.hung)
-    console.log("  NOTE: the last processor did not exit within 40 s of SIGTERM and was killed");
+  if (stopping.hung) console.log("  NOTE: a processor did not exit within 40 s of SIGTERM and was killed");
   const ok =
     lost === 0 &&
     duplicateOutputs === 0 &&
