@@ -204,6 +204,6 @@ case "${1:-}" in
   models) fetch_model ;;
   stop) stop_one "schema registry" "$registry_home/registry.pid"; stop_one kafka "$kafka_home/kafka.pid" ;;
   status) status ;;
-  env) echo "KAFKA_BROKERS=127.0.0.1:$kafka_port"; echo "SCHEMA_REGISTRY_URL=$registry_url" ;;
+  env) echo "KAFKA_BROKERS=127.0.0.1:$kafka_port"; echo "SCHEMA_REGISTRY_URL=$registry_url"; echo "KAFKA_LIBS=$kafka_home/libs" ;;
   *) echo "usage: $0 start|stop|status|env|fetch|models" >&2; exit 2 ;;
 esac

@@ -5,7 +5,9 @@ import type { StageTimer } from "../pipeline/stage-timer.js";
 /** Every metric Reflector exports, on one registry (no global state, so tests stay isolated). */
 export function createMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: "reflector_process_" });
+  // Standard names (process_cpu_seconds_total, nodejs_heap_size_used_bytes, …), as stock Node.js
+  // dashboards and alerts expect them.
+  collectDefaultMetrics({ register: registry });
 
   const stageDuration = new Histogram({
     name: "reflector_stage_duration_seconds",

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createHeuristicGenerator } from "../../src/adapters/llm/heuristic-generator.js";
 import { ReflectionOutcomeV1, LoopDecisionV1 } from "../../src/domain/contracts/index.js";
 import type { ReflectionGenerator } from "../../src/pipeline/ports.js";
@@ -286,22 +286,29 @@ describe("the pipeline on real Kafka, Postgres and Redis", () => {
     }
   });
 
-  it("processes plain JSON produced by a third-party client (kcat)", async () => {
-    const event = taskEvent({ tenantId, projectId: "kcat" });
+  it("processes plain JSON produced by a third-party client (Kafka's console producer)", async () => {
+    const event = taskEvent({ tenantId, projectId: "console-producer" });
+    // Kafka's own Java producer, from the jars the test setup fetched: headers, key and value on
+    // one line, separated by tabs.
     execFileSync(
-      "kcat",
+      "java",
       [
-        "-P",
-        "-b",
+        "-cp",
+        `${inject("kafkaLibs")}/*`,
+        "kafka.tools.ConsoleProducer",
+        "--bootstrap-server",
         h.config.kafka.brokers.join(","),
-        "-t",
+        "--topic",
         h.config.topics.taskCompleted,
-        "-k",
-        event.loopId,
-        "-H",
-        "ce_id=from-kcat",
+        "--property",
+        "parse.key=true",
+        "--property",
+        "parse.headers=true",
       ],
-      { input: JSON.stringify(event) },
+      {
+        input: `ce_id:from-console\t${event.loopId}\t${JSON.stringify(event)}\n`,
+        stdio: ["pipe", "ignore", "pipe"],
+      },
     );
     const outputs = await h.waitForOutputs(event.eventId, 2);
     expect(outputs.map((o) => o.topic).sort()).toEqual(

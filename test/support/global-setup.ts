@@ -9,6 +9,8 @@ declare module "vitest" {
   export interface ProvidedContext {
     kafkaBrokers: string;
     schemaRegistryUrl: string;
+    /** Kafka's own jars (fetched by scripts/services.sh): its console producer is a third-party client. */
+    kafkaLibs: string;
     databaseUrl: string;
     redisUrl: string;
   }
@@ -32,7 +34,9 @@ function servicesEnv(): Record<string, string> {
  * run elsewhere, the model must be on this machine.
  */
 export default async function setup(project: TestProject): Promise<void> {
-  execFileSync("bash", [`${root}scripts/services.sh`, "models"], { stdio: "inherit" });
+  // The model and Kafka's jars, whether or not Kafka runs elsewhere: the processor needs the one,
+  // the tests use the other's console producer as a client that is not kafkajs.
+  execFileSync("bash", [`${root}scripts/services.sh`, "fetch"], { stdio: "inherit" });
   let kafkaBrokers = process.env.KAFKA_BROKERS;
   let schemaRegistryUrl = process.env.SCHEMA_REGISTRY_URL;
   if (!kafkaBrokers) {
@@ -46,6 +50,7 @@ export default async function setup(project: TestProject): Promise<void> {
   const databaseUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/reflector_test";
   await migrate({ databaseUrl });
   project.provide("kafkaBrokers", kafkaBrokers);
+  project.provide("kafkaLibs", servicesEnv().KAFKA_LIBS ?? "");
   project.provide("schemaRegistryUrl", schemaRegistryUrl);
   project.provide("databaseUrl", databaseUrl);
   project.provide("redisUrl", process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379/0");
