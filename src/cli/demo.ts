@@ -95,7 +95,7 @@ export async function runDemo(): Promise<number> {
   const logFile = `${root}.services/demo.log`;
   const logger = createLogger(process.env.LOG_LEVEL ?? "info", createWriteStream(logFile, { flags: "a" }));
 
-  console.log(`Migrating ${config.databaseUrl.replace(/\/\/[^@]*@/, "//")} …`);
+  console.log(`Migrating ${withoutCredentials(config.databaseUrl)} …`);
   await migrate({ databaseUrl: config.databaseUrl });
   const kafka = createKafka({ brokers: config.kafka.brokers, clientId: "reflector-demo", logger });
   await ensureTopics(kafka, {
@@ -335,4 +335,16 @@ export async function runDemo(): Promise<number> {
     ok ? "\nDemo finished." : "\nDemo incomplete: some results did not arrive in time (see the log).",
   );
   return ok ? 0 : 1;
+}
+
+/** The database URL without its user and password, for display. */
+function withoutCredentials(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    url.username = "";
+    url.password = "";
+    return url.toString();
+  } catch {
+    return "(the configured database)";
+  }
 }

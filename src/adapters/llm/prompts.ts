@@ -353,10 +353,7 @@ export function parseReflectionOutput(
     .some((line) => line.length >= 40 && flat.includes(line));
   if (leaked) problems.push("the answer repeats the system instructions");
 
-  const text = raw
-    .trim()
-    .replace(/^```(?:json)?\s*/i, "")
-    .replace(/\s*```$/, "");
+  const text = withoutCodeFence(raw);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -379,4 +376,20 @@ export function parseReflectionOutput(
   if (problems.length > 0 || !parsed.success) return { ok: false, problems };
   const attribution = event?.outcome === "success" ? undefined : readModelAttribution(rawAttribution, event);
   return { ok: true, reflection: { ...parsed.data, ...(attribution ? { attribution } : {}) } };
+}
+
+/**
+ * The answer without a Markdown code fence around it (```json … ```). Written without a regular
+ * expression anchored at the end: `\s*```$` backtracks over every run of whitespace, quadratic in
+ * its length, and a model's answer is untrusted text.
+ */
+export function withoutCodeFence(raw: string): string {
+  let text = raw.trim();
+  if (text.startsWith("```")) {
+    text = text.slice(3);
+    if (text.slice(0, 4).toLowerCase() === "json") text = text.slice(4);
+    text = text.trimStart();
+  }
+  if (text.endsWith("```")) text = text.slice(0, -3).trimEnd();
+  return text;
 }

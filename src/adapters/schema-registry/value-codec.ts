@@ -94,8 +94,17 @@ export function createRegistryCodec(host: string): ValueCodec {
     },
     encode: async (topic, contract, value) => registry.encode(await schemaId(topic, contract), value),
     check: async () => {
-      const res = await fetch(`${host.replace(/\/+$/, "")}/subjects`, { signal: AbortSignal.timeout(2000) });
+      const res = await fetch(`${withoutTrailingSlashes(host)}/subjects`, {
+        signal: AbortSignal.timeout(2000),
+      });
       return res.ok;
     },
   };
+}
+
+/** `url` without trailing slashes (a loop: `/\/+$/` backtracks quadratically over a run of them). */
+function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url[end - 1] === "/") end -= 1;
+  return url.slice(0, end);
 }
