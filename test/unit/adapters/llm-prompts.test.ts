@@ -223,7 +223,7 @@ describe("the prompt token budget on real-sized multi-agent traces", () => {
             answer: "a".repeat(64_000),
           },
           error: {
-            category: "c".repeat(500),
+            category: "c".repeat(200),
             message: "m".repeat(16_000),
             context: { blob: "z".repeat(50_000) },
           },
