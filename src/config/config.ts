@@ -62,6 +62,8 @@ const EnvSchema = z.object({
   LLM_OUTPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
   /** Upper bound on the estimated tokens of one generator request (src/adapters/llm/token-estimate.ts). */
   LLM_PROMPT_MAX_TOKENS: z.coerce.number().int().min(3_000).max(1_000_000).default(6_000),
+  /** The most tokens a model may answer with (`max_completion_tokens` of every chat request). */
+  LLM_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(256).max(100_000).default(2_000),
   /** `local`: a sentence-embedding model on the CPU; `hashing`: the lexical fallback (words, not meaning). */
   REFLECTOR_EMBEDDINGS: z.enum(["local", "openai", "hashing"]).default("local"),
   REFLECTOR_EMBEDDING_MODEL: z.string().min(1).optional(),
@@ -169,6 +171,8 @@ export interface Config {
     outputPricePerMTokUsd: number;
     /** Budget of one generator request in estimated tokens (system + user, repair included). */
     promptMaxTokens: number;
+    /** `max_completion_tokens` of every chat request: what one answer may cost at most. */
+    maxOutputTokens: number;
   };
   embeddings: Env["REFLECTOR_EMBEDDINGS"];
   /** The local embedder's model directory, absolute (used when `embeddings` is `local`). */
@@ -324,6 +328,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       inputPricePerMTokUsd: e.LLM_INPUT_PRICE_PER_MTOK_USD,
       outputPricePerMTokUsd: e.LLM_OUTPUT_PRICE_PER_MTOK_USD,
       promptMaxTokens: e.LLM_PROMPT_MAX_TOKENS,
+      maxOutputTokens: e.LLM_MAX_OUTPUT_TOKENS,
     },
     embeddings: e.REFLECTOR_EMBEDDINGS,
     embeddingModelDir: e.REFLECTOR_EMBEDDING_MODEL_DIR

@@ -117,6 +117,8 @@ describe("openai generator against a local OpenAI-compatible server", () => {
     const [body] = fake.chatRequests();
     expect(body?.model).toBe("fake-model");
     expect(body?.response_format).toEqual({ type: "json_object" });
+    // Every answer is bounded: a model cannot run up a bill or hand back megabytes.
+    expect(body?.max_completion_tokens).toBe(2_000);
     expect(body?.messages.map((m) => m.role)).toEqual(["system", "user"]);
     const user = body?.messages[1]?.content ?? "";
     expect(user).toContain("did not succeed (outcome: timeout)");

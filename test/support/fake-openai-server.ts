@@ -12,6 +12,7 @@ export interface ChatBody {
   model: string;
   messages: { role: string; content: string }[];
   response_format?: { type: string };
+  max_completion_tokens?: number;
 }
 
 export interface RecordedRequest {

@@ -30,6 +30,8 @@ export interface LlmSettings {
     circuitOpenMs?: number;
     /** Token budget of one generator request (`LLM_PROMPT_MAX_TOKENS`); the generator's default when unset. */
     promptMaxTokens?: number;
+    /** `max_completion_tokens` of every chat request (`LLM_MAX_OUTPUT_TOKENS`). */
+    maxOutputTokens?: number;
   };
 }
 
@@ -80,6 +82,7 @@ export function createLlmAdapters(
           client: getClient(),
           model: openai.model,
           ...(openai.promptMaxTokens !== undefined ? { promptMaxTokens: openai.promptMaxTokens } : {}),
+          ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
         })
       : createHeuristicGenerator();
   // A model's vectors are worth remembering (recurring failures embed the same trace text);
@@ -96,7 +99,12 @@ export function createLlmAdapters(
   const evaluatorModel = openai.evaluatorModel ?? openai.model;
   const answerEvaluator =
     settings.generator === "openai" && evaluatorModel
-      ? createOpenAiAnswerEvaluator({ ...policy, client: getClient(), model: evaluatorModel })
+      ? createOpenAiAnswerEvaluator({
+          ...policy,
+          client: getClient(),
+          model: evaluatorModel,
+          ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
+        })
       : createHeuristicAnswerEvaluator();
   return { generator, embedder, answerEvaluator };
 }

@@ -15,6 +15,8 @@ export interface OpenAiAnswerEvaluatorOptions extends LlmCallPolicy {
   /** Seed 001 judges with a lighter model than it answers with; any chat model works. */
   model: string;
   randomToken?: () => string;
+  /** `max_completion_tokens` of each request (`LLM_MAX_OUTPUT_TOKENS`, default 2,000). */
+  maxOutputTokens?: number;
 }
 
 /** What the model must return; quality and shouldRetry are computed here, not trusted. */
@@ -55,7 +57,12 @@ export function createOpenAiAnswerEvaluator(options: OpenAiAnswerEvaluatorOption
   async function ask(messages: ChatMessage[], canary: string) {
     return callLlm(options, options.model, "openai answer evaluator", async (requestOptions) => {
       const response = await options.client.chat.completions.create(
-        { model: options.model, messages, response_format: { type: "json_object" } },
+        {
+          model: options.model,
+          messages,
+          response_format: { type: "json_object" },
+          max_completion_tokens: options.maxOutputTokens ?? 2_000,
+        },
         requestOptions,
       );
       const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;

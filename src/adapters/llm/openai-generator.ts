@@ -25,6 +25,8 @@ export interface OpenAiGeneratorOptions extends LlmCallPolicy {
   randomToken?: () => string;
   /** `LLM_PROMPT_MAX_TOKENS`: no request (repair included) is estimated above it. */
   promptMaxTokens?: number;
+  /** `max_completion_tokens` of each request (`LLM_MAX_OUTPUT_TOKENS`, default 2,000). */
+  maxOutputTokens?: number;
 }
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -56,7 +58,12 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
     });
     return callLlm(options, options.model, "openai generator", async (requestOptions) => {
       const response = await options.client.chat.completions.create(
-        { model: options.model, messages, response_format: { type: "json_object" } },
+        {
+          model: options.model,
+          messages,
+          response_format: { type: "json_object" },
+          max_completion_tokens: options.maxOutputTokens ?? 2_000,
+        },
         requestOptions,
       );
       // A proxy or a broken server can answer 200 with something that is no completion at all

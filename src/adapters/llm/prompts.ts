@@ -375,7 +375,53 @@ export function parseReflectionOutput(
   }
   if (problems.length > 0 || !parsed.success) return { ok: false, problems };
   const attribution = event?.outcome === "success" ? undefined : readModelAttribution(rawAttribution, event);
-  return { ok: true, reflection: { ...parsed.data, ...(attribution ? { attribution } : {}) } };
+  return {
+    ok: true,
+    reflection: { ...boundedReflection(parsed.data), ...(attribution ? { attribution } : {}) },
+  };
+}
+
+/** How much of a model's reflection is kept: enough for any good lesson, bounded for storage. */
+export const reflectionLimits = {
+  textChars: 4_000,
+  listItems: 20,
+  itemChars: 300,
+  tagChars: 60,
+} as const;
+
+/**
+ * A model's text made safe to store and serve: control characters other than line breaks and
+ * tabs removed (NUL bytes among them, which Postgres refuses), a lone surrogate replaced by U+FFFD,
+ * and cut to `max`.
+ */
+export function cleanModelText(text: string, max: number): string {
+  let out = "";
+  for (const char of text.toWellFormed()) {
+    const code = char.codePointAt(0) ?? 0;
+    if ((code < 0x20 && code !== 0x0a && code !== 0x09) || code === 0x7f) continue;
+    out += char;
+    if (out.length >= max) break;
+  }
+  return out.slice(0, max);
+}
+
+function boundedReflection<T extends Omit<Reflection, "attribution">>(r: T): T {
+  const { textChars, listItems, itemChars, tagChars } = reflectionLimits;
+  const list = (items: string[], max: number) =>
+    items
+      .slice(0, listItems)
+      .map((item) => cleanModelText(item, max))
+      .filter((item) => item.length > 0);
+  return {
+    ...r,
+    reflectionText: cleanModelText(r.reflectionText, textChars),
+    strategyText: r.strategyText === null ? null : cleanModelText(r.strategyText, textChars),
+    learning: cleanModelText(r.learning, textChars),
+    errorCategory: r.errorCategory === null ? null : cleanModelText(r.errorCategory, tagChars),
+    tags: list(r.tags, tagChars),
+    patterns: list(r.patterns, itemChars),
+    adjustments: list(r.adjustments, itemChars),
+  };
 }
 
 /**

@@ -105,6 +105,7 @@ describe("LLM configuration", () => {
       inputPricePerMTokUsd: 0.15,
       outputPricePerMTokUsd: 0.6,
       promptMaxTokens: 8_000,
+      maxOutputTokens: 2_000,
     });
     expect(() => loadConfig({ LLM_PROMPT_MAX_TOKENS: "2000" })).toThrow(/LLM_PROMPT_MAX_TOKENS/);
     const { generator, embedder } = createLlmAdapters(config);
