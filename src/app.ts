@@ -71,6 +71,15 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   pool.on("error", (err) => {
     logger.warn({ err }, "idle postgres connection failed");
   });
+  const probePool = new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: 1,
+    connectionTimeoutMillis: 2_000,
+    idleTimeoutMillis: 60_000,
+  });
+  probePool.on("error", (err) => {
+    logger.debug({ err }, "readiness probe connection failed");
+  });
   // A connection that dies while checked out (Postgres restarted mid-transaction) emits 'error' on
   // its client; unhandled, that kills the process. The query in progress rejects on its own and
   // the consumer treats it as an outage, so logging is all that is left to do here.
@@ -305,7 +314,8 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     dependencies: [
       // The transactional producer carries outputs and offsets: without it nothing can commit.
       { name: "kafka", check: () => kafkaHealth.check() },
-      { name: "postgres", check: async () => (await pool.query("SELECT 1")).rowCount === 1 },
+      // Its own one-connection pool: probes never queue behind (or take from) the pipeline's.
+      { name: "postgres", check: async () => (await probePool.query("SELECT 1")).rowCount === 1 },
       {
         name: "redis",
         check: async () => {
@@ -428,6 +438,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         apiProducer.disconnect(),
         http.close(),
         pool.end(),
+        probePool.end(),
         redis.quit().catch(() => {
           redis.disconnect();
         }),

@@ -16,6 +16,31 @@ export interface HttpServerDeps {
   isStopping(): boolean;
   /** The authenticated orchestrator and query API; absent = operational endpoints only. */
   api?: ApiRoutesDeps;
+  /** How long one round of dependency checks answers every probe (default 1,000 ms). */
+  checkCacheMs?: number;
+}
+
+/**
+ * The dependency checks of `/readyz`, run at most once per `cacheMs` however many probes arrive:
+ * concurrent probes share the round in flight, later ones its result. A flood of unauthenticated
+ * probes then costs the dependencies nothing more than one probe a second.
+ */
+export function cachedChecks(dependencies: HealthCheck[], cacheMs: number, now: () => number = Date.now) {
+  let last: { at: number; result: Promise<Record<string, boolean>> } | null = null;
+  return (): Promise<Record<string, boolean>> => {
+    if (last && now() - last.at < cacheMs) return last.result;
+    const result = (async () => {
+      const checks: Record<string, boolean> = {};
+      await Promise.all(
+        dependencies.map(async (dep) => {
+          checks[dep.name] = await dep.check().catch(() => false);
+        }),
+      );
+      return checks;
+    })();
+    last = { at: now(), result };
+    return result;
+  };
 }
 
 /** Operational endpoints: liveness, readiness and Prometheus metrics. */
@@ -24,13 +49,13 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   app.get("/healthz", () => ({ status: "ok" }));
 
+  const dependencyChecks = cachedChecks(deps.dependencies, deps.checkCacheMs ?? 1_000);
   app.get("/readyz", async (_request, reply) => {
-    const checks: Record<string, boolean> = { consumer: deps.isConsuming(), stopping: !deps.isStopping() };
-    await Promise.all(
-      deps.dependencies.map(async (dep) => {
-        checks[dep.name] = await dep.check().catch(() => false);
-      }),
-    );
+    const checks: Record<string, boolean> = {
+      consumer: deps.isConsuming(),
+      stopping: !deps.isStopping(),
+      ...(await dependencyChecks()),
+    };
     const ready = Object.values(checks).every(Boolean);
     return reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "not_ready", checks });
   });
