@@ -27,11 +27,12 @@ export async function loadModel(modelDir: string): Promise<LoadedModel> {
   );
   const session = await ort.InferenceSession.create(join(modelDir, "model.onnx"), {
     executionProviders: ["cpu"],
-    // One thread: the worker thread itself runs the model. A pool of its own would have its idle
-    // threads spin-wait for work, burning a core next to the pipeline; one thread also leaves the
-    // other cores to the event loop, Postgres and Kafka.
-    intraOpNumThreads: 1,
+    // Two threads for one run (the worker's and one more), which halves a long text's wait at the
+    // same CPU. Idle threads must not spin-wait for work: by default they do, burning a core
+    // next to the pipeline while the model has nothing to do.
+    intraOpNumThreads: 2,
     interOpNumThreads: 1,
+    extra: { session: { intra_op: { allow_spinning: "0" } } },
   });
   const outputName = session.outputNames[0];
   if (outputName === undefined) throw new Error(`the model in ${modelDir} has no output`);
