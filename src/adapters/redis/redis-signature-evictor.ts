@@ -1,9 +1,10 @@
 import type { Redis } from "ioredis";
 import type { SignatureEvictor } from "../../maintenance/maintenance-ports.js";
+import { signatureKey } from "./redis-signature-index.js";
 
 /**
- * Forgets cached signatures of pruned reflections. The key layout is the signature index's
- * (`<prefix>:sig:<tenant>:<signature>`, redis-signature-index.ts); keep the two in step.
+ * Forgets cached signatures of pruned reflections, under the signature index's own keys
+ * (`signatureKey`).
  */
 export function createRedisSignatureEvictor(redis: Redis, options: { keyPrefix: string }): SignatureEvictor {
   return {
@@ -11,7 +12,7 @@ export function createRedisSignatureEvictor(redis: Redis, options: { keyPrefix: 
       for (let i = 0; i < entries.length; i += 500) {
         const keys = entries
           .slice(i, i + 500)
-          .map((e) => `${options.keyPrefix}:sig:${e.tenantId}:${e.signature}`);
+          .map((e) => signatureKey(options.keyPrefix, e.tenantId, e.signature));
         if (keys.length) await redis.del(...keys);
       }
     },

@@ -19,6 +19,19 @@ async function withIndexErrors<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * A tenant id or an event id as one part of a key: `:` and `%` percent-encoded, so that tenant
+ * `a:b` with event `c` and tenant `a` with event `b:c` never share a key.
+ */
+export function keyPart(value: string): string {
+  return value.replaceAll("%", "%25").replaceAll(":", "%3A");
+}
+
+/** The key of a tenant's cached lesson for a signature (the evictor forgets the same key). */
+export function signatureKey(keyPrefix: string, tenantId: string, signature: string): string {
+  return `${keyPrefix}:sig:${keyPart(tenantId)}:${keyPart(signature)}`;
+}
+
+/**
  * Redis in front of Postgres: signature → stored reflection, and processed event ids. Losing
  * it costs extra reads (and, for events processed since, a wasted generation), never a wrong
  * answer: Postgres stays the truth.
@@ -26,8 +39,10 @@ async function withIndexErrors<T>(work: () => Promise<T>): Promise<T> {
 export function createRedisSignatureIndex(redis: Redis, options: RedisSignatureIndexOptions): SignatureIndex {
   const processedTtl = options.processedTtlSeconds ?? 7 * 24 * 3600;
   const signatureTtl = options.signatureTtlSeconds ?? 30 * 24 * 3600;
-  const sigKey = (tenantId: string, signature: string) => `${options.keyPrefix}:sig:${tenantId}:${signature}`;
-  const evtKey = (tenantId: string, eventId: string) => `${options.keyPrefix}:evt:${tenantId}:${eventId}`;
+  const sigKey = (tenantId: string, signature: string) =>
+    signatureKey(options.keyPrefix, tenantId, signature);
+  const evtKey = (tenantId: string, eventId: string) =>
+    `${options.keyPrefix}:evt:${keyPart(tenantId)}:${keyPart(eventId)}`;
 
   return {
     recall: (tenantId, eventId, signature) =>
