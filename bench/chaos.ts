@@ -98,9 +98,18 @@ function stopRedis(): void {
   execFileSync("redis-cli", ["-p", String(redisPort), "shutdown", "nosave"], { stdio: "ignore" });
 }
 
-// ---- fuzzed inputs: bytes, broken JSON, wrong shapes ----
+// ---- fuzzed inputs: bytes, broken JSON, wrong shapes, and what a hostile producer sends ----
+function nestedJson(levels: number): string {
+  return `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
+}
+/** A fuzzed record: each must end decided (a hostile but valid event) or dead-lettered. */
 function fuzzValue(i: number, valid: string): Buffer | string | null {
-  switch (i % 6) {
+  const event = JSON.parse(valid) as Record<string, unknown> & {
+    task: Record<string, unknown>;
+    events: Record<string, unknown>[];
+  };
+  const step = event.events[0] ?? {};
+  switch (i % 14) {
     case 0:
       return Buffer.from(
         Array.from({ length: 1 + Math.floor(random() * 200) }, () => Math.floor(random() * 256)),
@@ -108,13 +117,33 @@ function fuzzValue(i: number, valid: string): Buffer | string | null {
     case 1:
       return valid.slice(0, Math.floor(random() * valid.length));
     case 2:
-      return JSON.stringify({ ...JSON.parse(valid), tenantId: 42 });
+      return JSON.stringify({ ...event, tenantId: 42 });
     case 3:
-      return JSON.stringify({ ...JSON.parse(valid), schemaVersion: 99 });
+      return JSON.stringify({ ...event, schemaVersion: 99 });
     case 4:
       return "";
-    default:
+    case 5:
       return JSON.stringify([random(), "not an event"]);
+    case 6: // a NUL byte in free text (made storable) and in an id (refused)
+      return JSON.stringify({ ...event, task: { ...event.task, description: "orders\u0000 export" } });
+    case 7:
+      return JSON.stringify({ ...event, loopId: "loop\u0000x" });
+    case 8: // a lone surrogate, escaped as JSON allows
+      return valid.replace('"tenantId":"', '"tenantId":"\\ud800');
+    case 9: // a 1 MB single-line step
+      return JSON.stringify({ ...event, events: [{ ...step, content: "x".repeat(1_000_000) }] });
+    case 10: // 5,000 levels of nesting in a step's metadata
+      return valid.replace('"metadata":{', `"metadata":{"deep":${nestedJson(5_000)},`);
+    case 11: // numbers past integer columns: a rerun suffix and an iteration count
+      return JSON.stringify({
+        ...event,
+        loopId: `${String(event.loopId)}_r3000000000`,
+        rerunOf: event.loopId,
+      });
+    case 12: // a 3,000-character tool name
+      return JSON.stringify({ ...event, events: [{ ...step, toolName: "t".repeat(3_000) }] });
+    default: // a 60,000-digit step
+      return JSON.stringify({ ...event, events: [{ ...step, content: "1".repeat(60_000) }] });
   }
 }
 
@@ -267,7 +296,14 @@ async function main(): Promise<number> {
         const valid = JSON.stringify(benchEvent(tenantId, n, 0));
         return { key: `fuzz-${String(n)}`, value: fuzzValue(n, valid) };
       });
-      await producer.send({ topic: setup.config.topics.taskCompleted, messages });
+      // A record near the broker's 1 MB limit goes alone: two in one partition's batch would be refused.
+      const big = messages.filter((m) => (m.value?.length ?? 0) > 100_000);
+      const small = messages.filter((m) => (m.value?.length ?? 0) <= 100_000);
+      if (small.length > 0)
+        await producer.send({ topic: setup.config.topics.taskCompleted, messages: small });
+      for (const message of big) {
+        await producer.send({ topic: setup.config.topics.taskCompleted, messages: [message] });
+      }
       await sleep(100);
     }
   })();
@@ -304,7 +340,9 @@ async function main(): Promise<number> {
   const until = Date.now() + deadlineMs;
   const settled = () => {
     const fuzzDead = [...deadLetters.keys()].filter((k) => k.startsWith("fuzz-")).length;
-    return decisions.size + deadLetters.size - fuzzDead >= events && fuzzDead >= fuzzCount;
+    // Decisions include hostile-but-valid fuzzed events; every record is accounted for when the
+    // decisions and dead letters together cover all of them.
+    return decisions.size + deadLetters.size >= events + fuzzCount && fuzzDead > 0;
   };
   while (Date.now() < until && !settled()) await sleep(500);
   await sleep(3000); // late duplicates, if any, arrive now
@@ -345,9 +383,18 @@ async function main(): Promise<number> {
     if (decided > 0) withDecision += 1;
     if (dead > 0) validDeadLettered += 1;
   }
-  const fuzzKeys = Array.from({ length: fuzzCount }, (_, i) => `fuzz-${String(events + i)}`);
-  const fuzzLost = fuzzKeys.filter((k) => !deadLetters.has(k)).length;
-  const fuzzDuplicates = fuzzKeys.filter((k) => (deadLetters.get(k) ?? 0) > 1).length;
+  // A fuzzed record ends dead-lettered (keyed fuzz-N) or, when it was a hostile but valid event
+  // (made storable), decided under its event id: exactly one of the two.
+  const fuzzEnds = Array.from({ length: fuzzCount }, (_, i) => {
+    const n = events + i;
+    return {
+      dead: deadLetters.get(`fuzz-${String(n)}`) ?? 0,
+      decided: decisions.get(`evt-${tenantId}-${String(n)}`) ?? 0,
+    };
+  });
+  const fuzzLost = fuzzEnds.filter((f) => f.dead + f.decided === 0).length;
+  const fuzzDuplicates = fuzzEnds.filter((f) => f.dead + f.decided > 1).length;
+  const fuzzDecided = fuzzEnds.filter((f) => f.decided > 0).length;
   const rowTotal = Number(rows.rows[0]?.total ?? 0);
   const rowDistinct = Number(rows.rows[0]?.distinct ?? 0);
   const duplicateRetryCopies = [...retryCopies.values()].filter((n) => n > 1).length;
@@ -373,15 +420,15 @@ async function main(): Promise<number> {
   );
   console.log(`  fuzzed inputs       ${String(fuzzCount)}`);
   console.log(
-    `    dead-lettered                ${String(fuzzCount - fuzzLost)}   lost ${String(fuzzLost)}   duplicate dead letters ${String(fuzzDuplicates)}`,
+    `    dead-lettered                ${String(fuzzCount - fuzzLost - fuzzDecided)}   decided (hostile but valid) ${String(fuzzDecided)}   lost ${String(fuzzLost)}   duplicates ${String(fuzzDuplicates)}`,
   );
   if (llm) printLlmTally(logTally.tally, llm.replies, llm.requests());
   if (stopping.hung) console.log("  NOTE: a processor did not exit within 40 s of SIGTERM and was killed");
   const ok =
     lost === 0 &&
     duplicateOutputs === 0 &&
-    rowTotal === withDecision &&
-    rowDistinct === withDecision &&
+    rowTotal === withDecision + fuzzDecided &&
+    rowDistinct === withDecision + fuzzDecided &&
     fuzzLost === 0 &&
     fuzzDuplicates === 0 &&
     duplicateRetryCopies === 0 &&

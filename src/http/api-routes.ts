@@ -8,7 +8,7 @@ import { servedMinQuality } from "../domain/feedback/effective-quality.js";
 import type { LoopCompleter } from "../pipeline/complete-loop.js";
 import { classifyFailure } from "../domain/errors.js";
 import type { Logger } from "../observability/logger.js";
-import type { ApiKeyring } from "./api-keys.js";
+import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 
 export interface ApiRoutesDeps {
   keys: ApiKeyring;
@@ -269,34 +269,67 @@ export function openApiDocument() {
  * Seed 004's orchestrator endpoints and the query/feedback API. The caller's tenant comes only
  * from its bearer key, never from the request, and every store call is scoped to it.
  */
+/** The role each authenticated route needs; a route missing here is refused to every key. */
+export const routeRoles: Readonly<Record<string, ApiRole>> = {
+  "POST /orchestrator/loop-complete": "decide",
+  "GET /orchestrator/guardrails-status/:loopId": "read",
+  "POST /orchestrator/override-guardrails/:loopId": "override",
+  "GET /api/v1/reflections": "read",
+  "GET /api/v1/reflections/signatures/:signature": "read",
+  "GET /api/v1/insights": "read",
+  "POST /api/v1/feedback": "vote",
+};
+
+class Forbidden extends Error {
+  constructor(role: ApiRole) {
+    super(`this API key may not ${role}`);
+  }
+}
+
 export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): void {
   const document = openApiDocument();
   app.get("/openapi.json", () => document);
 
-  const tenants = new WeakMap<FastifyRequest, string>();
+  const grants = new WeakMap<FastifyRequest, ApiGrant>();
   const tenantOf = (request: FastifyRequest): string => {
-    const tenant = tenants.get(request);
-    if (tenant === undefined) throw new Error("route registered without authentication");
-    return tenant;
+    const grant = grants.get(request);
+    if (grant === undefined) throw new Error("route registered without authentication");
+    return grant.tenant;
+  };
+  /** A further role a request needs for what its body asks (overrides on loop-complete). */
+  const requireRole = (request: FastifyRequest, role: ApiRole): void => {
+    if (!grants.get(request)?.roles.has(role)) throw new Forbidden(role);
   };
 
   app.register((scope, _opts, done) => {
     scope.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
       const header = request.headers.authorization ?? "";
       const match = /^Bearer\s+(\S+)$/i.exec(header);
-      const tenant = match?.[1] ? deps.keys.tenantFor(match[1]) : null;
-      if (tenant === null) {
+      const grant = match?.[1] ? deps.keys.grantFor(match[1]) : null;
+      if (grant === null) {
         await reply
           .code(401)
           .header("www-authenticate", "Bearer")
           .send({ error: "unauthorized", message: match ? "unknown API key" : "missing bearer API key" });
         return reply;
       }
-      tenants.set(request, tenant);
+      // Every route names the role it needs (routeRoles); one it does not name is refused.
+      const role = routeRoles[`${request.method} ${request.routeOptions.url ?? ""}`];
+      if (role === undefined || !grant.roles.has(role)) {
+        await reply.code(403).send({
+          error: "forbidden",
+          message: role ? `this API key may not ${role}` : "this route grants no role",
+        });
+        return reply;
+      }
+      grants.set(request, grant);
       return undefined;
     });
 
     scope.setErrorHandler(async (err: unknown, _request, reply) => {
+      if (err instanceof Forbidden) {
+        return reply.code(403).send({ error: "forbidden", message: err.message });
+      }
       if (err instanceof BadRequest) {
         return reply.code(400).send({ error: "bad_request", message: err.message, issues: err.issues });
       }
@@ -324,6 +357,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       const tenantId = tenantOf(request);
       const body = parse(LoopCompleteBody, request.body, "body");
       if (body.override_fatigue || body.override_max_reruns) {
+        requireRole(request, "override");
         await deps.store.setOverride(tenantId, body.loop_id, {
           overrideFatigue: body.override_fatigue,
           overrideMaxReruns: body.override_max_reruns,

@@ -5,7 +5,7 @@ import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 describe("API keys", () => {
   it("maps each bearer key to its tenant, ignoring blanks and spaces", () => {
     const keys = parseApiKeys(" alpha-key-1:tenant-a, ,beta-key-22:tenant-b ");
-    expect([...keys]).toEqual([
+    expect([...keys].map(([key, grant]) => [key, grant.tenant])).toEqual([
       ["alpha-key-1", "tenant-a"],
       ["beta-key-22", "tenant-b"],
     ]);
@@ -19,12 +19,23 @@ describe("API keys", () => {
 
   it("lists every malformed entry at once", () => {
     expect(() => parseApiKeys("short:t,no-tenant-here,good-key-1:a,good-key-1:b,:x")).toThrow(
-      "API_KEYS: entry 1: expected key:tenant with a key of at least 8 characters; entry 2: expected key:tenant with a key of at least 8 characters; entry 4: duplicate key; entry 5: expected key:tenant with a key of at least 8 characters",
+      "API_KEYS: entry 1: expected key:tenant or key:tenant:roles with a key of at least 8 characters; entry 2: expected key:tenant or key:tenant:roles with a key of at least 8 characters; entry 4: duplicate key; entry 5: expected key:tenant or key:tenant:roles with a key of at least 8 characters",
     );
   });
 
   it("keeps a colon inside a key (the tenant is after the last one)", () => {
-    expect(parseApiKeys("abc:def:ghi:tenant-z").get("abc:def:ghi")).toBe("tenant-z");
+    expect(parseApiKeys("abc:def:ghi:tenant-z").get("abc:def:ghi")?.tenant).toBe("tenant-z");
+  });
+
+  it("gives a key the roles after its tenant, and every role when it names none", () => {
+    const keys = parseApiKeys(
+      "reader-key-1:tenant-a:read, voter-key-22:tenant-a:read+vote, admin-key-333:tenant-a",
+    );
+    expect([...(keys.get("reader-key-1")?.roles ?? [])]).toEqual(["read"]);
+    expect([...(keys.get("voter-key-22")?.roles ?? [])]).toEqual(["read", "vote"]);
+    expect([...(keys.get("admin-key-333")?.roles ?? [])]).toEqual(["read", "vote", "decide", "override"]);
+    // Not a role list: part of the key, as before roles existed.
+    expect(parseApiKeys("abc:def:tenant-z:admin").get("abc:def:tenant-z")?.tenant).toBe("admin");
   });
 
   it("answers 401 for everyone when no keys are configured", () => {
