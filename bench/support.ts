@@ -5,7 +5,7 @@ import pg from "pg";
 import { createKafka } from "../src/adapters/kafka/kafka-client.js";
 import { ensureTopics } from "../src/adapters/kafka/topics.js";
 import { migrate } from "../src/adapters/postgres/migrate.js";
-import { topicNames } from "../src/cli/reflector.js";
+import { topicNames } from "../src/config/config.js";
 import { loadConfig, type Config } from "../src/config/config.js";
 import type { App } from "../src/app.js";
 import type { TaskCompleted } from "../src/domain/contracts/index.js";

@@ -16,7 +16,7 @@ import { loadConfig } from "../config/config.js";
 import type { LoopDecision, ReflectionOutcome, TaskCompleted } from "../domain/contracts/index.js";
 import { selectForReflection } from "../domain/select-for-reflection.js";
 import { createLogger } from "../observability/logger.js";
-import { topicNames } from "./reflector.js";
+import { topicNames } from "../config/config.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 

@@ -1,8 +1,8 @@
+import { topicNames } from "../config/config.js";
 import { Command, Option } from "commander";
 import { createKafka } from "../adapters/kafka/kafka-client.js";
 import { ensureTopics } from "../adapters/kafka/topics.js";
 import { migrate } from "../adapters/postgres/migrate.js";
-import type { Config } from "../config/config.js";
 import { configOrExit } from "./config-or-exit.js";
 import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
 import { runProcessor } from "../main.js";
@@ -18,19 +18,6 @@ process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
   if (type === "TimeoutNegativeWarning") return;
   Reflect.apply(emitWarning, process, [warning, ...rest]);
 };
-
-export function topicNames(config: Config): string[] {
-  const t = config.topics;
-  return [
-    t.taskCompleted,
-    t.reflectionAccepted,
-    t.reflectionRejected,
-    t.loopDecision,
-    t.deadLetter,
-    t.retry,
-    t.reflectionFeedback,
-  ];
-}
 
 const program = new Command()
   .name("reflector")

@@ -374,3 +374,17 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 
 /** Every variable Reflector reads; a test keeps the README's table in step with it. */
 export const envVariableNames = Object.keys(EnvSchema.shape) as (keyof Env)[];
+
+/** Every topic Reflector reads or writes: input, the three outputs, DLQ, retry and feedback. */
+export function topicNames(config: Config): string[] {
+  const t = config.topics;
+  return [
+    t.taskCompleted,
+    t.reflectionAccepted,
+    t.reflectionRejected,
+    t.loopDecision,
+    t.deadLetter,
+    t.retry,
+    t.reflectionFeedback,
+  ];
+}

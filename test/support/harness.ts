@@ -14,7 +14,7 @@ import {
 import { loadConfig, type Config } from "../../src/config/config.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import { createLogger } from "../../src/observability/logger.js";
-import { topicNames } from "../../src/cli/reflector.js";
+import { topicNames } from "../../src/config/config.js";
 import { waitFor } from "./wait-for.js";
 
 export interface Collected {

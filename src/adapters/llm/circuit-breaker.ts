@@ -1,4 +1,5 @@
-import type { LlmCallOutcome } from "./llm-call.js";
+/** Per request: `ok` the endpoint answered; `retryableFailure` it is (perhaps briefly) unusable. */
+export type LlmCallOutcome = "ok" | "retryableFailure" | "failure";
 
 export type CircuitState = "closed" | "open" | "half-open";
 

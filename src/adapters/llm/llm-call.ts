@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import pRetry from "p-retry";
-import type { CircuitBreaker } from "./circuit-breaker.js";
+import type { CircuitBreaker, LlmCallOutcome } from "./circuit-breaker.js";
+
+export type { LlmCallOutcome } from "./circuit-breaker.js";
 import { CircuitOpenError, classifyLlmError, retryAfterMs, toReflectorError } from "./llm-errors.js";
 
 /** What the LLM adapters report; `createLlmMetrics` implements it, tests may record it. */
@@ -19,9 +21,6 @@ export interface LlmObserver {
    */
   promptTokens?(record: { model: string; source: "estimate" | "reported"; tokens: number }): void;
 }
-
-/** Per request: `ok` the endpoint answered; `retryableFailure` it is (perhaps briefly) unusable. */
-export type LlmCallOutcome = "ok" | "retryableFailure" | "failure";
 
 export interface LlmCallPolicy {
   /** Deadline of one HTTP request. */

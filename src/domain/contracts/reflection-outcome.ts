@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AnswerEvaluation } from "../evaluation/answer-evaluation.js";
+import { AnswerEvaluation } from "./answer-evaluation.js";
 
 /** Published on `reflection.accepted` / `reflection.rejected` for every reflected task. */
 

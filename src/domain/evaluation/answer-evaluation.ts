@@ -1,4 +1,3 @@
-import { z } from "zod";
 import type { TaskCompleted } from "../contracts/index.js";
 
 /**
@@ -6,17 +5,9 @@ import type { TaskCompleted } from "../contracts/index.js";
  * answer is, what is wrong with it and what would make it better. Quality is the mean of the
  * three scores; below `retryBelow` (0.5) the loop should retry with a different approach.
  */
-export const AnswerEvaluation = z.object({
-  evaluator: z.enum(["heuristic", "openai"]),
-  quality: z.number().min(0).max(1),
-  confidence: z.number().min(0).max(1),
-  relevance: z.number().min(0).max(1),
-  completeness: z.number().min(0).max(1),
-  issues: z.array(z.string()),
-  improvements: z.array(z.string()),
-  shouldRetry: z.boolean(),
-});
-export type AnswerEvaluation = z.infer<typeof AnswerEvaluation>;
+import { AnswerEvaluation } from "../contracts/answer-evaluation.js";
+
+export { AnswerEvaluation };
 
 export const answerRetryBelow = 0.5;
 
