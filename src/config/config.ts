@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
-import { parseApiKeys } from "../http/api-keys.js";
+import { parseApiKeys } from "./api-keys-setting.js";
 
 const csv = z
   .string()

@@ -1,3 +1,4 @@
+import type { Rating } from "../domain/feedback/effective-quality.js";
 import type {
   GeneratorName,
   QualityMetrics,
@@ -242,3 +243,30 @@ export interface CrashCounter {
    */
   record(recordRef: string): Promise<{ crashes: number; crashingRecords: number }>;
 }
+
+/** One vote on a lesson, from the HTTP API or the feedback topic. */
+export interface FeedbackInput {
+  feedbackId: string;
+  reflectionId: string;
+  rating: Rating;
+  comment: string | null;
+  userId: string | null;
+  source: "http" | "kafka";
+  /** When the user gave it; the latest vote decides the effective quality. */
+  at: Date;
+}
+
+export type FeedbackResult =
+  | { status: "not_found" }
+  /** The feedback id was already used for another reflection or rating. */
+  | { status: "conflict"; reflectionId: string; rating: Rating }
+  | {
+      status: "recorded" | "duplicate";
+      reflectionId: string;
+      judgedQuality: number;
+      effectiveQuality: number;
+      served: boolean;
+      helpful: number;
+      harmful: number;
+      latestRating: Rating | null;
+    };

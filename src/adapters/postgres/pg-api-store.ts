@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { Attribution } from "../../domain/contracts/index.js";
 import { ReflectorError } from "../../domain/errors.js";
 import { withStoreErrors } from "./store-errors.js";
+import type { FeedbackInput, FeedbackResult } from "../../pipeline/ports.js";
 import {
   effectiveQuality,
   isServed,
@@ -96,31 +97,7 @@ export interface StoredOverride extends OverrideInput {
   updatedAt: string;
 }
 
-export interface FeedbackInput {
-  feedbackId: string;
-  reflectionId: string;
-  rating: Rating;
-  comment: string | null;
-  userId: string | null;
-  source: "http" | "kafka";
-  /** When the user gave it; the latest vote decides the effective quality. */
-  at: Date;
-}
-
-export type FeedbackResult =
-  | { status: "not_found" }
-  /** The feedback id was already used for another reflection or rating. */
-  | { status: "conflict"; reflectionId: string; rating: Rating }
-  | {
-      status: "recorded" | "duplicate";
-      reflectionId: string;
-      judgedQuality: number;
-      effectiveQuality: number;
-      served: boolean;
-      helpful: number;
-      harmful: number;
-      latestRating: Rating | null;
-    };
+export type { FeedbackInput, FeedbackResult } from "../../pipeline/ports.js";
 
 interface ViewRow {
   id: string;
