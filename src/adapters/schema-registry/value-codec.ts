@@ -84,7 +84,7 @@ export function createRegistryCodec(host: string): ValueCodec {
         return (await registry.decode(value)) as unknown;
       } catch (err) {
         const message = (err as Error).message;
-        const unreachable = /ECONNREFUSED|ETIMEDOUT|socket|network|5\d\d/i.test(message);
+        const unreachable = registryUnavailable(err);
         throw new ReflectorError(
           unreachable ? "REGISTRY_UNAVAILABLE" : "DECODE_FAILED",
           `wire-format value could not be decoded: ${message}`,
@@ -107,4 +107,23 @@ function withoutTrailingSlashes(url: string): string {
   let end = url.length;
   while (end > 0 && url[end - 1] === "/") end -= 1;
   return url.slice(0, end);
+}
+
+/**
+ * Whether a registry failure is an outage (retry, pause) rather than a value it cannot decode
+ * (dead-letter): by the HTTP status when there is one (5xx, 429 and 408 are outages; a 404 for an
+ * unknown schema id is not), else by the transport error. Never by digits in the message, which
+ * the registry's body may contain ("schema 555 not found").
+ */
+export function registryUnavailable(err: unknown): boolean {
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status === "number") return status >= 500 || status === 429 || status === 408;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (
+    typeof code === "string" &&
+    /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|EPIPE)$/.test(code)
+  )
+    return true;
+  const message = err instanceof Error ? err.message : String(err);
+  return /ECONNREFUSED|ECONNRESET|ETIMEDOUT|socket hang up|network|fetch failed/i.test(message);
 }
