@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { Outcome, type Attribution } from "../domain/contracts/index.js";
+import { boundedName, storableText } from "../domain/contracts/task-completed.js";
 import type { CommonIssue } from "../domain/evaluation/adaptive-insights.js";
 import type { PgApiStore, ReflectionView } from "../adapters/postgres/pg-api-store.js";
 import { servedMinQuality } from "../domain/feedback/effective-quality.js";
@@ -22,7 +23,8 @@ export interface ApiRoutesDeps {
   onFeedback?(rating: "up" | "down", result: "recorded" | "duplicate"): void;
 }
 
-const id = z.string().trim().min(1).max(200);
+// Names refuse control characters and lone surrogates; free text is made storable (no NUL byte).
+const id = boundedName(200);
 const unit = z.number().min(0).max(1);
 
 export const LoopCompleteBody = z.strictObject({
@@ -33,20 +35,20 @@ export const LoopCompleteBody = z.strictObject({
   outcome: Outcome.optional(),
   alignment_score: unit.optional(),
   drift_score: unit.optional(),
-  bias_tags: z.array(z.string().trim().min(1).max(100)).max(100).default([]),
-  orchestrator_persona: z.string().min(1).max(100).optional(),
-  reflection_persona: z.string().min(1).max(100).optional(),
-  task: z.string().min(1).max(16_000).optional(),
+  bias_tags: z.array(boundedName(100)).max(100).default([]),
+  orchestrator_persona: boundedName(100).optional(),
+  reflection_persona: boundedName(100).optional(),
+  task: storableText(16_000).pipe(z.string().min(1)).optional(),
   override_fatigue: z.boolean().default(false),
   override_max_reruns: z.boolean().default(false),
-  override_by: z.string().min(1).max(200).nullable().default(null),
+  override_by: boundedName(200).nullable().default(null),
 });
 
 export const OverrideBody = z.strictObject({
   override_fatigue: z.boolean().default(false),
   override_max_reruns: z.boolean().default(false),
-  override_by: z.string().min(1).max(200).nullable().default(null),
-  override_reason: z.string().min(1).max(2_000).nullable().default(null),
+  override_by: boundedName(200).nullable().default(null),
+  override_reason: storableText(2_000).pipe(z.string().min(1)).nullable().default(null),
 });
 
 const csvList = z
@@ -78,7 +80,7 @@ export const ReflectionsQuery = z.strictObject({
 export const FeedbackBody = z.strictObject({
   reflection_id: z.uuid(),
   rating: z.enum(["up", "down"]),
-  comment: z.string().max(2_000).nullable().default(null),
+  comment: storableText(2_000).nullable().default(null),
   feedback_id: id.optional(),
   user_id: id.nullable().default(null),
 });

@@ -19,7 +19,7 @@ function hasControlCharacter(text: string): boolean {
  * character. Such strings end up in keys, indexes and headers, where a NUL byte or an escape
  * sequence has no business and Postgres refuses some of them.
  */
-const name = (max = 200) =>
+export const boundedName = (max = 200) =>
   z
     .string()
     .trim()
@@ -27,7 +27,7 @@ const name = (max = 200) =>
     .max(max)
     .refine((text) => text.isWellFormed(), "is not well-formed Unicode (a lone surrogate)")
     .refine((text) => !hasControlCharacter(text), "contains a control character");
-const nonEmpty = name();
+const nonEmpty = boundedName();
 /** An error code: like a name, but may be empty (traces carry `"code": ""`). */
 const errorCode = z
   .string()
@@ -41,7 +41,8 @@ const errorCode = z
  * byte by U+FFFD, a lone surrogate by U+FFFD (`toWellFormed`).
  */
 const storable = (text: string) => text.replaceAll("\u0000", "\uFFFD").toWellFormed();
-const freeText = (max: number) => z.string().max(max).transform(storable);
+/** Free text up to `max` characters, made storable (see `storable`). */
+export const storableText = (max: number) => z.string().max(max).transform(storable);
 
 /**
  * Open maps (`metadata`, `context`): at most 64 KiB as JSON and 10 levels deep, so a producer
@@ -114,7 +115,7 @@ export const TraceEvent = z.object({
   type: TraceEventType,
   timestamp: z.iso.datetime({ offset: true }),
   content: stepText,
-  toolName: name(200).optional(),
+  toolName: boundedName(200).optional(),
   /** The agent or role that produced the step, in a multi-agent system (e.g. `planner`, `WebSurfer`). */
   actor: nonEmpty.max(200).optional(),
   metadata: openMap.optional(),
@@ -136,9 +137,9 @@ export type TraceEvent = z.infer<typeof TraceEvent>;
 
 export const TaskError = z.object({
   /** Broad family, e.g. `timeout_error`, `tool_error`, `validation_error`. */
-  category: name(200),
+  category: boundedName(200),
   /** Narrower type used in the error signature when present. */
-  type: name(200).optional(),
+  type: boundedName(200).optional(),
   message: z.string().min(1).max(16_000).transform(storable),
   code: errorCode.optional(),
   context: openMap.optional(),
@@ -161,9 +162,9 @@ export const TaskCompletedV1 = z
     occurredAt: z.iso.datetime({ offset: true }),
     task: z.object({
       description: z.string().trim().min(1).max(16_000).transform(storable),
-      goal: freeText(16_000).optional(),
-      query: freeText(64_000).optional(),
-      answer: freeText(64_000).optional(),
+      goal: storableText(16_000).optional(),
+      query: storableText(64_000).optional(),
+      answer: storableText(64_000).optional(),
       tier: TaskTier.optional(),
       importance: unitScore.optional(),
     }),
@@ -182,13 +183,15 @@ export const TaskCompletedV1 = z
       .array(z.object({ tag: nonEmpty.max(100), severity: z.enum(["low", "medium", "high"]).optional() }))
       .max(100)
       .optional(),
-    persona: z.object({ orchestrator: name(200).optional(), reflection: name(200).optional() }).optional(),
+    persona: z
+      .object({ orchestrator: boundedName(200).optional(), reflection: boundedName(200).optional() })
+      .optional(),
     verificationResults: z
       .array(
         z.object({
           status: z.enum(["verified", "unverified", "conflict", "refuted"]),
-          claimText: freeText(16_000).optional(),
-          conflictReason: freeText(16_000).optional(),
+          claimText: storableText(16_000).optional(),
+          conflictReason: storableText(16_000).optional(),
         }),
       )
       .max(500)
@@ -196,7 +199,7 @@ export const TaskCompletedV1 = z
     /** The agent's own evaluator pass (seed 003): its critique and whether it revised the answer. */
     evaluation: z
       .object({
-        critique: freeText(16_000).optional(),
+        critique: storableText(16_000).optional(),
         iteration: z.number().int().min(0).max(1_000_000).optional(),
         revised: z.boolean().optional(),
       })

@@ -1,0 +1,65 @@
+import { Registry } from "prom-client";
+import { afterAll, describe, expect, it } from "vitest";
+import type { PgApiStore } from "../../../src/adapters/postgres/pg-api-store.js";
+import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
+import { createHttpServer } from "../../../src/http/http-server.js";
+
+let storeCalls = 0;
+const store = new Proxy(
+  {},
+  {
+    get: () => () => {
+      storeCalls += 1;
+      return Promise.resolve(null);
+    },
+  },
+) as PgApiStore;
+const app = createHttpServer({
+  registry: new Registry(),
+  isConsuming: () => true,
+  isStopping: () => false,
+  dependencies: [],
+  api: {
+    keys: createApiKeyring(parseApiKeys("hostile-test-key:tenant-h")),
+    store,
+    completeLoop: () => Promise.reject(new Error("not reached")),
+    commonIssues: () => Promise.resolve([]),
+    clock: { now: () => new Date() },
+  },
+});
+afterAll(async () => {
+  await app.close();
+});
+
+const post = (url: string, payload: string) =>
+  app.inject({
+    method: "POST",
+    url,
+    payload,
+    headers: { authorization: "Bearer hostile-test-key", "content-type": "application/json" },
+  });
+
+describe("hostile request bodies", () => {
+  it("refuses a body over the limit with 413, before parsing it", async () => {
+    const res = await post("/api/v1/feedback", JSON.stringify({ comment: "x".repeat(2_000_000) }));
+    expect(res.statusCode).toBe(413);
+    expect(storeCalls).toBe(0);
+  });
+
+  it("answers 400 to 10,000 levels of nesting, and stays up", async () => {
+    const deep = `${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}`;
+    const res = await post("/orchestrator/loop-complete", deep);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: "bad_request" });
+    expect((await app.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
+    expect(storeCalls).toBe(0);
+  });
+
+  it("answers 400 to NUL bytes and lone surrogates in ids", async () => {
+    for (const loopId of ["loop\u0000x", "loop\ud800"]) {
+      const res = await post("/orchestrator/loop-complete", JSON.stringify({ loop_id: loopId }));
+      expect(res.statusCode, JSON.stringify(loopId)).toBe(400);
+    }
+    expect(storeCalls).toBe(0);
+  });
+});
