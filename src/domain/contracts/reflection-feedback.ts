@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { boundedName, storableText } from "./task-completed.js";
 
 /**
  * Consumed from `reflection.feedback`: a user's 👍/👎 on a stored lesson (seed 001). The feedback
@@ -6,12 +7,12 @@ import { z } from "zod";
  */
 export const ReflectionFeedbackV1 = z.strictObject({
   schemaVersion: z.literal(1),
-  feedbackId: z.string().trim().min(1).max(200),
-  tenantId: z.string().trim().min(1).max(200),
+  feedbackId: boundedName(200),
+  tenantId: boundedName(200),
   reflectionId: z.uuid(),
   rating: z.enum(["up", "down"]),
-  comment: z.string().max(2_000).optional(),
+  comment: storableText(2_000).optional(),
   occurredAt: z.iso.datetime({ offset: true }),
-  userId: z.string().trim().min(1).max(200).optional(),
+  userId: boundedName(200).optional(),
 });
 export type ReflectionFeedback = z.infer<typeof ReflectionFeedbackV1>;

@@ -60,3 +60,23 @@ describe("the task-completed contract on hostile input", () => {
     ]);
   });
 });
+
+describe("the feedback contract on hostile input", () => {
+  const vote = {
+    schemaVersion: 1,
+    feedbackId: "f-1",
+    tenantId: "tenant-a",
+    reflectionId: "00000000-0000-4000-8000-000000000000",
+    rating: "down",
+    occurredAt: "2026-11-20T10:00:00.000Z",
+  };
+
+  it("makes a comment with a NUL byte storable, and refuses one in an id", async () => {
+    const { ReflectionFeedbackV1 } = await import("../../../src/domain/contracts/index.js");
+    expect(ReflectionFeedbackV1.parse({ ...vote, comment: "bad\u0000lesson" }).comment).toBe(
+      "bad\ufffdlesson",
+    );
+    expect(ReflectionFeedbackV1.safeParse({ ...vote, feedbackId: "f\u0000" }).success).toBe(false);
+    expect(ReflectionFeedbackV1.safeParse({ ...vote, userId: "u\ud800" }).success).toBe(false);
+  });
+});
