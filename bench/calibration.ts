@@ -152,7 +152,7 @@ async function run(): Promise<BenchResult> {
     `bad rejected or not stored: ${pct(caught, bad.length)}`,
     `lesson similarity, duplicate ↔ its original: min ${Math.min(...duplicatePairs).toFixed(2)}, mean ${mean(duplicatePairs).toFixed(2)}; good ↔ good of another cause: mean ${mean(goodPairs).toFixed(2)}, max ${Math.max(...goodPairs).toFixed(2)}`,
   );
-  // The storage bar is RT-010's 0.8; what a lower one would keep, for operators who tune it.
+  // The storage bar is 0.8 by default; what a lower one would keep, for operators who tune it.
   for (const bar of [0.75, 0.7]) {
     const wouldStore = (r: Row) =>
       r.storage === "add" || (r.storage === "none" && r.notStoredForQuality && r.qualityScore >= bar);

@@ -179,7 +179,8 @@ async function main(): Promise<number> {
           OPENAI_MAX_RETRIES: "2",
           LLM_CIRCUIT_FAILURE_THRESHOLD: "5",
           LLM_CIRCUIT_OPEN_MS: "3000",
-          // One LLM call per reflection (see bench/llm.ts): garbage, not RT-010, decides the retries.
+          // One LLM call per reflection (see bench/llm.ts): garbage, not the quality rules, decides
+          // the retries.
           MAX_REFLECTION_ATTEMPTS: "1",
           RETRY_TOPIC_DELAY_MS: "2000",
         }

@@ -39,7 +39,7 @@ CREATE INDEX reflections_tenant_last_seen_idx ON reflections (tenant_id, last_se
 CREATE INDEX reflections_tags_idx ON reflections USING gin (tags);
 CREATE INDEX reflections_search_idx ON reflections USING gin (search);
 
--- Dual storage (seed 002): the strategy is its own record, importance boosted by 10%.
+-- Dual storage: the strategy is its own record, importance boosted by 10%.
 CREATE TABLE strategies (
   id            uuid PRIMARY KEY,
   reflection_id uuid NOT NULL UNIQUE REFERENCES reflections (id) ON DELETE CASCADE,
@@ -53,7 +53,7 @@ CREATE TABLE strategies (
 CREATE INDEX strategies_tenant_importance_idx ON strategies (tenant_id, importance DESC);
 CREATE INDEX strategies_tags_idx ON strategies USING gin (tags);
 
--- One row per processed loop (seed 004's loop trace): the guardrail state and what was decided.
+-- One row per processed loop (the loop trace): the guardrail state and what was decided.
 CREATE TABLE loop_traces (
   tenant_id          text NOT NULL,
   loop_id            text NOT NULL,
@@ -111,7 +111,7 @@ CREATE TABLE processed_events (
   PRIMARY KEY (tenant_id, event_id)
 );
 
--- Bias tags raised per tenant (seed 004 keeps a history; a tag seen 3 times is an echo).
+-- Bias tags raised per tenant (a history; a tag seen 3 times is an echo).
 CREATE TABLE bias_tag_history (
   tenant_id     text NOT NULL,
   tag           text NOT NULL,

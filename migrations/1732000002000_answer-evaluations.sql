@@ -1,5 +1,5 @@
 -- Up Migration
--- Seed 001: the self-evaluation of each answered task, kept for adaptive prompting and insights.
+-- The self-evaluation of each answered task, kept for adaptive prompting and insights.
 CREATE TABLE answer_evaluations (
   tenant_id     text        NOT NULL,
   event_id      text        NOT NULL,

@@ -1,6 +1,6 @@
 -- Up Migration
 -- Every judged reflection, stored or not (rejected ones too): the history adaptive prompting
--- (seed 001) reads its common issues from, and the RT-010 record of what was scored and why.
+-- reads its common issues from, and the quality record of what was scored and why.
 CREATE TABLE reflection_judgements (
   tenant_id      text        NOT NULL,
   event_id       text        NOT NULL,

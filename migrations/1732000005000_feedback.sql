@@ -1,6 +1,6 @@
 -- Up Migration
 
--- Seed 001: user feedback on stored reflections, from the HTTP API or the reflection.feedback topic.
+-- User feedback on stored reflections, from the HTTP API or the reflection.feedback topic.
 CREATE TABLE reflection_feedback (
   tenant_id     text NOT NULL,
   feedback_id   text NOT NULL,

@@ -1,6 +1,6 @@
 -- Up Migration
 
--- Seed 001's feedback override keeps the judged score (`quality_score`) as it was and records the
+-- The feedback override keeps the judged score (`quality_score`) as it was and records the
 -- effective quality beside it; NULL = no feedback yet, the judged score is the effective one.
 ALTER TABLE reflections ADD COLUMN effective_quality real CHECK (effective_quality BETWEEN 0 AND 1);
 -- The latest rating decides the effective quality (src/domain/feedback/effective-quality.ts).

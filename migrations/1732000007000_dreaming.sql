@@ -1,7 +1,7 @@
 -- Up Migration
 
--- Seed 002's dreaming stores pattern-level lessons next to the per-episode ones: same table, same
--- RT-010 columns, told apart by `kind`. A pattern is one row per (tenant, group), its signature
+-- Dreaming stores pattern-level lessons next to the per-episode ones: same table, same
+-- quality columns, told apart by `kind`. A pattern is one row per (tenant, group), its signature
 -- derived from the group key, so a second dreaming run updates it instead of adding another.
 ALTER TABLE reflections
   ADD COLUMN kind text NOT NULL DEFAULT 'episode' CHECK (kind IN ('episode', 'pattern'));

@@ -216,7 +216,7 @@ BEGIN
           last_seen_at = GREATEST(t.last_seen_at, EXCLUDED.last_seen_at)
     RETURNING t.id, t.occurrences, (t.xmax = 0) INTO stored_id, occurrences, inserted;
     IF inserted AND jsonb_typeof(u->'strategy') = 'object' THEN
-      -- Dual storage (seed 002): the strategy is kept on its own with importance +10%.
+      -- Dual storage: the strategy is kept on its own with importance +10%.
       INSERT INTO strategies (id, reflection_id, tenant_id, project_id, strategy_text, importance, tags)
       SELECT s.id, s.reflection_id, s.tenant_id, s.project_id, s.strategy_text, s.importance, s.tags
         FROM jsonb_populate_record(NULL::strategies, u->'strategy') AS s

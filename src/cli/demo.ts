@@ -301,7 +301,7 @@ export async function runDemo(): Promise<number> {
     const lesson = r.outcome.reflection.adjustments[0] ?? r.outcome.reflection.strategyText ?? "";
     console.log(`  ${r.outcome.signature}  ${truncate(lesson, 110)}`);
   }
-  // RT-010 verdicts of the reflections the generator wrote in this run; recalled lessons are
+  // Verdicts of the reflections the generator wrote in this run; recalled lessons are
   // judged again as their evidence accrues, and counted apart.
   const generated = [...rows.values()].filter((r) => r.outcome && r.outcome.generator !== "reused");
   const share = (verdict: string) => generated.filter((r) => r.outcome?.verdict === verdict).length;

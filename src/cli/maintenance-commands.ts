@@ -49,7 +49,7 @@ async function runJob<T>(name: string, work: (maintenance: Maintenance) => Promi
   }
 }
 
-/** `reflector dream` and `reflector prune` (seed 002); docs/loops-and-maintenance.md. */
+/** `reflector dream` and `reflector prune` (docs/specification.md#dreaming, #pruning). */
 export function registerMaintenanceCommands(program: Command): void {
   program
     .command("dream")

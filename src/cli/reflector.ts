@@ -69,7 +69,7 @@ program
 
 program
   .command("signature")
-  .description("print the error signature (seed 003) of an error type and content")
+  .description("print the error signature of an error type and content")
   .requiredOption("--type <type>", "error type, e.g. timeout_error")
   .requiredOption("--content <content>", "error content, e.g. the message")
   .option("--mask", "mask ids, numbers and timestamps first, as the pipeline does", false)
@@ -80,7 +80,9 @@ program
 
 program
   .command("score")
-  .description('judge a reflection by RT-010: reads {"reflection": {...}, "task": {...}?} as JSON on stdin')
+  .description(
+    'judge a reflection by the quality rules: reads {"reflection": {...}, "task": {...}?} as JSON on stdin',
+  )
   .option("--tenant <tenantId>", "count pattern evidence and novelty from this tenant's stored reflections")
   .action(async (options: { tenant?: string }) => {
     const { runScoreCommand } = await import("./score-command.js");

@@ -6,7 +6,7 @@ import { createPgReflectionStore } from "../adapters/postgres/pg-reflection-stor
 import { ConfigError, loadConfig } from "../config/config.js";
 import { ScoreInput, scoreReflection } from "./score.js";
 
-/** `reflector score`: stdin JSON in, RT-010 judgement out. Exit 0 scored, 2 bad input. */
+/** `reflector score`: stdin JSON in, quality judgement out. Exit 0 scored, 2 bad input. */
 export async function runScoreCommand(tenantId: string | undefined): Promise<number> {
   const raw = await text(process.stdin);
   let json: unknown;

@@ -9,7 +9,7 @@ const text = z.string().optional();
 const list = z.array(z.string()).optional();
 
 /**
- * What `reflector score` reads. Field names are Reflector's or RT-010's (`analysis`,
+ * What `reflector score` reads. Field names are Reflector's or the quality rules' (`analysis`,
  * `patterns_identified`, `strategy_adjustments`); missing fields are scored as missing, not refused.
  */
 export const ScoreInput = z.object({
@@ -59,7 +59,7 @@ export interface ScoreDeps {
   quality?: QualityConfig;
 }
 
-/** RT-010 on one reflection, offline unless a tenant's history is asked for. */
+/** The quality judgement of one reflection, offline unless a tenant's history is asked for. */
 export async function scoreReflection(input: ScoreInput, deps: ScoreDeps) {
   const quality = deps.quality ?? defaultQualityConfig;
   const reflection = toReflection(input.reflection);

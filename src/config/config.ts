@@ -141,7 +141,7 @@ export interface Config {
     loopDecision: string;
     deadLetter: string;
     retry: string;
-    /** Seed 001's user feedback, consumed by group `<groupId>.feedback`. */
+    /** Users' 👍/👎 on stored lessons, consumed by group `<groupId>.feedback`. */
     reflectionFeedback: string;
     partitions: number;
     replicationFactor: number;
@@ -164,7 +164,7 @@ export interface Config {
     circuitFailureThreshold: number;
     circuitOpenMs: number;
     embeddingModel: string | undefined;
-    /** Seed 001's answer self-evaluation model (a lighter one is fine); defaults to `model`. */
+    /** Model of the answer self-evaluation (a lighter one is fine); defaults to `model`. */
     evaluatorModel: string | undefined;
     /** USD per million tokens; 0 = unpriced (cost metrics stay 0). */
     inputPricePerMTokUsd: number;
@@ -197,7 +197,7 @@ export interface Config {
   shutdownDeadlineMs: number;
   /** Consumer-lag gauges' refresh interval (src/ops/lag-poller.ts); 0 = off. */
   lagRefreshMs: number;
-  /** Seed 004's RERUN_CONFIG (docs/loops-and-maintenance.md). */
+  /** Loop guardrails (docs/specification.md#loop-guardrails). */
   guardrails: {
     alignmentThreshold: number;
     driftThreshold: number;
@@ -205,7 +205,7 @@ export interface Config {
     fatigueCriticalThreshold: number;
     biasRepetitionThreshold: number;
   };
-  /** Dreaming and pruning (seed 002); interval 0 = not scheduled in the processor. */
+  /** Dreaming and pruning; interval 0 = not scheduled in the processor. */
   maintenance: {
     dreamIntervalMs: number;
     dreamMinImportance: number;

@@ -4,12 +4,12 @@ import { findingFromEvaluation } from "./evaluation/reflection-from-evaluation.j
 export type ReflectionMode = "lite" | "full";
 
 /**
- * Seed 002's modes, for a stream processor. "On demand" is the agent's own event: every
- * `agent.task.completed` is a request for a reflection, so both modes reflect per event, and
- * neither needs a separate "please reflect" flag. What `lite` gives up is everything Reflector
- * would do on its own initiative: reflections on successes (`selectForReflection`) and the
- * periodic dreaming job (`runsPeriodicReflection`). Pruning is storage housekeeping, not
- * reflection, and runs in both modes.
+ * The `lite` and `full` modes (docs/specification.md#modes-lite-and-full), for a stream processor.
+ * "On demand" is the agent's own event: every `agent.task.completed` is a request for a reflection,
+ * so both modes reflect per event, and neither needs a separate "please reflect" flag. What `lite`
+ * gives up is everything Reflector would do on its own initiative: reflections on successes
+ * (`selectForReflection`) and the periodic dreaming job (`runsPeriodicReflection`). Pruning is
+ * storage housekeeping, not reflection, and runs in both modes.
  */
 export function runsPeriodicReflection(mode: ReflectionMode): boolean {
   return mode === "full";
@@ -21,8 +21,8 @@ export interface Selection {
 }
 
 /**
- * Selective reflection (seed 001): reflecting costs an LLM call, so trivial successes are
- * finalized without one. Every non-success is reflected on. In `lite` mode (seed 002)
+ * Selective reflection (docs/specification.md#selective-reflection): reflecting costs an LLM call,
+ * so trivial successes are finalized without one. Every non-success is reflected on. In `lite` mode
  * successes never are; in `full` mode a success is worth a reflection when it ran at the
  * `container-full` tier or its importance is above `minSuccessImportance`.
  */
@@ -34,7 +34,7 @@ export function selectForReflection(
   if (event.outcome !== "success") return { reflect: true, reason: `outcome ${event.outcome}` };
   if (mode === "lite") return { reflect: false, reason: "lite mode reflects on failures only" };
   // From here on `full` mode: a success is reflected on only when it holds a lesson worth a call.
-  // Seed 003: a success the evaluator had to correct (a conflict, an unverified claim, a big
+  // A success the evaluator had to correct (a conflict, an unverified claim, a big
   // quality gain) carries a lesson even though the task did not fail.
   const finding = findingFromEvaluation(event);
   if (finding) return { reflect: true, reason: `success with evaluation finding ${finding.errorType}` };

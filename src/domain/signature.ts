@@ -10,7 +10,10 @@ export { maskVolatileTokens };
 
 // node:crypto is the one non-zod import in the domain: hashing is deterministic and pure.
 
-/** Seed 003: first 16 hex chars of sha256(`error_type:normalized content`), content lower-cased and trimmed. */
+/**
+ * First 16 hex chars of sha256(`error_type:normalized content`), content lower-cased and trimmed
+ * (docs/specification.md#signatures).
+ */
 export function computeErrorSignature(errorType: string, content: string): string {
   const key = `${errorType}:${content.toLowerCase().trim()}`;
   return createHash("sha256").update(key, "utf8").digest("hex").slice(0, 16);
@@ -25,7 +28,7 @@ export interface SignatureInput {
 
 /**
  * What a task's signature is computed from, before any LLM call. A reported error wins; then
- * the evaluator's finding (seed 003: conflict, unverified claim, factual error, quality gain);
+ * the evaluator's finding (conflict, unverified claim, factual error, quality gain);
  * then the last failed step; successes and bare failures fall back to the task itself.
  */
 export function signatureInputFor(event: TaskCompleted): SignatureInput {

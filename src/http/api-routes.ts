@@ -109,7 +109,7 @@ export function attributionJson(attribution: Attribution | null | undefined) {
   };
 }
 
-/** A stored lesson as the API shows it (snake_case like the seed's endpoints). */
+/** A stored lesson as the API shows it (snake_case like the orchestrator endpoints). */
 export function reflectionJson(view: ReflectionView) {
   return {
     id: view.id,
@@ -268,7 +268,7 @@ export function openApiDocument() {
 }
 
 /**
- * Seed 004's orchestrator endpoints and the query/feedback API. The caller's tenant comes only
+ * The orchestrator endpoints and the query/feedback API. The caller's tenant comes only
  * from its bearer key, never from the request, and every store call is scoped to it.
  */
 /** The role each authenticated route needs; a route missing here is refused to every key. */
@@ -504,7 +504,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       const { signature } = parse(SignatureParams, request.params, "params");
       const found = await deps.store.findBySignature(tenantId, signature);
       if (!found) {
-        // Seed 003's question has an answer here too: no, never seen (for this tenant).
+        // "Have I seen this error before?" has an answer here too: no, never (for this tenant).
         return reply.code(404).send({
           error: "not_found",
           message: `signature ${signature} has not been seen for this tenant`,

@@ -53,8 +53,8 @@ export interface DreamDeps {
 }
 
 /**
- * Seed 002's dreaming, per tenant: group the high-importance reflections, write one
- * pattern-level lesson per group, judge it by RT-010 exactly as the pipeline judges a lesson,
+ * Dreaming (docs/specification.md#dreaming), per tenant: group the high-importance reflections,
+ * write one pattern-level lesson per group, judge it exactly as the pipeline judges a lesson,
  * and store it when it passes the storage bar. A group whose stored pattern was drawn from the
  * same sources is skipped without a generator call, so running twice over the same inputs
  * writes nothing the second time.

@@ -63,7 +63,7 @@ export interface MaintenanceStore {
   patternEvidence(tenantId: string, patterns: string[]): Promise<Map<string, PatternEvidence>>;
   /** Inserts or rewrites the pattern, its sources, its strategy and its judgement in one transaction. */
   savePattern(pattern: NewPattern): Promise<"inserted" | "updated">;
-  /** Records a judged pattern that was not stored, for RT-010 metrics and adaptive prompting. */
+  /** Records a judged pattern that was not stored, for the quality metrics and adaptive prompting. */
   recordJudgement(judgement: PatternJudgement): Promise<void>;
   prune(criteria: PruneCriteria): Promise<PruneCounts>;
 }

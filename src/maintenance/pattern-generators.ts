@@ -14,10 +14,10 @@ export function createHeuristicPatternGenerator(): PatternGenerator {
 }
 
 /**
- * Seed 002's dreaming worker turns memories into events and asks the reflection engine about
- * them as one exploratory (`partial`) task. This does the same with the configured generator:
- * each source lesson becomes a trace event of a synthetic task, so the model sees them as data
- * (inside the generator's own injection-safe data blocks), not as instructions.
+ * Dreaming with the configured generator: the group's lessons are shown to it as one
+ * exploratory (`partial`) task, each source lesson becomes a trace event of a synthetic task, so
+ * the model sees them as data (inside the generator's own injection-safe data blocks), not as
+ * instructions.
  */
 export function createLlmPatternGenerator(generator: ReflectionGenerator): PatternGenerator {
   return {

@@ -17,10 +17,10 @@ export interface PruneReport extends Omit<PruneCounts, "removed"> {
 const dayMs = 24 * 60 * 60 * 1000;
 
 /**
- * Seed 002's "prune low-importance reflections periodically". A reflection goes only when it is
- * old (first seen before the cutoff), unimportant (importance ≤ the maximum), has not recurred
- * since the cutoff and nobody marked it helpful: a lesson still being hit, or one a person
- * vouched for, stays whatever its score.
+ * Pruning (docs/specification.md#pruning): low-importance reflections, periodically. A reflection
+ * goes only when it is old (first seen before the cutoff), unimportant (importance ≤ the maximum),
+ * has not recurred since the cutoff and nobody marked it helpful: a lesson still being hit, or one
+ * a person vouched for, stays whatever its score.
  */
 export async function runPrune(
   deps: { store: MaintenanceStore; evictor: SignatureEvictor; clock: Clock },

@@ -54,7 +54,7 @@ export function wireMaintenance(config: Config, deps: MaintenanceWiring): Mainte
     exclusive: createPgExclusiveRunner(deps.pool),
     generatorName: generator.name,
     dream: (options) => {
-      // Seed 002: lite mode never reflects on its own initiative.
+      // Lite mode never reflects on its own initiative.
       if (!runsPeriodicReflection(config.mode)) {
         return Promise.reject(new Error("dreaming runs in full mode only (REFLECTOR_MODE=lite)"));
       }

@@ -54,7 +54,7 @@ export function createMetrics() {
   });
   const qualityScore = new Histogram({
     name: "reflector_reflection_quality_score",
-    help: "RT-010 quality score of judged reflections.",
+    help: "Quality score of judged reflections.",
     buckets: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1],
     registers: [registry],
   });

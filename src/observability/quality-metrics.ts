@@ -4,8 +4,9 @@ import type { QualityObserver } from "../pipeline/task-processor.js";
 const unitBuckets = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
 
 /**
- * RT-010's required quality metrics, Prometheus style. Averages and percentiles come from the
- * histograms (`_sum / _count`, `histogram_quantile`); counts from the counters:
+ * The quality metrics (docs/specification.md#quality-metrics), Prometheus style. Averages and
+ * percentiles come from the histograms (`_sum / _count`, `histogram_quantile`); counts from the
+ * counters:
  *   quality_score_avg/p50/p95  → reflector_reflection_quality_score (registered in metrics.ts)
  *   depth/actionability/completeness avg → reflector_reflection_{depth_score,actionability_score,completeness}
  *   rejected / accepted_with_warnings count → reflector_reflections_total{verdict}
@@ -16,27 +17,24 @@ const unitBuckets = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
 export function createQualityMetrics(registry: Registry, qualityScore: Histogram): QualityObserver {
   const histogram = (name: string, help: string, buckets = unitBuckets) =>
     new Histogram({ name, help, buckets, registers: [registry] });
-  const depth = histogram("reflector_reflection_depth_score", "RT-010 depth score of judged reflections.");
+  const depth = histogram("reflector_reflection_depth_score", "Depth score of judged reflections.");
   const actionability = histogram(
     "reflector_reflection_actionability_score",
-    "RT-010 actionability score of judged reflections.",
+    "Actionability score of judged reflections.",
   );
-  const completeness = histogram(
-    "reflector_reflection_completeness",
-    "RT-010 completeness of judged reflections.",
-  );
+  const completeness = histogram("reflector_reflection_completeness", "Completeness of judged reflections.");
   const patternValidity = histogram(
     "reflector_reflection_pattern_validity",
-    "RT-010 mean pattern validity of judged reflections that name patterns.",
+    "Mean pattern validity of judged reflections that name patterns.",
   );
   const iterations = histogram(
     "reflector_improvement_loop_iterations",
-    "Attempts the RT-010 improvement loop needed per reflection.",
+    "Attempts the improvement loop needed per reflection.",
     [1, 2, 3, 4, 5, 10],
   );
   const invalidPatterns = new Counter({
     name: "reflector_patterns_invalid_total",
-    help: "Patterns named by a final reflection that lacked statistical support (RT-010).",
+    help: "Patterns named by a final reflection that lacked statistical support.",
     registers: [registry],
   });
   const loopRuns = new Counter({

@@ -8,7 +8,7 @@ import { failingStepOf } from "../domain/memory/failing-step.js";
 import { episodeText } from "../domain/memory/trace-text.js";
 import type { Clock, OutboundMessage, ReflectionStore } from "./ports.js";
 
-/** Seed 004's `POST /orchestrator/loop-complete`, in the processor's own terms. */
+/** `POST /orchestrator/loop-complete`, in the processor's own terms. */
 export interface LoopCompletion {
   tenantId: string;
   projectId: string;

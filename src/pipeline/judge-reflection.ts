@@ -55,10 +55,10 @@ export function calibratedSimilarity(raw: number, embedder: Pick<Embedder, "simi
 }
 
 /**
- * RT-010 judgement of one reflection, shared by the pipeline, dreaming and `reflector score`.
- * Relevance compares the analysis (the root cause) with the task; novelty compares the whole
- * reflection with the tenant's stored ones. Without a task, relevance is not assessed and counts
- * as 1.
+ * The quality judgement of one reflection (docs/specification.md#quality-metrics), shared by the
+ * pipeline, dreaming and `reflector score`. Relevance compares the analysis (the root cause) with
+ * the task; novelty compares the whole reflection with the tenant's stored ones. Without a task,
+ * relevance is not assessed and counts as 1.
  */
 export async function judgeReflection(
   input: JudgeInput,
@@ -92,7 +92,7 @@ export async function judgeReflection(
 }
 
 /**
- * The `evaluate` step of RT-010's improvement loop, shared by the pipeline and dreaming: judges
+ * The `evaluate` step of the improvement loop, shared by the pipeline and dreaming: judges
  * each attempt against one task and neighbourhood, with the tenant's pattern evidence, and keeps
  * each attempt's judgement so the chosen one can be stored with its embedding.
  */

@@ -19,16 +19,16 @@ export interface Clock {
 export interface GenerationRequest {
   event: TaskCompleted;
   attempt: number;
-  /** The previous attempt's RT-010 violations, for the generator to fix. */
+  /** The previous attempt's quality violations, for the generator to fix. */
   violations: string[];
   missingFields: string[];
   /** Adaptive prompting: common issues of the tenant's recent low-quality reflections. */
   insights: string[];
-  /** Seed 001: the self-evaluation of the agent's answer, when the task carried one. */
+  /** The self-evaluation of the agent's answer, when the task carried one. */
   answerEvaluation: AnswerEvaluation | null;
 }
 
-/** Seed 001's post-response evaluation of an agent's answer. */
+/** The self-evaluation of an agent's answer (docs/specification.md#answer-self-evaluation). */
 export interface AnswerEvaluator {
   readonly name: AnswerEvaluation["evaluator"];
   /** Null when the task carries no question and answer to judge. */
@@ -92,7 +92,7 @@ export interface Neighbour {
   qualityScore: number;
 }
 
-/** A stored lesson judged again because its evidence changed (RT-010 pattern validity). */
+/** A stored lesson judged again because its evidence changed (pattern validity). */
 export interface Rejudgement {
   verdict: Exclude<Verdict, "rejected">;
   qualityScore: number;
@@ -150,11 +150,11 @@ export interface UnitOfWork {
       }
     | null;
   loop: LoopDecisionResult;
-  /** Seed 001: stored for adaptive prompting and the insights API. */
+  /** Stored for adaptive prompting and the insights API. */
   answerEvaluation: AnswerEvaluation | null;
   /** The task as episodic memory keeps it (pattern evidence counts over these). */
   episode: string;
-  /** The RT-010 judgement of a newly generated reflection (stored or not), for adaptive prompting. */
+  /** The quality judgement of a newly generated reflection (stored or not), for adaptive prompting. */
   judgement: {
     verdict: Verdict;
     qualityScore: number;
@@ -198,7 +198,10 @@ export interface ReflectionStore {
   /** The tenant's stored reflections closest to `text`, by this process's embedder (novelty, merging). */
   nearbyReflections(tenantId: string, text: string, limit: number): Promise<Neighbour[]>;
   loopContext(event: TaskCompleted): Promise<LoopContext>;
-  /** Seed 001: issues common to the tenant's recent low-quality reflections and answers. */
+  /**
+   * Issues common to the tenant's recent low-quality reflections and answers
+   * (docs/specification.md#adaptive-prompting).
+   */
   commonIssues(tenantId: string): Promise<CommonIssue[]>;
   /**
    * Writes the unit of work and the outputs built from what the write returned (the

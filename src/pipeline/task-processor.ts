@@ -44,7 +44,7 @@ import type { EventFacts, Judged, Match, MemoryOutcome } from "./processing-stat
 /** Re-decisions after a concurrent bias-history change, before the event is retried whole. */
 const maxLoopStateRetries = 5;
 
-/** Receives every judged reflection, for the RT-010 quality metrics. */
+/** Receives every judged reflection, for the quality metrics. */
 export interface QualityObserver {
   observe(judgement: { validation: ValidationResult; verdict: Verdict; attempts: number }): void;
 }

@@ -61,7 +61,7 @@ describe("self-evaluation and reflections from evaluations, on the real services
     expect(judgement.rows[0]?.quality_score).toBeCloseTo(outcome.qualityScore, 3);
   });
 
-  it("persists a reflection from an evaluation only when the agent changed its answer (seed 003)", async () => {
+  it("persists a reflection from an evaluation only when the agent changed its answer", async () => {
     const corrected = (revised: boolean) =>
       taskEvent({
         tenantId,

@@ -463,7 +463,7 @@ describe("reflections and signatures", () => {
   });
 });
 
-describe("feedback over HTTP (seed 001)", () => {
+describe("feedback over HTTP", () => {
   let lesson: Stored;
 
   beforeAll(async () => {
@@ -742,10 +742,10 @@ describe("feedback from the reflection.feedback topic", () => {
   });
 });
 
-describe("seed 004 orchestrator endpoints", () => {
+describe("orchestrator endpoints", () => {
   const loopId = `loop-http-${run}`;
 
-  it("decides a loop completion and answers with the seed's fields", async () => {
+  it("decides a loop completion and answers with the orchestrator's snake_case fields", async () => {
     const r = await api("POST", "/orchestrator/loop-complete", {
       body: {
         loop_id: loopId,
@@ -830,7 +830,7 @@ describe("seed 004 orchestrator endpoints", () => {
     expect((await api("GET", "/orchestrator/guardrails-status/never-ran")).status).toBe(404);
   });
 
-  it("overrides guardrails with the seed's fields, in the caller's tenant only", async () => {
+  it("overrides guardrails with the orchestrator's snake_case fields, in the caller's tenant only", async () => {
     const byB = await api("POST", `/orchestrator/override-guardrails/${loopId}`, {
       key: keyB,
       body: { override_fatigue: true, override_by: "intruder", override_reason: "should not reach A" },
@@ -888,7 +888,7 @@ describe("seed 004 orchestrator endpoints", () => {
   });
 });
 
-describe("insights (seed 001 adaptive prompting)", () => {
+describe("insights (adaptive prompting)", () => {
   it("shows the tenant's common issues of low-quality answers, and none of them to another tenant", async () => {
     for (let i = 0; i < 2; i += 1) {
       const event = taskEvent({

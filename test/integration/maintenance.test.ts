@@ -128,7 +128,7 @@ function cli(args: string[], env: Record<string, string>) {
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
-describe("dreaming (seed 002, full mode)", () => {
+describe("dreaming (full mode)", () => {
   const tenantId = `dream-${randomUUID().slice(0, 8)}`;
 
   it("stores one judged pattern lesson per group of high-importance reflections, linked to its sources", async () => {
@@ -168,7 +168,7 @@ describe("dreaming (seed 002, full mode)", () => {
       [pattern?.id],
     );
     expect(links.rows.map((r) => r.source_id)).toEqual(sources.map((s) => s.id).sort());
-    // Judged like any lesson: the RT-010 judgement is recorded, and the strategy stored beside it.
+    // Judged like any lesson: the quality judgement is recorded, and the strategy stored beside it.
     const judgement = await h.pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM reflection_judgements WHERE tenant_id = $1 AND signature = $2 AND stored",
       [tenantId, pattern?.signature],
@@ -274,7 +274,7 @@ describe("dreaming with the configured model (REFLECTOR_GENERATOR=openai)", () =
       expect(report.groups[0]?.key).toBe("category:search_api");
       expect(["inserted", "not_stored"]).toContain(report.groups[0]?.status);
 
-      // Seed 002's dreaming worker: the lessons travel as the trace of one partial task, as data.
+      // Dreaming with a model: the lessons travel as the trace of one partial task, as data.
       const data = traceDataOf(fake.chatRequests()[0] ?? { model: "", messages: [] });
       expect(data?.task?.description).toBe(
         "Analyzing patterns in 2 high-importance reflections on search_api",
@@ -302,7 +302,7 @@ describe("dreaming with the configured model (REFLECTOR_GENERATOR=openai)", () =
   });
 });
 
-describe("pruning (seed 002)", () => {
+describe("pruning", () => {
   const tenantId = `prune-${randomUUID().slice(0, 8)}`;
   const kinds: Failure[] = ["timeout", "rate_limit", "auth", "not_found"];
 

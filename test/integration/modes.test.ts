@@ -6,8 +6,8 @@ import { taskEvent } from "../support/task-events.js";
 import { waitFor } from "../support/wait-for.js";
 
 /**
- * Seed 002's modes through Kafka: `lite` reflects on failures only, `full` also on successes
- * worth a lesson. Every event gets its loop decision in both modes; what differs is whether a
+ * The `lite` and `full` modes through Kafka: `lite` reflects on failures only, `full` also on
+ * successes worth a lesson. Every event gets its loop decision in both modes; what differs is whether a
  * reflection outcome is published (and a generator call made) for a success.
  */
 
@@ -89,7 +89,7 @@ afterAll(async () => {
   for (const run of runs) await run.h.close();
 });
 
-describe("REFLECTOR_MODE through Kafka (seed 002)", () => {
+describe("REFLECTOR_MODE through Kafka", () => {
   let lite: Run;
   let full: Run;
   beforeAll(async () => {

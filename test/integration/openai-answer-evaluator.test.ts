@@ -45,8 +45,8 @@ function evaluator() {
 
 const reply = (value: unknown) => ({ kind: "completion" as const, content: JSON.stringify(value) });
 
-describe("openai answer evaluator (seed 001) against a local OpenAI-compatible server", () => {
-  it("applies the seed's quality (mean) and retry rule to the model's scores, not the model's own verdict", async () => {
+describe("openai answer evaluator against a local OpenAI-compatible server", () => {
+  it("applies Reflector's quality (mean) and retry rule to the model's scores, not the model's own verdict", async () => {
     fake.enqueueChat(
       reply({
         confidence: 0.4,

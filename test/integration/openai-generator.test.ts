@@ -464,8 +464,8 @@ describe("the pipeline with REFLECTOR_GENERATOR=openai on real Kafka, Postgres a
         outputs.find((o) => o.topic === h.config.topics.reflectionAccepted)?.value,
       );
       expect(outcome.generator).toBe("openai");
-      // A new tenant has no history, so the pattern the model names cannot be evidenced yet (RT-010
-      // needs 3 occurrences): the only warning.
+      // A new tenant has no history, so the pattern the model names cannot be evidenced yet
+      // (pattern validity needs 3 occurrences): the only warning.
       expect(outcome.verdict).toBe("accepted_with_warnings");
       expect(outcome.violations).toEqual([
         "Invalid pattern 'timeout_error on postgres_query': confidence=0.00 < 0.75",

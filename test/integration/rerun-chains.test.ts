@@ -9,7 +9,7 @@ import { taskEvent } from "../support/task-events.js";
 import { waitFor } from "../support/wait-for.js";
 
 /**
- * Seed 004's guardrails walked through Kafka as an agent would: publish a loop's completion,
+ * The loop guardrails walked through Kafka as an agent would: publish a loop's completion,
  * wait for its `loop.decision`, and when told to rerun, publish the rerun under the `newLoopId`
  * the decision named (with `rerunOf` pointing at the loop it reruns).
  */
@@ -93,7 +93,7 @@ const pick = (d: LoopDecision) => ({
   overriddenBy: d.overriddenBy,
 });
 
-describe("rerun chains through Kafka, seed 004 defaults (3 reruns, 0.75 / 0.25)", () => {
+describe("rerun chains through Kafka, default guardrails (3 reruns, 0.75 / 0.25)", () => {
   let h: Harness;
   const { tenantId, apiKey } = newTenant();
 
@@ -160,7 +160,7 @@ describe("rerun chains through Kafka, seed 004 defaults (3 reruns, 0.75 / 0.25)"
       /^3 of 3 reruns used; wanted a rerun because alignment 0.68 < 0.75/,
     );
 
-    // The loop trace (seed 004's schema) holds the same story.
+    // The loop trace holds the same story.
     const traces = await h.pool.query<{
       loop_id: string;
       rerun_of: string | null;
@@ -425,7 +425,7 @@ describe("bias echo when two families raise the same tag at once (Postgres loop 
 });
 
 describe("rerun chains through Kafka with the limit raised (GUARDRAIL_MAX_RERUNS=6)", () => {
-  // With the seed's numbers fatigue reaches 0.5 only at the 4th stale rerun (0.15, 0.30, 0.45,
+  // With the default numbers fatigue reaches 0.5 only at the 4th stale rerun (0.15, 0.30, 0.45,
   // 0.60), after the default limit of 3 has already stopped the chain. Raising the limit is how
   // an operator makes fatigue the guardrail that binds.
   let h: Harness;

@@ -247,7 +247,7 @@ export function traceDataOf(body: ChatBody): TraceData | null {
 /**
  * A cooperative "model": reads the trace data and answers with a root-cause reflection in the
  * contract's shape, quoting the task and error so relevance holds, and naming the pattern it
- * believes the failure shows, as the prompt asks. Good enough for RT-010.
+ * believes the failure shows, as the prompt asks. Good enough for the quality rules.
  */
 export function helpfulModel(request: RecordedRequest): FakeReply {
   const data = traceDataOf(request.body as ChatBody) ?? {};

@@ -143,7 +143,7 @@ describe("examples/", () => {
     expect(b?.context).not.toEqual(a?.context);
   });
 
-  it("13 is a success the agent corrected itself: a conflict finding that changed behaviour (seed 003)", () => {
+  it("13 is a success the agent corrected itself: a conflict finding that changed behaviour", () => {
     const event = parseEvent(find(examples, "13-"), 0);
     expect(event.outcome).toBe("success");
     expect(event.error).toBeUndefined();

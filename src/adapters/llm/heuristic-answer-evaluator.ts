@@ -2,7 +2,7 @@ import { evaluateAnswerHeuristically } from "../../domain/evaluation/answer-eval
 import type { AnswerEvaluator } from "../../pipeline/ports.js";
 
 /**
- * Offline self-evaluation (seed 001) from what the event states: verification results,
+ * Offline self-evaluation from what the event states: verification results,
  * hedging, coverage of the question, length. Labelled `heuristic` on every output.
  */
 export function createHeuristicAnswerEvaluator(): AnswerEvaluator {

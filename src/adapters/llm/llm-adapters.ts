@@ -21,7 +21,7 @@ export interface LlmSettings {
     baseUrl: string | undefined;
     model: string | undefined;
     embeddingModel: string | undefined;
-    /** Model for seed 001's answer self-evaluation; defaults to `model`. */
+    /** Model for the answer self-evaluation; defaults to `model`. */
     evaluatorModel?: string | undefined;
     timeoutMs: number;
     maxRetries: number;
@@ -95,7 +95,7 @@ export function createLlmAdapters(
       : settings.embeddings === "local"
         ? createCachedEmbedder(createLocalEmbedder({ modelDir: settings.embeddingModelDir }))
         : createHashingEmbedder();
-  // Seed 001: answers are judged by the same kind of generator, with a lighter model when one is set.
+  // Answers are judged by the same kind of generator, with a lighter model when one is set.
   const evaluatorModel = openai.evaluatorModel ?? openai.model;
   const answerEvaluator =
     settings.generator === "openai" && evaluatorModel

@@ -12,7 +12,7 @@ import { dataBlock, encodeData } from "./prompts.js";
 
 export interface OpenAiAnswerEvaluatorOptions extends LlmCallPolicy {
   client: OpenAI;
-  /** Seed 001 judges with a lighter model than it answers with; any chat model works. */
+  /** A lighter model than the one that answers is enough; any chat model works. */
   model: string;
   randomToken?: () => string;
   /** `max_completion_tokens` of each request (`LLM_MAX_OUTPUT_TOKENS`, default 2,000). */
@@ -46,7 +46,7 @@ function systemPrompt(canary: string, nonce: string): string {
 }
 
 /**
- * Seed 001's self-evaluation by a model. The seed's quality (mean of the three scores) and its
+ * The answer self-evaluation by a model. Reflector's quality (mean of the three scores) and its
  * retry rule (quality < 0.5) are applied here to what the model returns. A model that answers
  * with something unusable twice is not worth holding the event for: the offline evaluator takes
  * over and its result says `heuristic`. Outages still surface, so the consumer can wait.

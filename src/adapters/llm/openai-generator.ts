@@ -19,7 +19,7 @@ import { estimateMessagesTokens } from "./token-estimate.js";
 export interface OpenAiGeneratorOptions extends LlmCallPolicy {
   client: OpenAI;
   model: string;
-  /** RT-010's minimum lengths, told to the model. */
+  /** The quality rules' minimum lengths, told to the model. */
   guidance?: PromptGuidance;
   /** Source of the per-request canary and block nonce; random by default. */
   randomToken?: () => string;
@@ -32,9 +32,9 @@ export interface OpenAiGeneratorOptions extends LlmCallPolicy {
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /**
- * The `openai` generator: seed 002's prompts against any OpenAI-compatible chat endpoint, JSON
- * output checked against the strict `Reflection` contract, and one repair request (showing the
- * model its answer and what was wrong with it) before giving up. Every request stays within the
+ * The `openai` generator: the failure and success prompts against any OpenAI-compatible chat
+ * endpoint, JSON output checked against the strict `Reflection` contract, and one repair request
+ * (showing the model its answer and what was wrong with it) before giving up. Every request stays within the
  * prompt token budget. A failure's reflection always carries an attribution: the model's when it
  * gives a usable one, else the offline one (attribute-failure.ts).
  */

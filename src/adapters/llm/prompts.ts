@@ -7,8 +7,8 @@ import { selectSteps, summariseGap, type StepSelection } from "./prompt-steps.js
 import { asciiCharsPerToken, estimateMessagesTokens, estimateTokens } from "./token-estimate.js";
 
 /**
- * Prompts of the `openai` generator (seed 002's failure and success prompts, RT-010's quality
- * guidance, seed 001's adaptive insights) and the checks on what comes back.
+ * Prompts of the `openai` generator (the failure and success prompts, the quality rules'
+ * guidance, the tenant's adaptive insights) and the checks on what comes back.
  *
  * Trace content is untrusted: an agent's tool output can say anything. All of it travels as
  * JSON inside one `<trace-data-NONCE>` block whose `<` characters are escaped, so no content can

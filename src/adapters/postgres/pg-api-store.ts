@@ -31,9 +31,9 @@ export interface ReflectionView {
   learning: string;
   importance: number;
   confidence: number;
-  /** The RT-010 score the judge gave; feedback never changes it. */
+  /** The quality score the judge gave; feedback never changes it. */
   judgedQuality: number;
-  /** The judged score after seed 001's feedback override; what ranking and serving use. */
+  /** The judged score after the feedback override; what ranking and serving use. */
   effectiveQuality: number;
   /** False when feedback pushed the effective quality below the serving floor. */
   served: boolean;

@@ -166,7 +166,8 @@ export function createPgMaintenanceStore(
           [id, p.group.sources.map((s) => s.id), p.tenantId],
         );
         if (r.strategyText) {
-          // Dual storage (seed 002), as for every stored lesson: the strategy with importance +10%.
+          // The strategy kept on its own, as for every stored lesson, importance +10%
+          // (docs/specification.md#strategy-importance).
           await client.query(
             `INSERT INTO strategies (id, reflection_id, tenant_id, project_id, strategy_text, importance, tags)
              VALUES ($1, $2, $3, $4, $5, $6, $7)

@@ -181,7 +181,8 @@ export function createPgReflectionStore(
             evidence.set(pattern, { occurrences: 0, total: 0 });
             continue;
           }
-          // RT-010: retrieve the tenant's 50 most relevant episodes, then count the matching ones.
+          // Retrieve the tenant's 50 most relevant episodes, then count the matching ones
+          // (docs/specification.md#quality-metrics).
           const res = await pool.query<{ task_text: string }>(
             `SELECT task_text FROM loop_traces
               WHERE tenant_id = $1 AND to_tsvector('english', task_text) @@ to_tsquery('english', $2)

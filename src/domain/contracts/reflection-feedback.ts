@@ -2,7 +2,7 @@ import { z } from "zod";
 import { boundedName, storableText } from "./task-completed.js";
 
 /**
- * Consumed from `reflection.feedback`: a user's 👍/👎 on a stored lesson (seed 001). The feedback
+ * Consumed from `reflection.feedback`: a user's 👍/👎 on a stored lesson. The feedback
  * id is the idempotency key: the same feedback delivered twice counts once.
  */
 export const ReflectionFeedbackV1 = z.strictObject({

@@ -76,11 +76,14 @@ export const ReflectionOutcomeV1 = z.object({
   attempts: z.number().int().min(0),
   generator: GeneratorName,
   reflection: Reflection,
-  /** Why a non-rejected reflection was not stored (storage bar, or seed 003: it changed nothing). */
+  /**
+   * Why a non-rejected reflection was not stored (storage bar, or an evaluator finding that changed
+   * nothing).
+   */
   notStoredReason: z.string().nullable().optional(),
-  /** Seed 001: the self-evaluation of the agent's answer, when the task carried a question and an answer. */
+  /** The self-evaluation of the agent's answer, when the task carried a question and an answer. */
   answerEvaluation: AnswerEvaluation.nullable().optional(),
-  /** Seed 003: what the agent's own evaluator found, when the signature rests on it. */
+  /** What the agent's own evaluator found, when the signature rests on it. */
   evaluationFinding: z
     .object({
       errorType: z.enum(["conflict", "unverified_claim", "factual_error", "quality_improvement"]),

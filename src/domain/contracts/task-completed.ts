@@ -196,7 +196,7 @@ export const TaskCompletedV1 = z
       )
       .max(500)
       .optional(),
-    /** The agent's own evaluator pass (seed 003): its critique and whether it revised the answer. */
+    /** The agent's own evaluator pass: its critique and whether it revised the answer. */
     evaluation: z
       .object({
         critique: storableText(16_000).optional(),

@@ -1,11 +1,12 @@
 /**
- * Seed 001's adaptive prompting: the issues that keep coming back in a tenant's recent
- * low-quality reflections and answers become guidance in the next generator prompt.
+ * Adaptive prompting (docs/specification.md#adaptive-prompting): the issues that keep coming back
+ * in a tenant's recent low-quality reflections and answers become guidance in the next generator
+ * prompt.
  */
 
-/** Quality below which a reflection or an answer counts as low (seed 001: 0.6). */
+/** Quality below which a reflection or an answer counts as low. */
 export const lowQualityBelow = 0.6;
-/** How many recent low-quality items are read (seed 001: 10 each). */
+/** How many recent low-quality items are read (of each kind). */
 export const recentLowQualityLimit = 10;
 
 export interface CommonIssue {

@@ -1,9 +1,10 @@
 import type { TaskCompleted } from "../contracts/index.js";
 
 /**
- * Seed 001's post-response evaluation: how sure, how relevant and how complete an agent's
- * answer is, what is wrong with it and what would make it better. Quality is the mean of the
- * three scores; below `retryBelow` (0.5) the loop should retry with a different approach.
+ * The answer self-evaluation (docs/specification.md#answer-self-evaluation): how sure, how relevant
+ * and how complete an agent's answer is, what is wrong with it and what would make it better.
+ * Quality is the mean of the three scores; below `retryBelow` (0.5) the loop should retry with a
+ * different approach.
  */
 import { AnswerEvaluation } from "../contracts/answer-evaluation.js";
 
@@ -14,7 +15,7 @@ export const answerRetryBelow = 0.5;
 const round = (value: number) => Math.round(value * 100) / 100;
 const clamp = (value: number) => Math.min(1, Math.max(0, value));
 
-/** Seed 001: quality = mean(confidence, relevance, completeness); retry when quality < 0.5. */
+/** Quality = mean(confidence, relevance, completeness); retry when quality < 0.5. */
 export function finishEvaluation(parts: Omit<AnswerEvaluation, "quality" | "shouldRetry">): AnswerEvaluation {
   const quality = round((parts.confidence + parts.relevance + parts.completeness) / 3);
   return { ...parts, quality, shouldRetry: quality < answerRetryBelow };

@@ -4,21 +4,21 @@ export type EvaluationErrorType = "conflict" | "unverified_claim" | "factual_err
 
 export interface EvaluationFinding {
   errorType: EvaluationErrorType;
-  /** What was learned, in the seed's words; the signature is computed from it. */
+  /** What was learned, in a fixed wording per kind; the signature is computed from it. */
   content: string;
   qualityDelta: number;
-  /** Seed 003 stores a reflection only when it changed the agent's behaviour. */
+  /** A reflection from a finding is stored only when it changed the agent's behaviour. */
   changedBehaviour: boolean;
 }
 
-/** Quality gains at or below this are noise, not something to learn from (seed 003). */
+/** Quality gains at or below this are noise, not something to learn from. */
 export const minQualityDelta = 0.1;
 
 /**
- * Seed 003's reflection from an evaluation: a contradicted claim is a `conflict`, an unsupported
- * one an `unverified_claim`, a critique that reports CONFLICTS (or a refuted claim) a
- * `factual_error`, and a revision that raised quality by more than 0.1 a `quality_improvement`.
- * Anything else is not worth a reflection of its own.
+ * A reflection from an evaluation (docs/specification.md#evaluator-findings): a contradicted claim
+ * is a `conflict`, an unsupported one an `unverified_claim`, a critique that reports CONFLICTS (or
+ * a refuted claim) a `factual_error`, and a revision that raised quality by more than 0.1 a
+ * `quality_improvement`. Anything else is not worth a reflection of its own.
  */
 export function findingFromEvaluation(
   event: Pick<TaskCompleted, "verificationResults" | "evaluation" | "scores">,

@@ -1,12 +1,12 @@
 /**
- * Seed 001's user-feedback override. The judged RT-010 score stays recorded as it was; what
- * changes is the *effective* quality that queries rank by and that decides whether a lesson is
- * still served.
+ * The user-feedback override (docs/specification.md#feedback-override). The judged score stays
+ * recorded as it was; what changes is the *effective* quality that queries rank by and that decides
+ * whether a lesson is still served.
  *
  * Which feedback wins when a lesson has both 👍 and 👎: the latest one (by the time the user gave
- * it, ties broken by feedback id). The seed overwrites the reflection's feedback with each new
- * rating, and a later rating is the user's newer judgement of the same lesson; counting votes
- * would let an old majority outweigh what users think now. The counts are still kept and shown.
+ * it, ties broken by feedback id): a later rating is the user's newer judgement of the same lesson;
+ * counting votes would let an old majority outweigh what users think now. The counts are still kept
+ * and shown.
  */
 
 export type Rating = "up" | "down";
@@ -17,8 +17,8 @@ export const thumbsDownQualityCap = 0.3;
 export const thumbsUpQualityFloor = 0.7;
 /**
  * A lesson whose effective quality is below this is withheld: still counted and searchable by
- * signature, but not handed out as advice. 0.5 is seed 001's "quality too low, retry" line, so a
- * 👎 (0.3) always withholds and a 👍 (≥ 0.7) always serves.
+ * signature, but not handed out as advice. 0.5 is the answer self-evaluation's "quality too low,
+ * retry" line, so a 👎 (0.3) always withholds and a 👍 (≥ 0.7) always serves.
  */
 export const servedMinQuality = 0.5;
 
@@ -43,7 +43,7 @@ export function decidingVote(votes: readonly FeedbackVote[]): FeedbackVote | nul
   return latest;
 }
 
-/** The judged score moved by the deciding rating (seed 001: min(q, 0.3) / max(q, 0.7)). */
+/** The judged score moved by the deciding rating: min(q, 0.3) for 👎, max(q, 0.7) for 👍. */
 export function effectiveQuality(judgedQuality: number, rating: Rating | null): number {
   if (rating === "down") return Math.min(judgedQuality, thumbsDownQualityCap);
   if (rating === "up") return Math.max(judgedQuality, thumbsUpQualityFloor);

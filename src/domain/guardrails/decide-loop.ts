@@ -23,12 +23,12 @@ export interface LoopDecisionInput {
   override: LoopOverride | null;
   /** Occurrences of each bias tag for the tenant before this event. */
   biasHistory: ReadonlyMap<string, number>;
-  /** The answer's self-evaluation asked for a retry (seed 001). */
+  /** The answer's self-evaluation asked for a retry. */
   answerNeedsRetry: boolean;
   /**
-   * Reruns already recorded in this loop's family, this loop excluded (seed 004's
-   * `get_total_rerun_count`). Counts sibling reruns too, so a family that branches cannot
-   * slip past the limit; a linear chain has as many as its depth says.
+   * Reruns already recorded in this loop's family, this loop excluded. Counts sibling reruns too,
+   * so a family that branches cannot slip past the limit; a linear chain has as many as its depth
+   * says.
    */
   familyReruns?: number;
 }
@@ -77,9 +77,9 @@ function gain(value: number): number {
 }
 
 /**
- * Seed 004's guardrails as one pure decision: bias echo halts; a loop that meets its thresholds
- * finalizes; otherwise it reruns unless the rerun limit or reflection fatigue forces finalization
- * (each can be overridden).
+ * The loop guardrails (docs/specification.md#loop-guardrails) as one pure decision: bias echo
+ * halts; a loop that meets its thresholds finalizes; otherwise it reruns unless the rerun limit or
+ * reflection fatigue forces finalization (each can be overridden).
  */
 export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): LoopDecisionResult {
   const { event, previous, override } = input;
@@ -98,7 +98,7 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
   let fatigue = previous?.fatigue ?? 0;
   let fatigueIncreased = false;
   if (previous) {
-    // Seed 004's defaults for a missing previous score: alignment 0.0, drift 1.0.
+    // A missing score counts as the worst: alignment 0.0, drift 1.0.
     const alignmentGain = gain((alignment ?? 0) - (previous.alignment ?? 0));
     const driftGain = gain((previous.drift ?? 1) - (drift ?? 1));
     const improved =
@@ -108,7 +108,7 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
     fatigue = round(Math.min(config.maxFatigue, Math.max(0, fatigue)));
   }
 
-  // Seed 004 records the event's tags in the tenant's history first, then checks the counts. A
+  // The event's tags are recorded in the tenant's history first, then the counts checked. A
   // tag listed twice in one event is one flag: the store increments it once per event too.
   const biasCounts = new Map<string, number>();
   for (const { tag } of event.biasTags ?? []) {

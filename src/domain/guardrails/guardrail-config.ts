@@ -1,6 +1,9 @@
 import { z } from "zod";
 
-/** Seed 004's RERUN_CONFIG and FATIGUE_CONFIG, as one validated object. */
+/**
+ * The loop guardrails' thresholds and fatigue steps, as one validated object
+ * (docs/specification.md#loop-guardrails).
+ */
 export const GuardrailConfig = z.object({
   alignmentThreshold: z.number().min(0).max(1).default(0.75),
   driftThreshold: z.number().min(0).max(1).default(0.25),

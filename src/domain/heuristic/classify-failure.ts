@@ -161,7 +161,7 @@ export function classifyFailure(event: TaskCompleted): FailureAnalysis {
   }
   for (const u of unverified) evidence.push(`unverified claim: ${u.claimText ?? "unspecified"}`);
 
-  // Seed 003: the agent's own evaluator may have found what the trace does not show.
+  // The agent's own evaluator may have found what the trace does not show.
   const finding = findingFromEvaluation(event);
   if (!kind && finding?.errorType === "factual_error") {
     kind = "conflicting_claim";

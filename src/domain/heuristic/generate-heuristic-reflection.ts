@@ -8,7 +8,7 @@ export interface HeuristicGuidance {
   violations: string[];
   missingFields: string[];
   insights?: string[];
-  /** Seed 001's self-evaluation of the agent's answer, when the task had one. */
+  /** The self-evaluation of the agent's answer, when the task had one. */
   answerIssues?: string[];
 }
 

@@ -22,7 +22,7 @@ export interface DreamGroup {
   sources: DreamSource[];
 }
 
-/** Groups smaller than this hold no pattern, only a lesson (seed 002 reflects over *several* memories). */
+/** Groups smaller than this hold no pattern, only a lesson: a pattern is what *several* lessons share. */
 export const minDreamGroupSize = 2;
 
 export function patternSignature(key: string): string {

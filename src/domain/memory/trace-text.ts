@@ -55,7 +55,7 @@ export function episodeText(event: TaskCompleted, failingStep: TraceEvent | unde
 }
 
 /**
- * What the task was and where it failed: the "task" side of RT-010 relevance. The failing step
+ * What the task was and where it failed: the "task" side of relevance. The failing step
  * is there because a good analysis of a wrong answer is about that step, not only the question.
  */
 export function taskText(event: TaskCompleted, failingStep: TraceEvent | undefined): string {

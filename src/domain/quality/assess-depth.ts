@@ -1,7 +1,7 @@
 import type { QualityConfig } from "./quality-config.js";
 
 /**
- * RT-010 depth: which depth indicators the analysis uses decides the base score (≥2 deep → 0.9,
+ * Depth: which depth indicators the analysis uses decides the base score (≥2 deep → 0.9,
  * ≥2 medium → 0.7, ≥1 shallow → 0.5, else 0.3), longer analyses earn up to +0.1, and anything
  * under 50 characters is 0.2 whatever it says.
  */

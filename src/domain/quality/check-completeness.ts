@@ -1,7 +1,7 @@
 import type { Reflection } from "../contracts/index.js";
 import type { QualityConfig } from "./quality-config.js";
 
-/** RT-010's required fields, by the names the seed gives them and where they live here. */
+/** The required parts, by the names the quality rules give them and where they live here. */
 export const requiredFields = [
   { name: "analysis", get: (r: Reflection) => r.reflectionText },
   { name: "patterns_identified", get: (r: Reflection) => r.patterns },

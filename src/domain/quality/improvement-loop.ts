@@ -22,10 +22,10 @@ export interface ImprovementLoopResult {
 }
 
 /**
- * RT-010's improvement loop: generate, validate, and on failure try again (up to maxAttempts)
- * telling the generator what to fix. Stops at the first valid attempt, or at the first one whose
- * remaining violations no rewrite can fix; otherwise keeps the best scoring attempt rather than
- * the last, since a retry can be worse.
+ * The improvement loop (docs/specification.md#improvement-loop): generate, validate, and on failure
+ * try again (up to maxAttempts) telling the generator what to fix. Stops at the first valid
+ * attempt, or at the first one whose remaining violations no rewrite can fix; otherwise keeps the
+ * best scoring attempt rather than the last, since a retry can be worse.
  */
 export async function runImprovementLoop(options: ImprovementLoopOptions): Promise<ImprovementLoopResult> {
   const history: ValidationResult[] = [];

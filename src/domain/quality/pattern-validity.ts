@@ -1,5 +1,5 @@
 /**
- * RT-010 pattern validity. A pattern is evidenced by the tenant's stored episodes: an episode
+ * Pattern validity. A pattern is evidenced by the tenant's stored episodes: an episode
  * matches when it contains at least 70% of the pattern's keywords; fewer than 3 matches means
  * "insufficient data" (0), otherwise confidence = matches / episodes retrieved.
  */

@@ -1,8 +1,9 @@
 import { z } from "zod";
 
 /**
- * RT-010's thresholds, indicator lists, patterns and weights, with the seed's values as
- * defaults. One object so operators can tune them and tests can see every number.
+ * The quality rules' thresholds, indicator lists, patterns and weights, with their defaults
+ * (docs/specification.md#quality-metrics). One object so operators can tune them and tests can see
+ * every number.
  */
 export const QualityConfig = z.object({
   depth: z.object({
@@ -94,7 +95,7 @@ export const QualityConfig = z.object({
     }),
   /** Below this score a reflection is rejected. */
   rejectBelow: z.number().default(0.5),
-  /** RT-010 "Cumplimiento": quality ≥ 0.8 to be stored. Separate from the verdict on purpose. */
+  /** Quality ≥ 0.8 to be stored. Separate from the verdict on purpose. */
   storageMinQuality: z.number().default(0.8),
   maxAttempts: z.number().int().min(1).default(3),
   /** The improvement prompt's minimum lengths, told to generators on retries. */

@@ -11,9 +11,8 @@ function regex(pattern: string): RegExp {
 }
 
 /**
- * RT-010 actionability ladder over the strategy adjustments: none 0.0; all executable 1.0;
- * ≥80% executable 0.8; ≥50% vague 0.4; otherwise 0.6. Matching is on lower-cased text, as in
- * the seed.
+ * Actionability ladder over the strategy adjustments: none 0.0; all executable 1.0;
+ * ≥80% executable 0.8; ≥50% vague 0.4; otherwise 0.6. Matching is on lower-cased text.
  */
 export function scoreActionability(adjustments: string[], config: QualityConfig["actionability"]): number {
   if (adjustments.length === 0) return 0;

@@ -8,7 +8,7 @@ import { scoreActionability } from "./score-actionability.js";
 export interface QualityEvidence {
   /** Per pattern: matching episodes and episodes retrieved, counted from stored data. */
   patternEvidence: ReadonlyMap<string, { occurrences: number; total: number }>;
-  /** Cosine similarity of the reflection and the task (RT-010 relevance). */
+  /** Cosine similarity of the reflection and the task (relevance). */
   relevance: number;
   /** 1 − the highest similarity to the tenant's stored reflections. */
   novelty: number;
@@ -37,10 +37,10 @@ const round = (value: number) => Math.round(value * 1e4) / 1e4;
 const fixed = (value: number) => value.toFixed(2);
 
 /**
- * RT-010's validator. The seed's code checks completeness, depth, actionability and patterns;
- * its metric table also sets thresholds for relevance (0.6) and novelty (0.3) that the code
- * never applies. Both are applied here: a reflection about another task, or one that repeats
- * a stored lesson, is what the thresholds exist to catch.
+ * The quality validator (docs/specification.md#quality-metrics): completeness, depth,
+ * actionability, pattern validity, relevance and novelty, each against its threshold, and the
+ * weighted score. Relevance and novelty are enforced, not only measured: a reflection about another
+ * task, or one that repeats a stored lesson, is what their thresholds exist to catch.
  */
 export function validateReflection(
   reflection: Reflection,
@@ -135,7 +135,10 @@ export function validateReflection(
   };
 }
 
-/** RT-010 enforcement: valid → accepted; score < 0.5 → rejected; otherwise accepted with warnings. */
+/**
+ * The verdict (docs/specification.md#verdict): valid → accepted; score < 0.5 → rejected; otherwise
+ * accepted with warnings.
+ */
 export function decideVerdict(
   validation: Pick<ValidationResult, "isValid" | "qualityScore">,
   config: QualityConfig,
@@ -145,7 +148,7 @@ export function decideVerdict(
   return "accepted_with_warnings";
 }
 
-/** Storage has its own bar (RT-010: quality ≥ 0.8), see docs/architecture.md. */
+/** Storage has its own bar (quality ≥ 0.8 by default): docs/specification.md#storage-bar. */
 export function shouldStore(verdict: Verdict, qualityScore: number, config: QualityConfig): boolean {
   return verdict !== "rejected" && qualityScore >= config.storageMinQuality;
 }

@@ -59,7 +59,7 @@ describe("Prometheus rules under promtool", () => {
     expect(alerts.filter((name) => !fired.has(name))).toEqual([]);
   });
 
-  it("fails the unit tests when a seed threshold drifts (the tests can fail)", () => {
+  it("fails the unit tests when an alert threshold drifts (the tests can fail)", () => {
     const drifted = readFileSync(rulesPath, "utf8").replace(
       "sum(rate(reflector_reflection_quality_score_count[1h])) < 0.6",
       "sum(rate(reflector_reflection_quality_score_count[1h])) < 0.5",

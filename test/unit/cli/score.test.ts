@@ -19,7 +19,7 @@ function cli(args: string[], stdin: string) {
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
-// RT-010's own "good" hotel reflection, in the seed's field names.
+// A "good" hotel-booking reflection, in the quality rules' field names.
 const goodHotel = {
   analysis:
     "The hotel booking failed because the agent prioritized price over user's explicit preference for ratings. " +
@@ -36,7 +36,7 @@ const goodHotel = {
 };
 
 describe("reflector score", () => {
-  it("scores a hotel reflection by the seed's rules, with patterns unproven offline", async () => {
+  it("scores a hotel reflection by the quality rules, with patterns unproven offline", async () => {
     const result = await scoreReflection(
       { reflection: goodHotel, task: { description: "Book a highly rated hotel in Paris" } },
       { embedder: createHashingEmbedder(), history: null },

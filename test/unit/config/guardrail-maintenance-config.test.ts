@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../../src/config/config.js";
 
 describe("guardrail and maintenance settings", () => {
-  it("default to seed 004's thresholds and keep maintenance off", () => {
+  it("default to the documented guardrail thresholds and keep maintenance off", () => {
     const config = loadConfig({});
     expect(config.guardrails).toEqual({
       alignmentThreshold: 0.75,

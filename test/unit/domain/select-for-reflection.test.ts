@@ -9,7 +9,7 @@ const task = (extra: {
   ...extra,
 });
 
-describe("selective reflection (seed 001)", () => {
+describe("selective reflection", () => {
   it("always reflects on failures", () => {
     for (const outcome of ["failure", "partial", "timeout", "error"] as const) {
       expect(selectForReflection({ outcome, task: task({ tier: "inline" }) }, "lite").reflect).toBe(true);

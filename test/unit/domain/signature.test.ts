@@ -9,7 +9,7 @@ import {
 } from "../../../src/domain/signature.js";
 import { taskEvent } from "../../support/task-events.js";
 
-describe("error signature (seed 003)", () => {
+describe("error signature", () => {
   it("is the first 16 hex chars of sha256('type:lower-cased trimmed content')", () => {
     const expected = createHash("sha256")
       .update("conflict:detected conflict: dates differ")

@@ -108,7 +108,7 @@ describe("Prometheus rules (ops/prometheus/reflector-rules.yaml)", () => {
     );
   });
 
-  it("has the lag, DLQ, LLM, readiness and RT-010 alerts", () => {
+  it("has the lag, DLQ, LLM, readiness and quality alerts", () => {
     expect([...alerts.keys()].sort()).toEqual(
       [
         "ReflectorConsumerLagGrowing",
@@ -141,7 +141,7 @@ describe("Prometheus rules (ops/prometheus/reflector-rules.yaml)", () => {
     }
   });
 
-  // Seed 000 (RT-010), "Quality Targets", column "Alert Threshold".
+  // The alert thresholds of docs/specification.md#quality-targets-and-alerts.
   const seedThresholds: [alert: string, comparison: string][] = [
     ["ReflectorQualityScoreLow", "< 0.6"],
     ["ReflectorDepthScoreLow", "< 0.5"],
@@ -151,7 +151,7 @@ describe("Prometheus rules (ops/prometheus/reflector-rules.yaml)", () => {
     ["ReflectorPatternValidityLow", "< 0.5"],
     ["ReflectorImprovementLoopSuccessLow", "< 0.8"],
   ];
-  it.each(seedThresholds)("%s fires at the seed's threshold %s", (alert, comparison) => {
+  it.each(seedThresholds)("%s fires at its documented threshold %s", (alert, comparison) => {
     const expr = alerts.get(alert)?.expr ?? "";
     expect(expr.replace(/\s+/g, " ")).toContain(`) ${comparison} and`);
   });

@@ -153,7 +153,7 @@ describe("task processor (in-memory ports)", () => {
     expect(store.processed.size).toBe(1);
   });
 
-  it("self-evaluates an answered task and asks the loop to retry when quality < 0.5 (seed 001)", async () => {
+  it("self-evaluates an answered task and asks the loop to retry when quality < 0.5", async () => {
     const { processor } = setup();
     const result = await processor.process(
       taskEvent({
@@ -177,7 +177,7 @@ describe("task processor (in-memory ports)", () => {
     expect(decision?.triggers).toContain("self_evaluation");
   });
 
-  it("keeps a reflection from an evaluation only when it changed behaviour (seed 003)", async () => {
+  it("keeps a reflection from an evaluation only when it changed behaviour", async () => {
     const { processor, store } = setup();
     const corrected = (revised: boolean) =>
       taskEvent({

@@ -5,7 +5,7 @@ import {
   issueKey,
 } from "../../../../src/domain/evaluation/adaptive-insights.js";
 
-describe("adaptive prompting insights (seed 001)", () => {
+describe("adaptive prompting insights", () => {
   it("groups the same issue whatever its numbers and quoted specifics", () => {
     expect(issueKey("Shallow reflection: depth=0.33 < 0.7. Need root cause analysis")).toBe(
       "shallow reflection",

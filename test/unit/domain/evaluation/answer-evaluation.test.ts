@@ -10,7 +10,7 @@ const goodAnswer =
   "The EU AI Act entered into force on 1 August 2024. The prohibited-practice rules apply from 2 February 2025, " +
   "six months after entry into force, as Article 113 of Regulation (EU) 2024/1689 sets out.";
 
-describe("answer self-evaluation (seed 001)", () => {
+describe("answer self-evaluation", () => {
   it("computes quality as the mean of the three scores and retries below 0.5", () => {
     const low = finishEvaluation({
       evaluator: "heuristic",

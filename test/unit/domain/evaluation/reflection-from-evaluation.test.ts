@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { findingFromEvaluation } from "../../../../src/domain/evaluation/reflection-from-evaluation.js";
 
-describe("reflection from evaluation (seed 003)", () => {
+describe("reflection from evaluation", () => {
   it("turns a conflict into a `conflict` finding, ahead of unverified claims", () => {
     const finding = findingFromEvaluation({
       verificationResults: [
@@ -12,7 +12,7 @@ describe("reflection from evaluation (seed 003)", () => {
     expect(finding).toMatchObject({ errorType: "conflict", content: "Detected conflict: EUR-Lex says 2024" });
   });
 
-  it("uses 'Unknown' when a conflict has no reason, as the seed does", () => {
+  it("uses 'Unknown' when a conflict has no reason", () => {
     expect(findingFromEvaluation({ verificationResults: [{ status: "conflict" }] })?.content).toBe(
       "Detected conflict: Unknown",
     );

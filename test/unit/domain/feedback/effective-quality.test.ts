@@ -13,7 +13,7 @@ const vote = (feedbackId: string, rating: "up" | "down", at: string): FeedbackVo
   at: new Date(at),
 });
 
-describe("effective quality (seed 001 feedback override)", () => {
+describe("effective quality (feedback override)", () => {
   it("caps at 0.3 on a thumbs-down and leaves lower scores alone", () => {
     expect(effectiveQuality(0.92, "down")).toBe(0.3);
     expect(effectiveQuality(0.2, "down")).toBe(0.2);

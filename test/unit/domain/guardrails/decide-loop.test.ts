@@ -31,8 +31,8 @@ const prev = (p: Partial<PreviousLoop>): PreviousLoop => ({
   ...p,
 });
 
-describe("decideLoop (seed 004)", () => {
-  it("reruns the seed's loop_001 (alignment 0.72, drift 0.28) as loop_001_r1", () => {
+describe("decideLoop", () => {
+  it("reruns loop_001 (alignment 0.72, drift 0.28) as loop_001_r1", () => {
     const result = decideLoop(input({ event: { scores: { alignment: 0.72, drift: 0.28 } } }), config);
     expect(result).toMatchObject({
       decision: "rerun",
@@ -192,7 +192,7 @@ describe("decideLoop (seed 004)", () => {
   });
 
   it("counts a gain of exactly 0.05 as an improvement despite floating point (0.75 - 0.70)", () => {
-    // 0.75 - 0.7 is 0.04999999999999993 in binary floating point; the seed's rule is >= 0.05.
+    // 0.75 - 0.7 is 0.04999999999999993 in binary floating point; the rule is >= 0.05.
     const result = decideLoop(
       input({
         event: { loopId: "loop_001_r1", rerunOf: "loop_001", scores: { alignment: 0.75, drift: 0.3 } },
@@ -219,7 +219,7 @@ describe("decideLoop (seed 004)", () => {
     expect(justShort).toMatchObject({ fatigueIncreased: true, fatigue: 0.3 });
   });
 
-  it("walks the seed's fatigue sequence 0.15, 0.30, 0.45, 0.60 and clamps at 1", () => {
+  it("walks the default fatigue sequence 0.15, 0.30, 0.45, 0.60 and clamps at 1", () => {
     let fatigue = 0;
     const seen: number[] = [];
     for (let depth = 0; depth < 4; depth += 1) {

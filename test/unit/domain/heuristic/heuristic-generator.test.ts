@@ -79,7 +79,7 @@ describe("generateHeuristicReflection", () => {
   });
 
   it.each(["01", "02", "03", "04", "05", "06", "12"])(
-    "example %s passes RT-010 on its own merits once its pattern has history",
+    "example %s passes the quality rules on its own merits once its pattern has history",
     (prefix) => {
       const event = exampleEvent(prefix);
       const reflection = generateHeuristicReflection(event);

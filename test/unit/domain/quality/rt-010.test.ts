@@ -30,8 +30,8 @@ const hotel: Reflection = {
   learning: "When the user states a quality preference, price is a tie-breaker, not the first criterion.",
 };
 
-describe("RT-010 depth", () => {
-  it("scores the seed's hotel examples by their indicators", () => {
+describe("depth score", () => {
+  it("scores the hotel-booking examples by their indicators", () => {
     // Under 50 characters: 0.2 whatever it says ("It failed", "Wrong hotel selected").
     expect(depth("It failed")).toBe(0.2);
     expect(depth("Budget-first strategy conflicts with user preference")).toBeCloseTo(0.3 + 52 / 5000, 6);
@@ -56,8 +56,8 @@ describe("RT-010 depth", () => {
   });
 });
 
-describe("RT-010 actionability", () => {
-  it("follows the seed's ladder", () => {
+describe("actionability score", () => {
+  it("follows the documented ladder", () => {
     expect(act([])).toBe(0);
     expect(act(["Do better next time"])).toBe(0.4);
     expect(act(["Add constraint: quality >= 7"])).toBe(1);
@@ -72,7 +72,7 @@ describe("RT-010 actionability", () => {
   });
 });
 
-describe("RT-010 completeness", () => {
+describe("completeness", () => {
   it("counts fields over 10 characters and non-empty lists", () => {
     expect(checkCompleteness(hotel, config.completeness)).toEqual({ score: 1, missingFields: [] });
     expect(checkCompleteness({ ...hotel, patterns: [] }, config.completeness)).toEqual({
@@ -88,7 +88,7 @@ describe("RT-010 completeness", () => {
   });
 });
 
-describe("RT-010 pattern validity", () => {
+describe("pattern validity", () => {
   it("needs 70% of the keywords in an episode and 3 occurrences", () => {
     expect(
       episodeMatchesPattern("query timeout on postgres_query after 30s", "timeout on postgres_query"),
