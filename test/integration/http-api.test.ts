@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPgApiStore } from "../../src/adapters/postgres/pg-api-store.js";
+import { createPgLessonStore } from "../../src/adapters/postgres/pg-lesson-store.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import { lessonEffectiveness } from "../../src/domain/feedback/lesson-effectiveness.js";
 import { startHarness, type Harness } from "../support/harness.js";
@@ -441,8 +441,8 @@ describe("reflections and signatures", () => {
     });
 
     const now = clock.now();
-    const apiStore = createPgApiStore(h.pool, { clock: { now: () => now } });
-    const summary = await apiStore.effectivenessSummary(tenantA);
+    const lessons = createPgLessonStore(h.pool, { clock: { now: () => now } });
+    const summary = await lessons.effectivenessSummary(tenantA);
     const rows = await h.pool.query<{ occurrences: number; first_seen_at: Date }>(
       "SELECT occurrences, first_seen_at FROM reflections WHERE tenant_id = $1",
       [tenantA],
