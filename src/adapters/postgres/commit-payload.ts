@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { strategyImportance } from "../../domain/memory/strategy-importance.js";
 import { stableId } from "../../domain/stable-id.js";
 import type { NewReflection, OutboundMessage, UnitOfWork } from "../../pipeline/ports.js";
 
@@ -107,7 +108,7 @@ export function commitPayload(
         tenant_id: event.tenantId,
         project_id: event.projectId,
         strategy_text: r.reflection.strategyText,
-        importance: Math.min(1, r.reflection.importance * 1.1),
+        importance: strategyImportance(r.reflection.importance),
         tags: [...new Set([...r.reflection.tags, "strategy"])],
       };
     }
@@ -121,6 +122,9 @@ export function commitPayload(
     payload.sourceVector = m.sourceVector;
     // The text and judgement that now stand for the merged lesson; its ids and history stay.
     payload.replacement = m.replacement ? lessonColumns(m.replacement) : null;
+    if (m.replacement) {
+      payload.replacementStrategyImportance = strategyImportance(m.replacement.reflection.importance);
+    }
   }
 
   if (unit.judgement && unit.signature) {
