@@ -15,7 +15,13 @@ const loops = [
 
 describe("loop family", () => {
   it("roots a loop at itself, a rerun at its parent's id without the _r<n> suffix", () => {
-    expect(loops.map(loopFamilyRoot)).toEqual(["loop_001", "loop_001", "loop_001", "loop_001", "loop_007_r3"]);
+    expect(loops.map(loopFamilyRoot)).toEqual([
+      "loop_001",
+      "loop_001",
+      "loop_001",
+      "loop_001",
+      "loop_007_r3",
+    ]);
     expect(loops.map(rerunDepthFromId)).toEqual([0, 1, 2, 1, 0]);
   });
 
