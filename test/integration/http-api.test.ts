@@ -432,7 +432,7 @@ describe("reflections and signatures", () => {
     expect(decisions.reduce((sum, m) => sum + Number(m[2]), 0)).toBeGreaterThanOrEqual(4);
   });
 
-  it("computes the same verdicts in SQL (metrics) as in the domain rule (API), after a quiet week too", async () => {
+  it("counts the same verdicts for the metrics as the domain rule gives the API, after a quiet week too", async () => {
     skewMs += 8 * 86_400_000;
     const quiet = await api("GET", `/api/v1/reflections/signatures/${disk.signature}`);
     expect(quiet.body.effectiveness).toMatchObject({
