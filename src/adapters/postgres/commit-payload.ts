@@ -31,7 +31,8 @@ export const staleLoopStateCode = "RF001";
 
 /**
  * The argument of `reflector_commit` (migrations/1732000008000_commit-function.sql, with the
- * reflection's attribution since 1732000010500_reflection-attribution.sql): rows keyed
+ * reflection's attribution since 1732000010500_reflection-attribution.sql and a merge's strategy
+ * importance since 1732000013000_strategy-importance.sql): rows keyed
  * by column name, so the function reads them with `jsonb_populate_record` of the table's type.
  */
 export function commitPayload(
