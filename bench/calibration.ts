@@ -7,7 +7,7 @@
  * good reflections not rejected (and stored), and of bad ones rejected or not stored, per label,
  * plus the similarities the relevance scale and the merge threshold rest on.
  */
-import { createLlmAdapters } from "../src/adapters/llm/llm-adapters.js";
+import { buildLlm } from "../src/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { cosineSimilarity } from "../src/domain/embedding/hashing-embedding.js";
 import { decideStorage, type StorageDecision } from "../src/domain/memory/decide-storage.js";
@@ -45,7 +45,7 @@ async function run(): Promise<BenchResult> {
     Object.entries(process.env).filter(([k]) => k === "REFLECTOR_EMBEDDINGS" || k.startsWith("MEMORY_")),
   );
   const config = loadConfig(measured);
-  const { embedder } = createLlmAdapters(config);
+  const { embedder } = buildLlm(config);
   const quality = { ...defaultQualityConfig, storageMinQuality: config.quality.storageMinQuality };
   const cases = calibrationSet();
   const memory: (Neighbour & { id: string; qualityScore: number })[] = [];

@@ -11,7 +11,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { createLlmAdapters } from "../src/adapters/llm/llm-adapters.js";
+import { buildLlm } from "../src/builders.js";
 import { migrate } from "../src/adapters/postgres/migrate.js";
 import { createPgReflectionStore } from "../src/adapters/postgres/pg-reflection-store.js";
 import { createRedisSignatureIndex } from "../src/adapters/redis/redis-signature-index.js";
@@ -46,7 +46,7 @@ async function run(): Promise<BenchResult> {
   // Default settings, unless MEMORY_* variables are given to measure others.
   const memoryEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MEMORY_")));
   const config = loadConfig({ ...memoryEnv, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl });
-  const { generator, embedder, answerEvaluator } = createLlmAdapters(config);
+  const { generator, embedder, answerEvaluator } = buildLlm(config);
   const tenantId = `bench-memory-${randomUUID().slice(0, 8)}`;
   const corpus = multiAgentFailures({ tenantId });
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
@@ -139,7 +139,7 @@ async function run(): Promise<BenchResult> {
     const fake = await startFakeOpenAiServer({ chat: helpfulModel });
     let bigLine: string;
     try {
-      const llm = createLlmAdapters(
+      const llm = buildLlm(
         loadConfig({
           DATABASE_URL: databaseUrl,
           REDIS_URL: redisUrl,

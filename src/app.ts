@@ -1,7 +1,4 @@
-import { Redis } from "ioredis";
-import pg from "pg";
 import { Partitioners, type Producer } from "kafkajs";
-import { createKafka } from "./adapters/kafka/kafka-client.js";
 import { createOutputPublisher } from "./adapters/kafka/output-publisher.js";
 import { createTaskConsumer, type TaskConsumer } from "./adapters/kafka/task-consumer.js";
 import { createEventRunner } from "./adapters/kafka/event-runner.js";
@@ -9,18 +6,14 @@ import { OutageGate } from "./adapters/kafka/outage-gate.js";
 import { readTopicLimits, type SizeLimits } from "./adapters/kafka/record-size.js";
 import { createTransactionalCommitter } from "./adapters/kafka/transactional-committer.js";
 import { createRedisCrashCounter } from "./adapters/redis/redis-crash-counter.js";
-import { createLlmAdapters } from "./adapters/llm/llm-adapters.js";
-import { createPgReflectionStore } from "./adapters/postgres/pg-reflection-store.js";
 import { createRedisSignatureIndex } from "./adapters/redis/redis-signature-index.js";
 import { pendingMigrations } from "./adapters/postgres/migrate.js";
 import { ReflectorError } from "./domain/errors.js";
-import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
 import type { Config } from "./config/config.js";
 import { defaultGuardrailConfig } from "./domain/guardrails/guardrail-config.js";
 import { defaultQualityConfig } from "./domain/quality/quality-config.js";
 import { createHttpServer } from "./http/http-server.js";
 import { createApiKeyring, parseApiKeys } from "./http/api-keys.js";
-import { createPgApiStore } from "./adapters/postgres/pg-api-store.js";
 import { createFeedbackConsumer } from "./adapters/kafka/feedback-consumer.js";
 import { createFeedbackMetrics } from "./observability/feedback-metrics.js";
 import { createLoopCompleter } from "./pipeline/complete-loop.js";
@@ -31,19 +24,27 @@ import { createMetrics } from "./observability/metrics.js";
 import { createLagMetrics } from "./observability/lag-metrics.js";
 import { createLagPoller } from "./ops/lag-poller.js";
 import { createKafkaHealthCheck } from "./adapters/kafka/kafka-health.js";
-import { createLogOffsetsReader } from "./adapters/kafka/log-offsets.js";
 import { createQualityMetrics } from "./observability/quality-metrics.js";
 import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
+import {
+  buildCodec,
+  buildKafka,
+  buildLlm,
+  buildLogOffsets,
+  buildMaintenance,
+  buildPostgresPool,
+  buildReadStores,
+  buildRedis,
+  buildReflectionStore,
+  systemClock,
+} from "./builders.js";
 import { createTaskProcessor } from "./pipeline/task-processor.js";
 import { createMaintenanceSchedule } from "./maintenance/maintenance-schedule.js";
-import { wireMaintenance } from "./maintenance/wire-maintenance.js";
 
 export interface AppOverrides {
   generator?: ReflectionGenerator;
   clock?: Clock;
 }
-
-const systemClock: Clock = { now: () => new Date() };
 
 function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -57,50 +58,26 @@ function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T>
   });
 }
 
-/** The one place that knows every adapter: builds them from config and wires the pipeline. */
 /** Kafka's default `max.message.bytes`, for a topic whose limit could not be read. */
 const defaultMaxMessageBytes = 1_048_588;
 
+/**
+ * The composition root, with its builders (builders.ts): builds every adapter from config and
+ * wires the pipeline, the HTTP API and the maintenance schedule.
+ */
 export function createApp(config: Config, logger: Logger, overrides: AppOverrides = {}) {
   const metrics = createMetrics();
-  const pool = new pg.Pool({
-    connectionString: config.databaseUrl,
-    max: config.databasePoolMax,
-    connectionTimeoutMillis: 5_000,
-  });
-  pool.on("error", (err) => {
-    logger.warn({ err }, "idle postgres connection failed");
-  });
-  const probePool = new pg.Pool({
-    connectionString: config.databaseUrl,
+  const pool = buildPostgresPool(config, { logger });
+  const probePool = buildPostgresPool(config, {
     max: 1,
     connectionTimeoutMillis: 2_000,
     idleTimeoutMillis: 60_000,
+    logger,
+    logLevel: "debug",
   });
-  probePool.on("error", (err) => {
-    logger.debug({ err }, "readiness probe connection failed");
-  });
-  // A connection that dies while checked out (Postgres restarted mid-transaction) emits 'error' on
-  // its client; unhandled, that kills the process. The query in progress rejects on its own and
-  // the consumer treats it as an outage, so logging is all that is left to do here.
-  pool.on("connect", (client) => {
-    client.on("error", (err) => {
-      logger.warn({ err }, "postgres connection failed");
-    });
-  });
-  // Fail commands fast while Redis is away; the consumer's retry loop owns waiting for it.
-  const redis = new Redis(config.redis.url, {
-    maxRetriesPerRequest: 1,
-    lazyConnect: true,
-    enableOfflineQueue: true,
-    // Commands issued in the same turn of the event loop (the events of a batch) go in one
-    // pipeline: one round trip instead of one each.
-    enableAutoPipelining: true,
-  });
-  redis.on("error", (err) => {
-    logger.debug({ err }, "redis connection error");
-  });
-  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: config.kafka.clientId, logger });
+  // Fails commands fast while Redis is away; the consumer's retry loop owns waiting for it.
+  const redis = buildRedis(config, logger);
+  const kafka = buildKafka(config, logger);
   // Idempotent producers must retry without limit, or a retry exhausted mid-sequence breaks ordering.
   // Transactional: outputs, dead letters and consumed offsets commit together (docs/delivery-guarantees.md).
   const newTransactionalProducer = (): Producer =>
@@ -114,13 +91,13 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       // few ms while it writes the markers; the client's default 200 ms would cap transactions/s.
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 10, maxRetryTime: 30_000 },
     });
-  const codec = config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();
+  const codec = buildCodec(config);
 
   const llmMetrics = createLlmMetrics(metrics.registry, {
     inputPerMillionUsd: config.openai.inputPricePerMTokUsd,
     outputPerMillionUsd: config.openai.outputPricePerMTokUsd,
   });
-  const llm = createLlmAdapters(config, {
+  const llm = buildLlm(config, {
     observer: llmMetrics,
     onCircuitChange: ({ state, openForMs }) => {
       llmMetrics.setCircuitOpen(state !== "closed");
@@ -131,7 +108,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   const generator = overrides.generator ?? llm.generator;
   const guardrails = { ...defaultGuardrailConfig, ...config.guardrails };
   // One store for the pipeline and the HTTP loop endpoints: it holds no state beyond the pool.
-  const reflectionStore = createPgReflectionStore(pool, { embeddingModel: llm.embedder.name });
+  const reflectionStore = buildReflectionStore(pool, llm.embedder);
   const processor = createTaskProcessor({
     store: reflectionStore,
     answerEvaluator: llm.answerEvaluator,
@@ -238,7 +215,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     isProducerConnected: () => committer.isConnected(),
     timeoutMs: 2_000,
   });
-  const logOffsets = createLogOffsetsReader(kafka);
+  const logOffsets = buildLogOffsets(kafka);
   const lagPoller = createLagPoller({
     admin: kafka.admin(),
     logOffsets: (topic) => logOffsets.offsets(topic),
@@ -252,9 +229,9 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
 
   let stopping = false;
   const apiClock = overrides.clock ?? systemClock;
-  const apiStore = createPgApiStore(pool, { clock: apiClock });
+  const readStores = buildReadStores(pool, apiClock);
   const feedbackMetrics = createFeedbackMetrics(metrics.registry, {
-    source: apiStore,
+    source: readStores.lessons,
     refreshMs: config.http.lessonMetricsRefreshMs,
     onError: (err) => {
       logger.warn({ err }, "lesson effectiveness metrics could not be refreshed");
@@ -269,7 +246,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     limits,
     fromBeginning: config.kafka.fromBeginning,
     codec,
-    record: (tenantId, input) => apiStore.recordFeedback(tenantId, input),
+    record: (tenantId, input) => readStores.feedback.recordFeedback(tenantId, input),
     logger,
     observe: {
       recorded: feedbackMetrics.recorded,
@@ -296,7 +273,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   const http = createHttpServer({
     api: {
       keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
-      store: apiStore,
+      stores: readStores,
       completeLoop: createLoopCompleter({
         store: reflectionStore,
         guardrails,
@@ -329,12 +306,13 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   });
 
   // Dreaming (full mode only) and pruning on a timer, one replica at a time (advisory locks).
-  const maintenance = wireMaintenance(config, {
+  const maintenance = buildMaintenance(config, {
     pool,
     redis,
     generator,
     embedder: llm.embedder,
     clock: overrides.clock ?? systemClock,
+    reflections: reflectionStore,
   });
   const m = config.maintenance;
   const maintenanceSchedule = createMaintenanceSchedule({

@@ -4,19 +4,13 @@ import { createWriteStream, mkdirSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { SingleBar, Presets } from "cli-progress";
-import { Partitioners } from "kafkajs";
-import pg from "pg";
+import { Partitioners, type IHeaders } from "kafkajs";
 import { createApp } from "../app.js";
-import { createKafka } from "../adapters/kafka/kafka-client.js";
-import { headerString } from "../adapters/kafka/cloud-events.js";
-import { ensureTopics } from "../adapters/kafka/topics.js";
-import { migrate } from "../adapters/postgres/migrate.js";
-import { createJsonCodec, createRegistryCodec } from "../adapters/schema-registry/value-codec.js";
+import { buildCodec, buildKafka, buildPostgresPool, createTopics, migrateDatabase } from "../builders.js";
 import { loadConfig } from "../config/config.js";
 import type { LoopDecision, ReflectionOutcome, TaskCompleted } from "../domain/contracts/index.js";
 import { selectForReflection } from "../domain/select-for-reflection.js";
 import { createLogger } from "../observability/logger.js";
-import { topicNames } from "../config/config.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -70,6 +64,11 @@ function ensureLocalServices(): void {
   }
 }
 
+function headerString(headers: IHeaders | undefined, name: string): string | undefined {
+  const value = headers?.[name];
+  return (Array.isArray(value) ? value[0] : value)?.toString();
+}
+
 function truncate(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
 }
@@ -96,13 +95,9 @@ export async function runDemo(): Promise<number> {
   const logger = createLogger(process.env.LOG_LEVEL ?? "info", createWriteStream(logFile, { flags: "a" }));
 
   console.log(`Migrating ${withoutCredentials(config.databaseUrl)} …`);
-  await migrate({ databaseUrl: config.databaseUrl });
-  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: "reflector-demo", logger });
-  await ensureTopics(kafka, {
-    names: topicNames(config),
-    partitions: config.topics.partitions,
-    replicationFactor: config.topics.replicationFactor,
-  });
+  await migrateDatabase(config);
+  const kafka = buildKafka(config, logger, "demo");
+  await createTopics(config, kafka);
 
   const app = createApp(config, logger);
   await app.start();
@@ -110,7 +105,7 @@ export async function runDemo(): Promise<number> {
     `Processor running (group ${config.kafka.groupId}, generator ${app.generatorName}, embedder ${app.embedderName}); logs in ${logFile}`,
   );
 
-  const codec = config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();
+  const codec = buildCodec(config);
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   const viewer = kafka.consumer({ groupId: `reflector-demo-viewer-${runId}` });
@@ -241,7 +236,7 @@ export async function runDemo(): Promise<number> {
 
   // Publish every valid event again, as a retrying producer or a DLQ replay would: each is a
   // second record of an event id already committed, so it must publish nothing and write nothing.
-  const pool = new pg.Pool({ connectionString: config.databaseUrl });
+  const pool = buildPostgresPool(config, { max: 2 });
   const countRows = async () => {
     const res = await pool.query<{
       reflections: string;

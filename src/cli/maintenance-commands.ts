@@ -1,9 +1,13 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { Redis } from "ioredis";
-import pg from "pg";
-import { createLlmAdapters } from "../adapters/llm/llm-adapters.js";
+import {
+  buildLlm,
+  buildMaintenance,
+  buildPostgresPool,
+  buildRedis,
+  systemClock,
+  type Maintenance,
+} from "../builders.js";
 import { configOrExit } from "./config-or-exit.js";
-import { wireMaintenance, type Maintenance } from "../maintenance/wire-maintenance.js";
 
 function number(min: number, max: number, integer = false) {
   return (raw: string): number => {
@@ -23,16 +27,16 @@ function number(min: number, max: number, integer = false) {
  */
 async function runJob<T>(name: string, work: (maintenance: Maintenance) => Promise<T>): Promise<void> {
   const config = configOrExit();
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 4 });
-  const redis = new Redis(config.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const pool = buildPostgresPool(config, { max: 4 });
+  const redis = buildRedis(config);
   try {
-    const llm = createLlmAdapters(config);
-    const maintenance = wireMaintenance(config, {
+    const llm = buildLlm(config);
+    const maintenance = buildMaintenance(config, {
       pool,
       redis,
       generator: llm.generator,
       embedder: llm.embedder,
-      clock: { now: () => new Date() },
+      clock: systemClock,
     });
     const result = await maintenance.exclusive(name, () => work(maintenance));
     if (!result.ran) {

@@ -1,6 +1,5 @@
 import { Option, type Command } from "commander";
-import { createKafka } from "../adapters/kafka/kafka-client.js";
-import { createLogOffsetsReader } from "../adapters/kafka/log-offsets.js";
+import { buildKafka, buildLogOffsets } from "../builders.js";
 import type { Config } from "../config/config.js";
 import { configOrExit } from "./config-or-exit.js";
 import { createLogger } from "../observability/logger.js";
@@ -8,12 +7,8 @@ import { formatLagTable, readConsumerLag } from "../ops/consumer-lag.js";
 import { replayDeadLetters, type ReplaySummary } from "../ops/dlq-replay.js";
 
 function kafkaFor(config: Config, role: string) {
-  return createKafka({
-    brokers: config.kafka.brokers,
-    clientId: `${config.kafka.clientId}-${role}`,
-    // kafkajs logs every retry at error level; the command prints the one error that matters.
-    logger: createLogger("fatal"),
-  });
+  // kafkajs logs every retry at error level; the command prints the one error that matters.
+  return buildKafka(config, createLogger("fatal"), role);
 }
 
 /** One line on stderr and exit code 1, not a stack trace: the usual cause is an unreachable broker. */
@@ -60,7 +55,7 @@ export function registerOpsCommands(program: Command): void {
       const config = configOrExit();
       const kafka = kafkaFor(config, "lag");
       const admin = kafka.admin();
-      const logOffsets = createLogOffsetsReader(kafka);
+      const logOffsets = buildLogOffsets(kafka);
       try {
         await admin.connect();
         const rows = await readConsumerLag(admin, {

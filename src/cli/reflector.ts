@@ -1,8 +1,5 @@
-import { topicNames } from "../config/config.js";
 import { Command, Option } from "commander";
-import { createKafka } from "../adapters/kafka/kafka-client.js";
-import { ensureTopics } from "../adapters/kafka/topics.js";
-import { migrate } from "../adapters/postgres/migrate.js";
+import { buildKafka, createTopics, migrateDatabase } from "../builders.js";
 import { configOrExit } from "./config-or-exit.js";
 import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
 import { runProcessor } from "../main.js";
@@ -38,11 +35,7 @@ program
   .addOption(new Option("--down <count>", "roll back this many migrations").argParser(Number))
   .action(async (options: { down?: number }) => {
     const config = configOrExit();
-    const applied = await migrate({
-      databaseUrl: config.databaseUrl,
-      direction: options.down ? "down" : "up",
-      ...(options.down ? { count: options.down } : {}),
-    });
+    const applied = await migrateDatabase(config, options.down ? { down: options.down } : {});
     console.log(applied.length ? `applied: ${applied.join(", ")}` : "database is up to date");
   });
 
@@ -51,17 +44,7 @@ program
   .description("create Reflector's topics (existing ones are left alone)")
   .action(async () => {
     const config = configOrExit();
-    const logger = createLogger("warn");
-    const kafka = createKafka({
-      brokers: config.kafka.brokers,
-      clientId: `${config.kafka.clientId}-admin`,
-      logger,
-    });
-    const result = await ensureTopics(kafka, {
-      names: topicNames(config),
-      partitions: config.topics.partitions,
-      replicationFactor: config.topics.replicationFactor,
-    });
+    const result = await createTopics(config, buildKafka(config, createLogger("warn"), "admin"));
     for (const name of result.created)
       console.log(`created  ${name} (${config.topics.partitions} partitions)`);
     for (const name of result.existing) console.log(`exists   ${name}`);

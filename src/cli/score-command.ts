@@ -1,8 +1,7 @@
 import { text } from "node:stream/consumers";
-import pg from "pg";
+import type pg from "pg";
 import { z } from "zod";
-import { createLlmAdapters } from "../adapters/llm/llm-adapters.js";
-import { createPgReflectionStore } from "../adapters/postgres/pg-reflection-store.js";
+import { buildLlm, buildPostgresPool, buildReflectionStore } from "../builders.js";
 import { ConfigError, loadConfig } from "../config/config.js";
 import { ScoreInput, scoreReflection } from "./score.js";
 
@@ -26,11 +25,11 @@ export async function runScoreCommand(tenantId: string | undefined): Promise<num
   try {
     // The judge the processor would run: the configured embedder (the local model by default).
     const config = loadConfig(process.env);
-    const { embedder } = createLlmAdapters(config);
+    const { embedder } = buildLlm(config);
     let history = null;
     if (tenantId) {
-      pool = new pg.Pool({ connectionString: config.databaseUrl, max: 2 });
-      history = { tenantId, store: createPgReflectionStore(pool, { embeddingModel: embedder.name }) };
+      pool = buildPostgresPool(config, { max: 2 });
+      history = { tenantId, store: buildReflectionStore(pool, embedder) };
     }
     const result = await scoreReflection(parsed.data, { embedder, history });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

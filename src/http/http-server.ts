@@ -1,5 +1,9 @@
+import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance } from "fastify";
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
 import type { Registry } from "prom-client";
+import { z } from "zod";
+import { AttributionJson } from "../features/lessons/lesson-schemas.js";
 import { registerApiRoutes, type ApiRoutesDeps } from "./api-routes.js";
 
 export interface HealthCheck {
@@ -43,29 +47,61 @@ export function cachedChecks(dependencies: HealthCheck[], cacheMs: number, now: 
   };
 }
 
-/** Operational endpoints: liveness, readiness and Prometheus metrics. */
+// A plain JSON Schema object (zod's type admits `false` as a sub-schema, OpenAPI's does not).
+const attributionSchema = z.toJSONSchema(AttributionJson, { io: "output", unrepresentable: "any" }) as Record<
+  string,
+  unknown
+>;
+
+/**
+ * Operational endpoints (liveness, readiness, Prometheus metrics) and, when configured, the
+ * authenticated API. The OpenAPI document at `/openapi.json` is generated from the routes' zod
+ * schemas, the same schemas that validate the requests.
+ */
 export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   const app = Fastify({ logger: false });
-
-  app.get("/healthz", () => ({ status: "ok" }));
-
-  const dependencyChecks = cachedChecks(deps.dependencies, deps.checkCacheMs ?? 1_000);
-  app.get("/readyz", async (_request, reply) => {
-    const checks: Record<string, boolean> = {
-      consumer: deps.isConsuming(),
-      stopping: !deps.isStopping(),
-      ...(await dependencyChecks()),
-    };
-    const ready = Object.values(checks).every(Boolean);
-    return reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "not_ready", checks });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // Registered first: it documents every route added after it.
+  void app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: { title: "Reflector API", version: "1" },
+      components: {
+        securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+        schemas: {
+          Attribution: { ...attributionSchema, type: ["object", "null"] },
+        },
+      },
+    },
+    transform: jsonSchemaTransform,
   });
 
-  app.get("/metrics", async (_request, reply) => {
-    const body = await deps.registry.metrics();
-    return reply.header("content-type", deps.registry.contentType).send(body);
-  });
+  app.after(() => {
+    app.get("/openapi.json", { schema: { summary: "This document" } }, () => app.swagger());
+    app.get("/healthz", { schema: { summary: "Alive while the process runs" } }, () => ({ status: "ok" }));
+    const dependencyChecks = cachedChecks(deps.dependencies, deps.checkCacheMs ?? 1_000);
+    app.get(
+      "/readyz",
+      { schema: { summary: "Ready: consuming, and every dependency answers" } },
+      async (_request, reply) => {
+        const checks: Record<string, boolean> = {
+          consumer: deps.isConsuming(),
+          stopping: !deps.isStopping(),
+          ...(await dependencyChecks()),
+        };
+        const ready = Object.values(checks).every(Boolean);
+        return reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "not_ready", checks });
+      },
+    );
 
-  if (deps.api) registerApiRoutes(app, deps.api);
+    app.get("/metrics", { schema: { summary: "Prometheus metrics" } }, async (_request, reply) => {
+      const body = await deps.registry.metrics();
+      return reply.header("content-type", deps.registry.contentType).send(body);
+    });
+
+    if (deps.api) registerApiRoutes(app, deps.api);
+  });
 
   // JSON like every other answer, so clients parse one error shape.
   app.setNotFoundHandler((request, reply) =>

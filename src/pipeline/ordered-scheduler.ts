@@ -1,3 +1,4 @@
+import { loopFamilyRoot } from "../domain/guardrails/loop-family.js";
 /**
  * Concurrency inside one partition, ordered per key (the idea of Confluent's Parallel Consumer in
  * KEY mode): entries with different keys run at once, entries with the same key strictly one after
@@ -171,18 +172,15 @@ export class SlotPool {
   }
 }
 
-const rerunSuffix = /_r\d+$/;
-
 /**
  * The ordering key of a task event: its loop family (tenant + root loop id), so a rerun
  * (`<root>_r<n>`, `rerunOf` naming its parent) is decided after the loops it descends from.
- * Mirrors how decideLoop derives the root when the parent's trace is not known.
+ * The root is `loopFamilyRoot`'s, as decideLoop derives it when the parent's trace is not known.
  */
 export function loopFamilyKey(event: {
   tenantId: string;
   loopId: string;
   rerunOf?: string | undefined;
 }): string {
-  const root = (event.rerunOf ?? event.loopId).replace(rerunSuffix, "");
-  return `${event.tenantId}\u0000${root}`;
+  return `${event.tenantId}\u0000${loopFamilyRoot(event)}`;
 }

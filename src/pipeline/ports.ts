@@ -1,5 +1,6 @@
 import type { Rating } from "../domain/feedback/effective-quality.js";
 import type {
+  ContractName,
   GeneratorName,
   QualityMetrics,
   Reflection,
@@ -49,6 +50,18 @@ export interface Embedder {
    * they are.
    */
   readonly similarityScale?: { unrelated: number; related: number };
+}
+
+/**
+ * Turns Kafka values into objects and back: plain JSON, or the Confluent wire format with a
+ * schema registry. The Kafka adapters take one; `app.ts` chooses which.
+ */
+export interface ValueCodec {
+  readonly format: "json" | "confluent-json";
+  decode(value: Buffer): Promise<unknown>;
+  encode(topic: string, contract: ContractName, value: object): Promise<Buffer>;
+  /** For /readyz: whether the registry answers; absent when no registry is used. */
+  readonly check?: () => Promise<boolean>;
 }
 
 export type OutputRole = "reflectionAccepted" | "reflectionRejected" | "loopDecision";

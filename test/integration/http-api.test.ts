@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPgApiStore } from "../../src/adapters/postgres/pg-api-store.js";
+import { createPgLessonStore } from "../../src/adapters/postgres/pg-lesson-store.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import { lessonEffectiveness } from "../../src/domain/feedback/lesson-effectiveness.js";
 import { startHarness, type Harness } from "../support/harness.js";
@@ -432,7 +432,7 @@ describe("reflections and signatures", () => {
     expect(decisions.reduce((sum, m) => sum + Number(m[2]), 0)).toBeGreaterThanOrEqual(4);
   });
 
-  it("computes the same verdicts in SQL (metrics) as in the domain rule (API), after a quiet week too", async () => {
+  it("counts the same verdicts for the metrics as the domain rule gives the API, after a quiet week too", async () => {
     skewMs += 8 * 86_400_000;
     const quiet = await api("GET", `/api/v1/reflections/signatures/${disk.signature}`);
     expect(quiet.body.effectiveness).toMatchObject({
@@ -441,8 +441,8 @@ describe("reflections and signatures", () => {
     });
 
     const now = clock.now();
-    const apiStore = createPgApiStore(h.pool, { clock: { now: () => now } });
-    const summary = await apiStore.effectivenessSummary(tenantA);
+    const lessons = createPgLessonStore(h.pool, { clock: { now: () => now } });
+    const summary = await lessons.effectivenessSummary(tenantA);
     const rows = await h.pool.query<{ occurrences: number; first_seen_at: Date }>(
       "SELECT occurrences, first_seen_at FROM reflections WHERE tenant_id = $1",
       [tenantA],

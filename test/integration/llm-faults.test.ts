@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCircuitBreaker } from "../../src/adapters/llm/circuit-breaker.js";
-import { createOpenAiEmbedder } from "../../src/adapters/embedding/openai-embedder.js";
+import { createOpenAiEmbedder } from "../../src/adapters/llm/openai-embedder.js";
 import { createOpenAiGenerator } from "../../src/adapters/llm/openai-generator.js";
 import { ReflectorError } from "../../src/domain/errors.js";
 import { nextStep } from "../../src/pipeline/failure-policy.js";

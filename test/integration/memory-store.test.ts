@@ -6,6 +6,7 @@ import { createPgReflectionStore } from "../../src/adapters/postgres/pg-reflecti
 import type { Reflection, TaskCompleted } from "../../src/domain/contracts/index.js";
 import { decideLoop } from "../../src/domain/guardrails/decide-loop.js";
 import { defaultGuardrailConfig } from "../../src/domain/guardrails/guardrail-config.js";
+import { strategyImportance } from "../../src/domain/memory/strategy-importance.js";
 import type { NewReflection, ReflectionStore, UnitOfWork } from "../../src/pipeline/ports.js";
 import { taskEvent } from "../support/task-events.js";
 
@@ -97,7 +98,9 @@ describe("memory in Postgres", () => {
     expect(first).toMatchObject({ id, signature: "sig-first", occurrences: 1, sourceVector: [1, 0, 0] });
 
     // A near-duplicate under another signature, better judged: its text replaces the stored one.
-    const better = { ...newReflection(randomUUID(), "second", [0, 1, 0]), qualityScore: 0.9 };
+    const second = newReflection(randomUUID(), "second", [0, 1, 0]);
+    // Rated more important than the first (0.2): the strategy's importance follows the replacement.
+    const better = { ...second, qualityScore: 0.9, reflection: { ...second.reflection, importance: 0.3 } };
     const merged = await commit(event(2), "sig-second", {
       kind: "merge",
       reflectionId: id,
@@ -112,13 +115,18 @@ describe("memory in Postgres", () => {
     // Each signature keeps the trace it came from: the gate compares a new trace with that one.
     expect(viaAlias?.sourceVector).toEqual([0, 1, 0]);
     expect((await store.findBySignature(tenantId, "sig-first"))?.sourceVector).toEqual([1, 0, 0]);
-    const row = await pool.query<{ merged_signatures: string[]; strategy_text: string }>(
-      `SELECT r.merged_signatures, s.strategy_text FROM reflections r JOIN strategies s ON s.reflection_id = r.id
-        WHERE r.id = $1`,
+    const row = await pool.query<{ merged_signatures: string[]; strategy_text: string; importance: number }>(
+      `SELECT r.merged_signatures, s.strategy_text, s.importance FROM reflections r
+         JOIN strategies s ON s.reflection_id = r.id WHERE r.id = $1`,
       [id],
     );
-    expect(row.rows).toEqual([
-      { merged_signatures: ["sig-second"], strategy_text: "Open the source page before answering (second)." },
+    expect(row.rows.map((r) => ({ ...r, importance: Math.round(r.importance * 1e6) / 1e6 }))).toEqual([
+      {
+        merged_signatures: ["sig-second"],
+        strategy_text: "Open the source page before answering (second).",
+        // The replacement's strategy ranks by the domain's rule (stored as a real).
+        importance: Math.round(strategyImportance(0.3) * 1e6) / 1e6,
+      },
     ]);
 
     // Recalled with new evidence: the verdict it is judged again with is stored.

@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { isLlmUnavailable } from "../../src/adapters/llm/llm-errors.js";
-import { createOpenAiEmbedder } from "../../src/adapters/embedding/openai-embedder.js";
+import { createOpenAiEmbedder } from "../../src/adapters/llm/openai-embedder.js";
 import {
   createOpenAiGenerator,
   type OpenAiGeneratorOptions,

@@ -6,15 +6,12 @@ import { inject } from "vitest";
 import { createApp, type App, type AppOverrides } from "../../src/app.js";
 import { createKafka } from "../../src/adapters/kafka/kafka-client.js";
 import { ensureTopics } from "../../src/adapters/kafka/topics.js";
-import {
-  createJsonCodec,
-  createRegistryCodec,
-  type ValueCodec,
-} from "../../src/adapters/schema-registry/value-codec.js";
+import { createJsonCodec, createRegistryCodec } from "../../src/adapters/schema-registry/value-codec.js";
 import { loadConfig, type Config } from "../../src/config/config.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import { createLogger } from "../../src/observability/logger.js";
 import { topicNames } from "../../src/config/config.js";
+import type { ValueCodec } from "../../src/pipeline/ports.js";
 import { waitFor } from "./wait-for.js";
 
 export interface Collected {

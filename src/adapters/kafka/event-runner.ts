@@ -5,9 +5,8 @@ import type { Logger } from "../../observability/logger.js";
 import { countCommittedOutputs, type Metrics } from "../../observability/metrics.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
 import { codeOf, nextStep, type FailureCode } from "../../pipeline/failure-policy.js";
-import type { CrashCounter } from "../../pipeline/ports.js";
+import type { CrashCounter, ValueCodec } from "../../pipeline/ports.js";
 import type { TaskProcessor } from "../../pipeline/task-processor.js";
-import type { ValueCodec } from "../schema-registry/value-codec.js";
 import { headerString } from "./cloud-events.js";
 import {
   deadLetterMessage,

@@ -1,9 +1,8 @@
 import { Partitioners, type Consumer, type Kafka, type KafkaMessage, type Producer } from "kafkajs";
 import { ReflectionFeedbackV1, type ReflectionFeedback } from "../../domain/contracts/index.js";
 import { classifyFailure, errorMessage, ReflectorError, type ErrorCode } from "../../domain/errors.js";
-import type { FeedbackInput, FeedbackResult } from "../../pipeline/ports.js";
+import type { FeedbackInput, FeedbackResult, ValueCodec } from "../../pipeline/ports.js";
 import type { Logger } from "../../observability/logger.js";
-import type { ValueCodec } from "../schema-registry/value-codec.js";
 import { deadLetterMessage } from "./failure-records.js";
 import { fitsAlone, type SizeLimits } from "./record-size.js";
 

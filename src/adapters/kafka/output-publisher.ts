@@ -1,8 +1,7 @@
 import type { IHeaders, Message, Producer, TopicMessages } from "kafkajs";
 import type { ContractName } from "../../domain/contracts/index.js";
 import { ReflectorError } from "../../domain/errors.js";
-import type { OutboundMessage, OutputRole } from "../../pipeline/ports.js";
-import type { ValueCodec } from "../schema-registry/value-codec.js";
+import type { OutboundMessage, OutputRole, ValueCodec } from "../../pipeline/ports.js";
 import { cloudEventHeaders } from "./cloud-events.js";
 
 const contractOf: Record<OutputRole, ContractName> = {

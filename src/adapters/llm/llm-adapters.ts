@@ -2,20 +2,15 @@ import OpenAI from "openai";
 import type { AnswerEvaluator, Embedder, ReflectionGenerator } from "../../pipeline/ports.js";
 import { createHeuristicAnswerEvaluator } from "./heuristic-answer-evaluator.js";
 import { createOpenAiAnswerEvaluator } from "./openai-answer-evaluator.js";
-import { createHashingEmbedder } from "../embedding/hashing-embedder.js";
-import { createLocalEmbedder } from "../embedding/local-embedder.js";
 import { createHeuristicGenerator } from "./heuristic-generator.js";
 import { createCircuitBreaker, type CircuitBreakerOptions } from "./circuit-breaker.js";
 import type { LlmCallOutcome, LlmObserver } from "./llm-call.js";
-import { createOpenAiEmbedder } from "../embedding/openai-embedder.js";
-import { createCachedEmbedder } from "../embedding/cached-embedder.js";
+import { createOpenAiEmbedder } from "./openai-embedder.js";
 import { createOpenAiGenerator } from "./openai-generator.js";
 
 export interface LlmSettings {
   generator: "heuristic" | "openai";
   embeddings: "local" | "openai" | "hashing";
-  /** The local embedder's model directory (model.onnx, tokenizer.json). */
-  embeddingModelDir: string;
   openai: {
     apiKey: string | undefined;
     baseUrl: string | undefined;
@@ -42,13 +37,14 @@ export interface LlmAdapterDeps {
 }
 
 /**
- * Chooses the generator and the embedder from configuration; offline ones are the defaults (the
- * heuristic generator and the local embedding model). Throws when the local model is missing.
+ * Chooses the generator and the answer evaluator from configuration, the heuristic ones by default,
+ * and builds the OpenAI embedder when embeddings come from the endpoint (it shares the endpoint's
+ * circuit breaker); null otherwise, and the composition root builds an offline embedder.
  */
 export function createLlmAdapters(
   settings: LlmSettings,
   deps: LlmAdapterDeps = {},
-): { generator: ReflectionGenerator; embedder: Embedder; answerEvaluator: AnswerEvaluator } {
+): { generator: ReflectionGenerator; openAiEmbedder: Embedder | null; answerEvaluator: AnswerEvaluator } {
   const { openai } = settings;
   let client: OpenAI | null = null;
   const getClient = (): OpenAI => {
@@ -85,16 +81,10 @@ export function createLlmAdapters(
           ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
         })
       : createHeuristicGenerator();
-  // A model's vectors are worth remembering (recurring failures embed the same trace text);
-  // feature hashing is cheaper than the lookup.
-  const embedder =
+  const openAiEmbedder =
     settings.embeddings === "openai" && openai.embeddingModel
-      ? createCachedEmbedder(
-          createOpenAiEmbedder({ ...policy, client: getClient(), model: openai.embeddingModel }),
-        )
-      : settings.embeddings === "local"
-        ? createCachedEmbedder(createLocalEmbedder({ modelDir: settings.embeddingModelDir }))
-        : createHashingEmbedder();
+      ? createOpenAiEmbedder({ ...policy, client: getClient(), model: openai.embeddingModel })
+      : null;
   // Answers are judged by the same kind of generator, with a lighter model when one is set.
   const evaluatorModel = openai.evaluatorModel ?? openai.model;
   const answerEvaluator =
@@ -106,5 +96,5 @@ export function createLlmAdapters(
           ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
         })
       : createHeuristicAnswerEvaluator();
-  return { generator, embedder, answerEvaluator };
+  return { generator, openAiEmbedder, answerEvaluator };
 }

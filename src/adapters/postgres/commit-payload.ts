@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { strategyImportance } from "../../domain/memory/strategy-importance.js";
 import { stableId } from "../../domain/stable-id.js";
 import type { NewReflection, OutboundMessage, UnitOfWork } from "../../pipeline/ports.js";
 
@@ -30,7 +31,8 @@ export const staleLoopStateCode = "RF001";
 
 /**
  * The argument of `reflector_commit` (migrations/1732000008000_commit-function.sql, with the
- * reflection's attribution since 1732000010500_reflection-attribution.sql): rows keyed
+ * reflection's attribution since 1732000010500_reflection-attribution.sql and a merge's strategy
+ * importance since 1732000013000_strategy-importance.sql): rows keyed
  * by column name, so the function reads them with `jsonb_populate_record` of the table's type.
  */
 export function commitPayload(
@@ -107,7 +109,7 @@ export function commitPayload(
         tenant_id: event.tenantId,
         project_id: event.projectId,
         strategy_text: r.reflection.strategyText,
-        importance: Math.min(1, r.reflection.importance * 1.1),
+        importance: strategyImportance(r.reflection.importance),
         tags: [...new Set([...r.reflection.tags, "strategy"])],
       };
     }
@@ -121,6 +123,9 @@ export function commitPayload(
     payload.sourceVector = m.sourceVector;
     // The text and judgement that now stand for the merged lesson; its ids and history stay.
     payload.replacement = m.replacement ? lessonColumns(m.replacement) : null;
+    if (m.replacement) {
+      payload.replacementStrategyImportance = strategyImportance(m.replacement.reflection.importance);
+    }
   }
 
   if (unit.judgement && unit.signature) {

@@ -10,6 +10,7 @@ import type {
 import type { ReflectionStore } from "../../pipeline/ports.js";
 // Neighbours are ranked with the same OR-query as the pipeline's novelty search.
 import { orQuery } from "./pg-reflection-store.js";
+import { strategyImportance } from "../../domain/memory/strategy-importance.js";
 
 interface SourceRow {
   id: string;
@@ -166,8 +167,7 @@ export function createPgMaintenanceStore(
           [id, p.group.sources.map((s) => s.id), p.tenantId],
         );
         if (r.strategyText) {
-          // The strategy kept on its own, as for every stored lesson, importance +10%
-          // (docs/specification.md#strategy-importance).
+          // Dual storage, as for every stored lesson: the strategy on its own (strategyImportance).
           await client.query(
             `INSERT INTO strategies (id, reflection_id, tenant_id, project_id, strategy_text, importance, tags)
              VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -179,7 +179,7 @@ export function createPgMaintenanceStore(
               p.tenantId,
               p.group.sources[0]?.projectId ?? "default",
               r.strategyText,
-              Math.min(1, r.importance * 1.1),
+              strategyImportance(r.importance),
               [...new Set([...r.tags, "strategy"])],
             ],
           );

@@ -19,6 +19,7 @@ import type {
 import { commitPayload, fillOccurrences, staleLoopStateCode } from "./commit-payload.js";
 import { createGroupCommit } from "./group-commit.js";
 import { withStoreErrors } from "./store-errors.js";
+import { loopFamilyRoot } from "../../domain/guardrails/loop-family.js";
 
 interface ReflectionRow {
   id: string;
@@ -212,17 +213,11 @@ export function createPgReflectionStore(
       withStoreErrors(async (): Promise<LoopContext> => {
         const tags = [...new Set((event.biasTags ?? []).map((t) => t.tag))];
         // One statement instead of up to four queries. The family's root is the parent trace's
-        // root when the parent is known, else the same rule as decideLoop's (computed here).
+        // root when the parent is known, else decideLoop's rule (loopFamilyRoot).
         const res = await pool.query<LoopContextRow>({
           name: "reflector-loop-context",
           text: loopContextSql,
-          values: [
-            event.tenantId,
-            event.rerunOf ?? null,
-            (event.rerunOf ?? event.loopId).replace(/_r\d+$/, ""),
-            event.loopId,
-            tags,
-          ],
+          values: [event.tenantId, event.rerunOf ?? null, loopFamilyRoot(event), event.loopId, tags],
         });
         const row = res.rows[0];
         if (!row) throw new ReflectorError("INTERNAL", "loop context query returned no row");

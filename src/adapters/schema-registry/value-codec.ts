@@ -2,15 +2,7 @@ import { SchemaRegistry, SchemaType } from "@kafkajs/confluent-schema-registry";
 import type { ContractName } from "../../domain/contracts/index.js";
 import { jsonSchemaFor } from "../../domain/contracts/json-schema.js";
 import { ReflectorError } from "../../domain/errors.js";
-
-/** Turns Kafka values into objects and back: plain JSON, or the Confluent wire format. */
-export interface ValueCodec {
-  readonly format: "json" | "confluent-json";
-  decode(value: Buffer): Promise<unknown>;
-  encode(topic: string, contract: ContractName, value: object): Promise<Buffer>;
-  /** For /readyz: whether the registry answers; absent when no registry is used. */
-  readonly check?: () => Promise<boolean>;
-}
+import type { ValueCodec } from "../../pipeline/ports.js";
 
 const MAGIC_BYTE = 0;
 

@@ -57,3 +57,34 @@ export function lessonEffectiveness(
     verdict,
   };
 }
+
+/** How many stored lessons were published at one moment with one occurrence count. */
+export interface LessonCount {
+  occurrences: number;
+  publishedAt: Date;
+  lessons: number;
+}
+
+export type EffectivenessSummary = Record<EffectivenessVerdict, { lessons: number; recurrences: number }>;
+
+/** Lessons and their recurrences by verdict, each lesson judged by `lessonEffectiveness`. */
+export function summarizeEffectiveness(
+  counts: readonly LessonCount[],
+  now: Date,
+  thresholds: EffectivenessThresholds = defaultEffectivenessThresholds,
+): EffectivenessSummary {
+  const summary: EffectivenessSummary = {
+    effective: { lessons: 0, recurrences: 0 },
+    ineffective: { lessons: 0, recurrences: 0 },
+    insufficient_data: { lessons: 0, recurrences: 0 },
+  };
+  for (const count of counts) {
+    const e = lessonEffectiveness(
+      { occurrences: count.occurrences, publishedAt: count.publishedAt, now },
+      thresholds,
+    );
+    summary[e.verdict].lessons += count.lessons;
+    summary[e.verdict].recurrences += e.recurrencesAfterPublication * count.lessons;
+  }
+  return summary;
+}

@@ -1,5 +1,6 @@
 import type { Decision, TaskCompleted } from "../contracts/index.js";
 import type { GuardrailConfig } from "./guardrail-config.js";
+import { loopFamilyRoot, rerunDepthFromId } from "./loop-family.js";
 
 /** The stored trace of an earlier loop of the same family, as far as the decision needs it. */
 export interface PreviousLoop {
@@ -55,15 +56,6 @@ export interface LoopDecisionResult {
   drift: number | null;
 }
 
-const rerunSuffix = /_r(\d+)$/;
-
-/** Where a loop sits in its family when its parent's trace is not (yet) known. */
-function lineageFromIds(loopId: string, rerunOf: string | undefined): { root: string; depth: number } {
-  if (rerunOf === undefined) return { root: loopId, depth: 0 };
-  const depth = Number(rerunSuffix.exec(loopId)?.[1] ?? "1");
-  return { root: rerunOf.replace(rerunSuffix, ""), depth };
-}
-
 function round(value: number): number {
   return Math.round(value * 1e6) / 1e6;
 }
@@ -88,7 +80,7 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
 
   const chain = previous
     ? { root: previous.rootLoopId, depth: previous.rerunDepth + 1 }
-    : lineageFromIds(event.loopId, event.rerunOf);
+    : { root: loopFamilyRoot(event), depth: rerunDepthFromId(event) };
   const isRerun = event.rerunOf !== undefined;
   // Reruns used so far by the family, this loop included when it is one.
   const used = Math.max(chain.depth, (input.familyReruns ?? 0) + (isRerun ? 1 : 0));

@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ConfigError, defaultEmbeddingModelDir, loadConfig } from "../../../src/config/config.js";
-import { createLlmAdapters } from "../../../src/adapters/llm/llm-adapters.js";
+import { buildLlm } from "../../../src/builders.js";
 
 const packageRoot = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -33,7 +33,7 @@ describe("LLM configuration", () => {
       outputPricePerMTokUsd: 0,
     });
     // The unit tests do not need the fetched model: the hashing fallback stands in for it here.
-    const { generator, embedder } = createLlmAdapters({ ...config, embeddings: "hashing" });
+    const { generator, embedder } = buildLlm({ ...config, embeddings: "hashing" });
     expect(generator.name).toBe("heuristic");
     expect(embedder.name).toBe("hashing-256");
   });
@@ -41,7 +41,7 @@ describe("LLM configuration", () => {
   it("fails at wiring, naming the fetch command, when the local model is not there", () => {
     const empty = mkdtempSync(join(tmpdir(), "reflector-no-model-"));
     const config = { ...loadConfig({}), embeddingModelDir: empty };
-    expect(() => createLlmAdapters(config)).toThrow(
+    expect(() => buildLlm(config)).toThrow(
       /local embedding model not found: .* lacks model\.onnx and tokenizer\.json\. Fetch it with `bash scripts\/services\.sh models`/,
     );
   });
@@ -54,7 +54,7 @@ describe("LLM configuration", () => {
     writeFileSync(join(dir, "tokenizer.json"), "{}");
     const config = loadConfig({ REFLECTOR_EMBEDDING_MODEL_DIR: dir });
     expect(config.embeddingModelDir).toBe(dir);
-    expect(createLlmAdapters(config).embedder.name).toBe("local:my-minilm");
+    expect(buildLlm(config).embedder.name).toBe("local:my-minilm");
   });
 
   it("resolves a relative model directory against the cwd and lists a directory without a model", () => {
@@ -108,7 +108,7 @@ describe("LLM configuration", () => {
       maxOutputTokens: 2_000,
     });
     expect(() => loadConfig({ LLM_PROMPT_MAX_TOKENS: "2000" })).toThrow(/LLM_PROMPT_MAX_TOKENS/);
-    const { generator, embedder } = createLlmAdapters(config);
+    const { generator, embedder } = buildLlm(config);
     expect(generator.name).toBe("openai");
     expect(embedder.name).toBe("openai:text-embedding-3-small");
   });

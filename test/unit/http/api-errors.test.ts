@@ -1,9 +1,14 @@
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import type { PgApiStore } from "../../../src/adapters/postgres/pg-api-store.js";
+import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { ReflectorError } from "../../../src/domain/errors.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
+
+/** One object standing in for every feature's store. */
+type ApiStore = ApiRoutesDeps["stores"]["loops"] &
+  ApiRoutesDeps["stores"]["lessons"] &
+  ApiRoutesDeps["stores"]["feedback"];
 
 // Only the mapping of failures to statuses is under test here; the real store is exercised by
 // test/integration/http-api.test.ts.
@@ -13,7 +18,7 @@ const failing = new Proxy(
   {
     get: () => () => Promise.reject(failure instanceof Error ? failure : new Error(String(failure))),
   },
-) as PgApiStore;
+) as ApiStore;
 const logged: { level: string; msg: string }[] = [];
 
 const app = createHttpServer({
@@ -23,7 +28,7 @@ const app = createHttpServer({
   dependencies: [],
   api: {
     keys: createApiKeyring(parseApiKeys("unit-test-key:tenant-u")),
-    store: failing,
+    stores: { loops: failing, lessons: failing, feedback: failing },
     completeLoop: () => Promise.reject(new Error("not used")),
     commonIssues: () => Promise.reject(failure instanceof Error ? failure : new Error("x")),
     clock: { now: () => new Date() },

@@ -1,9 +1,13 @@
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import type { PgApiStore } from "../../../src/adapters/postgres/pg-api-store.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
-import { routeRoles } from "../../../src/http/api-routes.js";
+import { routeRoles, type ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
+
+/** One object standing in for every feature's store. */
+type ApiStore = ApiRoutesDeps["stores"]["loops"] &
+  ApiRoutesDeps["stores"]["lessons"] &
+  ApiRoutesDeps["stores"]["feedback"];
 
 // Roles decide before any store call: a store that answers nothing shows which requests got past.
 const reached: string[] = [];
@@ -15,7 +19,7 @@ const store = new Proxy(
       return Promise.resolve({ items: [], nextCursor: null });
     },
   },
-) as PgApiStore;
+) as ApiStore;
 
 const app = createHttpServer({
   registry: new Registry(),
@@ -28,7 +32,7 @@ const app = createHttpServer({
         "reader-key-1:tenant-r:read, voter-key-22:tenant-r:read+vote, decider-key-3:tenant-r:decide",
       ),
     ),
-    store,
+    stores: { loops: store, lessons: store, feedback: store },
     completeLoop: () => {
       reached.push("completeLoop");
       return Promise.reject(new Error("stop here"));

@@ -1,8 +1,13 @@
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import type { PgApiStore } from "../../../src/adapters/postgres/pg-api-store.js";
+import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
+
+/** One object standing in for every feature's store. */
+type ApiStore = ApiRoutesDeps["stores"]["loops"] &
+  ApiRoutesDeps["stores"]["lessons"] &
+  ApiRoutesDeps["stores"]["feedback"];
 
 let storeCalls = 0;
 const store = new Proxy(
@@ -13,7 +18,7 @@ const store = new Proxy(
       return Promise.resolve(null);
     },
   },
-) as PgApiStore;
+) as ApiStore;
 const app = createHttpServer({
   registry: new Registry(),
   isConsuming: () => true,
@@ -21,7 +26,7 @@ const app = createHttpServer({
   dependencies: [],
   api: {
     keys: createApiKeyring(parseApiKeys("hostile-test-key:tenant-h")),
-    store,
+    stores: { loops: store, lessons: store, feedback: store },
     completeLoop: () => Promise.reject(new Error("not reached")),
     commonIssues: () => Promise.resolve([]),
     clock: { now: () => new Date() },

@@ -1,12 +1,17 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { PgApiStore } from "../../../src/adapters/postgres/pg-api-store.js";
+import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { deadLetterMessage } from "../../../src/adapters/kafka/failure-records.js";
 import { ConfigError, loadConfig } from "../../../src/config/config.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
 import { createLogger } from "../../../src/observability/logger.js";
 import { createMetrics } from "../../../src/observability/metrics.js";
+
+/** One object standing in for every feature's store. */
+type ApiStore = ApiRoutesDeps["stores"]["loops"] &
+  ApiRoutesDeps["stores"]["lessons"] &
+  ApiRoutesDeps["stores"]["feedback"];
 
 const apiKey = "api-key-do-not-leak-7f3e";
 const openAiKey = "sk-do-not-leak-93ab";
@@ -62,7 +67,7 @@ describe("secrets stay out of logs, errors, metrics and dead letters", () => {
       dependencies: [],
       api: {
         keys: createApiKeyring(parseApiKeys(`${apiKey}:tenant-a`)),
-        store: {} as PgApiStore,
+        stores: { loops: {} as ApiStore, lessons: {} as ApiStore, feedback: {} as ApiStore },
         completeLoop: () => Promise.reject(new Error("not used")),
         commonIssues: () => Promise.resolve([]),
         clock: { now: () => new Date() },

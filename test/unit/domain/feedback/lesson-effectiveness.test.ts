@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { lessonEffectiveness } from "../../../../src/domain/feedback/lesson-effectiveness.js";
+import {
+  lessonEffectiveness,
+  summarizeEffectiveness,
+} from "../../../../src/domain/feedback/lesson-effectiveness.js";
 
 const publishedAt = new Date("2026-11-01T00:00:00Z");
 const after = (days: number) => new Date(publishedAt.getTime() + days * 86_400_000);
@@ -54,5 +57,27 @@ describe("lesson effectiveness", () => {
 
   it("never reports negative time when clocks disagree", () => {
     expect(lessonEffectiveness({ occurrences: 1, publishedAt, now: after(-1) }).daysSincePublication).toBe(0);
+  });
+
+  it("sums lessons and their recurrences by the verdict of each count, at the boundaries too", () => {
+    const now = after(10);
+    const summary = summarizeEffectiveness(
+      [
+        // 3 recurrences in 10 days: 2.1 a week, ineffective (two such lessons).
+        { occurrences: 4, publishedAt, lessons: 2 },
+        // Quiet for exactly the 7 observation days: effective.
+        { occurrences: 1, publishedAt: after(3), lessons: 5 },
+        // Quiet for 6.99 days: not yet.
+        { occurrences: 1, publishedAt: new Date(after(3).getTime() + 1), lessons: 1 },
+        // 2 recurrences: below the 3 needed to call it ineffective, too frequent to call it effective.
+        { occurrences: 3, publishedAt, lessons: 1 },
+      ],
+      now,
+    );
+    expect(summary).toEqual({
+      ineffective: { lessons: 2, recurrences: 6 },
+      effective: { lessons: 5, recurrences: 0 },
+      insufficient_data: { lessons: 2, recurrences: 2 },
+    });
   });
 });

@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import type { Embedder } from "../../pipeline/ports.js";
-import { callLlm, type LlmCallPolicy } from "../llm/llm-call.js";
-import { LlmOutputError } from "../llm/llm-errors.js";
+import { callLlm, type LlmCallPolicy } from "./llm-call.js";
+import { LlmOutputError } from "./llm-errors.js";
 
 export interface OpenAiEmbedderOptions extends LlmCallPolicy {
   client: OpenAI;

@@ -1,0 +1,150 @@
+/**
+ * The layering of src/ (docs/architecture.md#layers), checked on every import by
+ * `npm run layers` (part of `npm test`). Each rule's comment is the message a violation prints.
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+export default {
+  forbidden: [
+    {
+      name: "no-cycles",
+      severity: "error",
+      comment:
+        "Import cycles are not allowed: move what both modules need to a third (usually a port or the domain).",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "domain-imports-only-itself",
+      severity: "error",
+      comment:
+        "The domain is pure: it imports only zod, node:crypto and itself. Define a port in the pipeline instead.",
+      from: { path: "^src/domain/" },
+      to: { path: "^src/", pathNot: "^src/domain/" },
+    },
+    {
+      name: "domain-packages",
+      severity: "error",
+      comment: "The domain imports no package but zod, and no Node.js module but node:crypto.",
+      from: { path: "^src/domain/" },
+      to: {
+        dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown", "core"],
+        pathNot: ["^node_modules/zod/", "^(node:)?crypto$"],
+      },
+    },
+    {
+      name: "pipeline-imports-only-the-domain",
+      severity: "error",
+      comment:
+        "The pipeline (stages and their ports) imports only the domain and itself; adapters implement its ports.",
+      from: { path: "^src/pipeline/" },
+      to: { path: "^src/", pathNot: "^src/(domain|pipeline)/" },
+    },
+    {
+      name: "pipeline-packages",
+      severity: "error",
+      comment: "The pipeline imports no package but zod: clients stay behind ports, in the adapters.",
+      from: { path: "^src/pipeline/" },
+      to: {
+        dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown"],
+        pathNot: "^node_modules/zod/",
+      },
+    },
+    {
+      name: "adapter-imports-no-other-adapter",
+      severity: "error",
+      comment:
+        "An adapter never imports another adapter: share a port (src/pipeline/ports.ts) and let the composition root (src/app.ts, src/builders.ts) combine them.",
+      from: { path: "^src/adapters/([^/]+)/" },
+      to: { path: "^src/adapters/", pathNot: "^src/adapters/$1/" },
+    },
+    {
+      name: "adapters-import-down-only",
+      severity: "error",
+      comment:
+        "Adapters import the domain, the pipeline's ports, observability and the maintenance ports only; never app, builders, cli, config, http, ops or a feature.",
+      from: { path: "^src/adapters/" },
+      to: {
+        path: "^src/",
+        pathNot: [
+          "^src/(adapters|domain|pipeline|observability)/",
+          "^src/maintenance/maintenance-ports\\.ts$",
+        ],
+      },
+    },
+    {
+      name: "only-the-composition-root-builds-adapters",
+      severity: "error",
+      comment:
+        "Only the composition root (src/app.ts, src/builders.ts) imports adapters; the CLI uses the builders of src/builders.ts.",
+      from: { path: "^src/", pathNot: ["^src/(app|builders)\\.ts$", "^src/adapters/"] },
+      to: { path: "^src/adapters/" },
+    },
+    {
+      name: "only-entry-points-import-the-composition-root",
+      severity: "error",
+      comment: "Only the entry points (src/main.ts, src/cli/) import src/app.ts and src/builders.ts.",
+      from: { path: "^src/", pathNot: ["^src/(main|app)\\.ts$", "^src/cli/"] },
+      to: { path: "^src/(app|builders)\\.ts$" },
+    },
+    {
+      name: "only-the-cli-imports-main",
+      severity: "error",
+      comment: "src/main.ts (signals and exit codes) is started by the CLI only.",
+      from: { path: "^src/", pathNot: "^src/cli/" },
+      to: { path: "^src/main\\.ts$" },
+    },
+    {
+      name: "features-are-independent",
+      severity: "error",
+      comment:
+        "A feature (src/features/<feature>/) never imports another feature; what they share belongs in the domain or src/http/api-context.ts.",
+      from: { path: "^src/features/([^/]+)/" },
+      to: { path: "^src/features/", pathNot: "^src/features/$1/" },
+    },
+    {
+      name: "features-stay-above-the-stores",
+      severity: "error",
+      comment:
+        "A feature imports the domain, the pipeline, its own files and src/http/api-context.ts; its store is a port the composition root fills.",
+      from: { path: "^src/features/" },
+      to: {
+        path: "^src/",
+        pathNot: ["^src/(domain|pipeline|features)/", "^src/http/api-(context|keys)\\.ts$"],
+      },
+    },
+    {
+      name: "http-composes-features-only",
+      severity: "error",
+      comment:
+        "src/http/ imports the features, the domain, the pipeline, observability and config; never an adapter, maintenance, ops or an entry point.",
+      from: { path: "^src/http/" },
+      to: { path: "^src/", pathNot: "^src/(http|features|domain|pipeline|observability|config)/" },
+    },
+    {
+      name: "support-layers-stay-low",
+      severity: "error",
+      comment:
+        "maintenance, ops, observability and config import the domain, the pipeline and each other; never an adapter, http, a feature or an entry point.",
+      from: { path: "^src/(maintenance|ops|observability|config)/" },
+      to: { path: "^src/", pathNot: "^src/(domain|pipeline|maintenance|ops|observability|config)/" },
+    },
+    {
+      name: "not-to-unresolvable",
+      severity: "error",
+      comment: "This import resolves to no file or package.",
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".js", ".json"],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

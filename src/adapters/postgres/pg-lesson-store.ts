@@ -1,0 +1,167 @@
+import type pg from "pg";
+import type { Attribution } from "../../domain/contracts/index.js";
+import { isServed, servedMinQuality, type Rating } from "../../domain/feedback/effective-quality.js";
+import {
+  defaultEffectivenessThresholds,
+  lessonEffectiveness,
+  summarizeEffectiveness,
+  type EffectivenessSummary,
+  type EffectivenessThresholds,
+} from "../../domain/feedback/lesson-effectiveness.js";
+import type { ReflectionQuery, ReflectionView } from "../../domain/lessons/lesson-view.js";
+import { withStoreErrors as guarded } from "./store-errors.js";
+
+/**
+ * The lessons feature's queries: search, lookup by signature and the effectiveness counts. Every
+ * query takes the caller's tenant and filters on it, so one tenant's key never reaches another
+ * tenant's rows.
+ */
+
+interface ViewRow {
+  id: string;
+  signature: string;
+  project_id: string;
+  reflection_text: string;
+  strategy_text: string | null;
+  learning: string;
+  importance: number;
+  confidence: number;
+  quality_score: number;
+  effective_quality: number | null;
+  feedback_rating: Rating | null;
+  verdict: string;
+  tags: string[];
+  error_category: string | null;
+  attribution: Attribution | null;
+  occurrences: number;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  helpful_count: number;
+  harmful_count: number;
+  rank: number | null;
+}
+
+const viewColumns = `id, signature, project_id, reflection_text, strategy_text, learning, importance, confidence,
+  quality_score, effective_quality, feedback_rating, verdict, tags, error_category, attribution, occurrences,
+  first_seen_at, last_seen_at, helpful_count, harmful_count`;
+
+/** The effective quality in SQL: the stored one once feedback set it, else the judged score. */
+const effectiveSql = "COALESCE(effective_quality, quality_score)";
+
+function toView(row: ViewRow, now: Date, thresholds: EffectivenessThresholds): ReflectionView {
+  const quality = row.effective_quality ?? row.quality_score;
+  return {
+    id: row.id,
+    signature: row.signature,
+    projectId: row.project_id,
+    reflectionText: row.reflection_text,
+    strategyText: row.strategy_text,
+    learning: row.learning,
+    importance: row.importance,
+    confidence: row.confidence,
+    judgedQuality: row.quality_score,
+    effectiveQuality: quality,
+    served: isServed(quality),
+    verdict: row.verdict,
+    tags: row.tags,
+    errorCategory: row.error_category,
+    attribution: row.attribution,
+    occurrences: row.occurrences,
+    firstSeenAt: row.first_seen_at.toISOString(),
+    lastSeenAt: row.last_seen_at.toISOString(),
+    feedback: { helpful: row.helpful_count, harmful: row.harmful_count, latestRating: row.feedback_rating },
+    effectiveness: lessonEffectiveness(
+      { occurrences: row.occurrences, publishedAt: row.first_seen_at, now },
+      thresholds,
+    ),
+    rank: row.rank,
+  };
+}
+
+/** Words of free text as an AND-query for the reflections' tsvector; empty when nothing is left. */
+export function andQuery(text: string): string {
+  const words = new Set(text.toLowerCase().match(/[a-z0-9]{2,}/g) ?? []);
+  return [...words].slice(0, 32).join(" & ");
+}
+
+export interface PgLessonStoreOptions {
+  clock?: { now(): Date };
+  effectiveness?: EffectivenessThresholds;
+}
+
+export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions = {}) {
+  const clock = options.clock ?? { now: () => new Date() };
+  const thresholds = options.effectiveness ?? defaultEffectivenessThresholds;
+  return {
+    searchReflections: (tenantId: string, q: ReflectionQuery) =>
+      guarded(async () => {
+        const ts = q.text ? andQuery(q.text) : "";
+        const res = await pool.query<ViewRow>(
+          `SELECT ${viewColumns},
+                  CASE WHEN $2 = '' THEN NULL ELSE ts_rank(search, to_tsquery('english', $2))::float8 END AS rank
+             FROM reflections
+            WHERE tenant_id = $1
+              AND ($2 = '' OR search @@ to_tsquery('english', $2))
+              AND tags @> $3::text[]
+              AND importance >= $4
+              AND ($7 OR ${effectiveSql} >= $8)
+            ORDER BY COALESCE(CASE WHEN $2 = '' THEN NULL ELSE ts_rank(search, to_tsquery('english', $2)) END, 1)
+                       * ${effectiveSql} DESC,
+                     importance DESC, last_seen_at DESC, id
+            LIMIT $5 OFFSET $6`,
+          [
+            tenantId,
+            ts,
+            q.tags,
+            q.minImportance,
+            q.limit + 1,
+            q.offset,
+            q.includeWithheld ?? false,
+            servedMinQuality,
+          ],
+        );
+        const now = clock.now();
+        const rows = res.rows.slice(0, q.limit).map((row) => toView(row, now, thresholds));
+        return { items: rows, hasMore: res.rows.length > q.limit };
+      }),
+
+    findBySignature: (tenantId: string, signature: string) =>
+      guarded(async () => {
+        // A signature merged into another lesson leads to that lesson.
+        const res = await pool.query<ViewRow>(
+          `SELECT ${viewColumns}, NULL::float8 AS rank
+             FROM reflections WHERE tenant_id = $1 AND signature = $2
+           UNION ALL
+           SELECT ${viewColumns}, NULL::float8 AS rank
+             FROM reflections WHERE id = (SELECT reflection_id FROM reflection_aliases
+                                          WHERE tenant_id = $1 AND signature = $2)
+           LIMIT 1`,
+          [tenantId, signature],
+        );
+        const row = res.rows[0];
+        return row ? toView(row, clock.now(), thresholds) : null;
+      }),
+
+    /**
+     * Stored lessons by effectiveness verdict (all tenants unless one is named), for the metrics
+     * gauges. Postgres only reads each lesson's occurrences and publication time, one row per
+     * occurrence count with the times as text (row-per-lesson answers cost several times more to
+     * parse); the verdict is `lessonEffectiveness`'s, applied to each lesson.
+     */
+    effectivenessSummary: (tenantId?: string) =>
+      guarded(async (): Promise<EffectivenessSummary> => {
+        const res = await pool.query<{ occurrences: number; published_ms: string }>(
+          `SELECT occurrences,
+                  string_agg(floor(EXTRACT(EPOCH FROM first_seen_at) * 1000)::bigint::text, ',') AS published_ms
+             FROM reflections WHERE $1::text IS NULL OR tenant_id = $1 GROUP BY occurrences`,
+          [tenantId ?? null],
+        );
+        const counts = res.rows.flatMap((row) =>
+          row.published_ms
+            .split(",")
+            .map((ms) => ({ occurrences: row.occurrences, publishedAt: new Date(Number(ms)), lessons: 1 })),
+        );
+        return summarizeEffectiveness(counts, clock.now(), thresholds);
+      }),
+  };
+}

@@ -1,0 +1,226 @@
+import { Redis } from "ioredis";
+import type { Kafka } from "kafkajs";
+import pg from "pg";
+import { createCachedEmbedder } from "./adapters/embedding/cached-embedder.js";
+import { createHashingEmbedder } from "./adapters/embedding/hashing-embedder.js";
+import { createLocalEmbedder } from "./adapters/embedding/local-embedder.js";
+import { createKafka } from "./adapters/kafka/kafka-client.js";
+import { createLogOffsetsReader, type LogOffsetsReader } from "./adapters/kafka/log-offsets.js";
+import { ensureTopics } from "./adapters/kafka/topics.js";
+import { createLlmAdapters, type LlmAdapterDeps } from "./adapters/llm/llm-adapters.js";
+import { migrate } from "./adapters/postgres/migrate.js";
+import { createPgFeedbackStore } from "./adapters/postgres/pg-feedback-store.js";
+import { createPgLessonStore } from "./adapters/postgres/pg-lesson-store.js";
+import { createPgLoopStore } from "./adapters/postgres/pg-loop-store.js";
+import {
+  createPgExclusiveRunner,
+  createPgMaintenanceStore,
+} from "./adapters/postgres/pg-maintenance-store.js";
+import { createPgReflectionStore } from "./adapters/postgres/pg-reflection-store.js";
+import { createRedisSignatureEvictor } from "./adapters/redis/redis-signature-evictor.js";
+import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
+import { topicNames, type Config } from "./config/config.js";
+import { defaultQualityConfig } from "./domain/quality/quality-config.js";
+import { runsPeriodicReflection } from "./domain/select-for-reflection.js";
+import type { FeedbackStore } from "./features/feedback/feedback-store.js";
+import type { LessonStore } from "./features/lessons/lesson-store.js";
+import type { LoopStore } from "./features/loops/loop-store.js";
+import { runDream, type DreamOptions, type DreamReport } from "./maintenance/dream.js";
+import type { ExclusiveRunner } from "./maintenance/maintenance-ports.js";
+import {
+  createHeuristicPatternGenerator,
+  createLlmPatternGenerator,
+} from "./maintenance/pattern-generators.js";
+import { runPrune, type PruneOptions, type PruneReport } from "./maintenance/prune.js";
+import type { Logger } from "./observability/logger.js";
+import type {
+  AnswerEvaluator,
+  Clock,
+  Embedder,
+  ReflectionGenerator,
+  ReflectionStore,
+  ValueCodec,
+} from "./pipeline/ports.js";
+
+/**
+ * The builders of the composition root: every adapter is built here or in `app.ts`, from config.
+ * The processor (`app.ts`) and the CLI commands use the same builders, so a command runs with the
+ * clients, stores and generators the processor would have.
+ */
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export interface PoolOptions {
+  max?: number;
+  connectionTimeoutMillis?: number;
+  idleTimeoutMillis?: number;
+  /** Where connection failures go; `warn` for the pipeline's pool, `debug` for a probe's. */
+  logger?: Logger;
+  logLevel?: "warn" | "debug";
+}
+
+/** A Postgres pool whose failing connections, idle or checked out, are logged and never fatal. */
+export function buildPostgresPool(config: Config, options: PoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: options.max ?? config.databasePoolMax,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
+    ...(options.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: options.idleTimeoutMillis } : {}),
+  });
+  const level = options.logLevel ?? "warn";
+  pool.on("error", (err) => {
+    options.logger?.[level]({ err }, "idle postgres connection failed");
+  });
+  // A connection that dies while checked out (Postgres restarted mid-transaction) emits 'error' on
+  // its client; unhandled, that kills the process. The query in progress rejects on its own and
+  // the consumer treats it as an outage, so logging is all that is left to do here.
+  pool.on("connect", (client) => {
+    client.on("error", (err) => {
+      options.logger?.[level]({ err }, "postgres connection failed");
+    });
+  });
+  return pool;
+}
+
+/** Redis, connected on first use; commands fail fast while it is away (callers own the waiting). */
+export function buildRedis(config: Config, logger?: Logger): Redis {
+  const redis = new Redis(config.redis.url, {
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+    enableOfflineQueue: true,
+    // Commands issued in the same turn of the event loop (the events of a batch) go in one
+    // pipeline: one round trip instead of one each.
+    enableAutoPipelining: true,
+  });
+  redis.on("error", (err) => {
+    logger?.debug({ err }, "redis connection error");
+  });
+  return redis;
+}
+
+/** The Kafka client; `role` names a command's client (`<KAFKA_CLIENT_ID>-<role>`). */
+export function buildKafka(config: Config, logger: Logger, role?: string): Kafka {
+  return createKafka({
+    brokers: config.kafka.brokers,
+    clientId: role ? `${config.kafka.clientId}-${role}` : config.kafka.clientId,
+    logger,
+  });
+}
+
+export function buildLogOffsets(kafka: Kafka): LogOffsetsReader {
+  return createLogOffsetsReader(kafka);
+}
+
+/** Plain JSON values, or the Confluent wire format when a schema registry is configured. */
+export function buildCodec(config: Config): ValueCodec {
+  return config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();
+}
+
+/** Creates Reflector's topics; existing ones are left alone. */
+export function createTopics(config: Config, kafka: Kafka) {
+  return ensureTopics(kafka, {
+    names: topicNames(config),
+    partitions: config.topics.partitions,
+    replicationFactor: config.topics.replicationFactor,
+  });
+}
+
+/** Creates the database if needed and applies pending migrations (or rolls `down` back). */
+export function migrateDatabase(config: Config, options: { down?: number } = {}): Promise<string[]> {
+  return migrate({
+    databaseUrl: config.databaseUrl,
+    direction: options.down ? "down" : "up",
+    ...(options.down ? { count: options.down } : {}),
+  });
+}
+
+export interface Llm {
+  generator: ReflectionGenerator;
+  embedder: Embedder;
+  answerEvaluator: AnswerEvaluator;
+}
+
+/**
+ * The generator, answer evaluator and embedder the config names; the offline ones are the defaults
+ * (the heuristic generator and the local embedding model). Throws when the local model is missing.
+ */
+export function buildLlm(config: Config, deps: LlmAdapterDeps = {}): Llm {
+  const { generator, answerEvaluator, openAiEmbedder } = createLlmAdapters(config, deps);
+  // A model's vectors are worth remembering (recurring failures embed the same trace text);
+  // feature hashing is cheaper than the lookup.
+  const embedder = openAiEmbedder
+    ? createCachedEmbedder(openAiEmbedder)
+    : config.embeddings === "local"
+      ? createCachedEmbedder(createLocalEmbedder({ modelDir: config.embeddingModelDir }))
+      : createHashingEmbedder();
+  return { generator, answerEvaluator, embedder };
+}
+
+/** The store of reflections; vectors are stored under the embedder's name. */
+export function buildReflectionStore(pool: pg.Pool, embedder: Pick<Embedder, "name">) {
+  return createPgReflectionStore(pool, { embeddingModel: embedder.name });
+}
+
+/** The read side's stores (loops, lessons, feedback), each behind its feature's port. */
+export function buildReadStores(
+  pool: pg.Pool,
+  clock: Clock,
+): { loops: LoopStore; lessons: LessonStore; feedback: FeedbackStore } {
+  return {
+    loops: createPgLoopStore(pool, { clock }),
+    lessons: createPgLessonStore(pool, { clock }),
+    feedback: createPgFeedbackStore(pool),
+  };
+}
+
+export interface Maintenance {
+  exclusive: ExclusiveRunner;
+  generatorName: string;
+  dream(options: DreamOptions): Promise<DreamReport>;
+  prune(options: PruneOptions): Promise<PruneReport>;
+}
+
+export interface MaintenanceDeps {
+  pool: pg.Pool;
+  redis: Redis;
+  generator: ReflectionGenerator;
+  embedder: Embedder;
+  clock: Clock;
+  /** The reflections store to reuse; one over `pool` is built when absent. */
+  reflections?: ReflectionStore;
+}
+
+/**
+ * Dreaming and pruning built from config, for the processor's schedule and the CLI. The pattern
+ * generator follows the reflection generator: a model when one is configured, otherwise the
+ * offline synthesis, and the stored rows say which.
+ */
+export function buildMaintenance(config: Config, deps: MaintenanceDeps): Maintenance {
+  const store = createPgMaintenanceStore(
+    deps.pool,
+    deps.reflections ?? buildReflectionStore(deps.pool, deps.embedder),
+    deps.embedder.name,
+  );
+  const generator =
+    deps.generator.name === "heuristic"
+      ? createHeuristicPatternGenerator()
+      : createLlmPatternGenerator(deps.generator);
+  const quality = {
+    ...defaultQualityConfig,
+    maxAttempts: config.quality.maxAttempts,
+    storageMinQuality: config.quality.storageMinQuality,
+  };
+  const evictor = createRedisSignatureEvictor(deps.redis, { keyPrefix: config.redis.keyPrefix });
+  return {
+    exclusive: createPgExclusiveRunner(deps.pool),
+    generatorName: generator.name,
+    dream: (options) => {
+      // Lite mode never reflects on its own initiative.
+      if (!runsPeriodicReflection(config.mode)) {
+        return Promise.reject(new Error("dreaming runs in full mode only (REFLECTOR_MODE=lite)"));
+      }
+      return runDream({ store, generator, embedder: deps.embedder, quality, clock: deps.clock }, options);
+    },
+    prune: (options) => runPrune({ store, evictor, clock: deps.clock }, options),
+  };
+}

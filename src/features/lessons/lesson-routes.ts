@@ -1,0 +1,97 @@
+import type { CommonIssue } from "../../domain/evaluation/adaptive-insights.js";
+import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
+import { reflectionJson, signatureJson } from "./lesson-json.js";
+import { ReflectionsQuery, SignatureParams } from "./lesson-schemas.js";
+import type { LessonStore } from "./lesson-store.js";
+
+export interface LessonRoutesDeps {
+  store: LessonStore;
+  commonIssues(tenantId: string): Promise<CommonIssue[]>;
+}
+
+export const lessonRouteRoles: RouteRoles = {
+  "GET /api/v1/reflections": "read",
+  "GET /api/v1/reflections/signatures/:signature": "read",
+  "GET /api/v1/insights": "read",
+};
+
+/** The stored lessons: search, lookup by error signature, and the tenant's common issues. */
+export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ctx: ApiContext): void {
+  scope.get(
+    "/api/v1/reflections",
+    {
+      schema: {
+        summary: "Search the tenant's stored lessons",
+        security: bearer,
+        querystring: ReflectionsQuery,
+        response: answers(
+          "`items` are stored lessons; each has `attribution` (components/schemas/Attribution), null for successes",
+        ),
+      },
+    },
+    async (request) => {
+      const tenantId = ctx.tenantOf(request);
+      const query = request.query;
+      const { items, hasMore } = await deps.store.searchReflections(tenantId, {
+        text: query.q,
+        tags: query.tags,
+        minImportance: query.min_importance,
+        limit: query.k,
+        offset: query.offset,
+        includeWithheld: query.include_withheld === "true",
+      });
+      return {
+        items: items.map(reflectionJson),
+        k: query.k,
+        offset: query.offset,
+        next_offset: hasMore ? query.offset + query.k : null,
+      };
+    },
+  );
+
+  scope.get(
+    "/api/v1/reflections/signatures/:signature",
+    {
+      schema: {
+        summary: "Has this error signature been seen, and what is its lesson?",
+        security: bearer,
+        params: SignatureParams,
+        response: answers("seen before: the lesson, or why it is withheld", {
+          404: "never seen for this tenant (`seen_before: false`)",
+        }),
+      },
+    },
+    async (request, reply) => {
+      const tenantId = ctx.tenantOf(request);
+      const { signature } = request.params;
+      const found = await deps.store.findBySignature(tenantId, signature);
+      if (!found) {
+        // "Have I seen this error before?" has an answer here too: no, never seen (for this tenant).
+        return reply.code(404).send({
+          error: "not_found",
+          message: `signature ${signature} has not been seen for this tenant`,
+          signature,
+          seen_before: false,
+          occurrences: 0,
+        });
+      }
+      return signatureJson(signature, found);
+    },
+  );
+
+  scope.get(
+    "/api/v1/insights",
+    {
+      schema: {
+        summary: "Common issues of the tenant's recent low-quality reflections",
+        security: bearer,
+        response: answers("the tenant's common issues"),
+      },
+    },
+    async (request) => {
+      const tenantId = ctx.tenantOf(request);
+      const issues = await deps.commonIssues(tenantId);
+      return { tenant_id: tenantId, common_issues: issues };
+    },
+  );
+}

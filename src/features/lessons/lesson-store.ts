@@ -1,0 +1,21 @@
+import type { EffectivenessSummary } from "../../domain/feedback/lesson-effectiveness.js";
+import type { ReflectionQuery, ReflectionView } from "../../domain/lessons/lesson-view.js";
+
+/**
+ * What the lessons feature reads. Every call but the metrics summary is scoped to the caller's
+ * tenant. Implemented by `src/adapters/postgres/pg-lesson-store.ts`.
+ */
+export interface LessonStore {
+  /**
+   * Text match (all words), tags (all of them), minimum importance; ordered by text rank times
+   * effective quality. Lessons withheld by feedback are left out unless asked for.
+   */
+  searchReflections(
+    tenantId: string,
+    query: ReflectionQuery,
+  ): Promise<{ items: ReflectionView[]; hasMore: boolean }>;
+  /** The lesson stored for a signature (or the lesson it was merged into); null when never seen. */
+  findBySignature(tenantId: string, signature: string): Promise<ReflectionView | null>;
+  /** Stored lessons by effectiveness verdict, of every tenant unless one is named (metrics gauges). */
+  effectivenessSummary(tenantId?: string): Promise<EffectivenessSummary>;
+}
