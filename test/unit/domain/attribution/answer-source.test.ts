@@ -24,11 +24,11 @@ function wrongAnswer(question: string, answer: string, events: TraceEvent[]): Ta
   });
 }
 
-const blocked = (i: number) =>
+const blocked = (i: number, toolName = "web_browser") =>
   step(i, {
     actor: "WebSurfer",
     type: "tool_response",
-    toolName: "web_browser",
+    toolName,
     content: "Access Denied",
     error: { message: "403 Forbidden", code: "HTTP_403" },
   });
@@ -85,7 +85,8 @@ describe("attribution of a wrong answer to its source", () => {
   it("blames the agent that read the value from a page, not the blocked page the team went past", () => {
     const event = wrongAnswer("What was the 2020 census population of Fresno?", "552,186", [
       step(0, { actor: "Orchestrator", content: "Plan: open the Wikipedia list and read the Fresno row." }),
-      blocked(1),
+      // Never recovered from (no later success of this tool), and still not why the answer is wrong.
+      blocked(1, "pdf_reader"),
       step(2, { actor: "WebSurfer", type: "tool_call", toolName: "web_browser", content: 'click("List")' }),
       step(3, {
         actor: "WebSurfer",
@@ -200,6 +201,16 @@ describe("attribution of a wrong answer to its source", () => {
       stepIndex: 2,
       attribution: { actor: "Orchestrator", confidence: attributionConfidence.shortcut },
     });
+  });
+
+  it("ignores a shortcut taken before the answer's source: it did not produce the answer", () => {
+    const event = wrongAnswer("How many papers in the list match?", "12", [
+      step(0, { actor: "Coder", content: "I'll assume the file is UTF-8; no need to check the encoding." }),
+      step(1, { actor: "WebSurfer", type: "tool_response", toolName: "web_browser", content: "| a | 12 |" }),
+      step(2, { actor: "WebSurfer", content: "The table says 12 papers match." }),
+      step(3, { actor: "Orchestrator", content: "FINAL ANSWER: 12" }),
+    ]);
+    expect(locateFailure(event)).toMatchObject({ basis: "answer_source", stepIndex: 2 });
   });
 
   it("blames whoever took one page's count for the whole list", () => {
