@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createHeuristicGenerator } from "../../src/adapters/llm/heuristic-generator.js";
+import { attributionConfidence } from "../../src/domain/attribution/attribute-failure.js";
 import { ReflectionOutcomeV1, LoopDecisionV1 } from "../../src/domain/contracts/index.js";
 import type { ReflectionGenerator } from "../../src/pipeline/ports.js";
 import { startHarness, type Harness } from "../support/harness.js";
@@ -128,9 +129,9 @@ describe("the pipeline on real Kafka, Postgres and Redis", () => {
       stepIndex: 61,
       actor: "WebSurfer",
       toolName: "web_browser",
-      confidence: 0.5,
+      confidence: attributionConfidence.shortcut,
     });
-    expect(outcome.reflection.attribution?.evidence).toContain("could not find the 2019 visitor count");
+    expect(outcome.reflection.attribution?.evidence).toContain("I'll guess it is 42,000");
     expect(outcome.reflection.reflectionText).toContain("step 61");
     expect(h.on(h.config.topics.deadLetter, (d) => d.key === event.loopId)).toEqual([]);
     if (outcome.stored && outcome.reflectionId) {

@@ -32,9 +32,10 @@ export interface OpenAiGeneratorOptions extends LlmCallPolicy {
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /**
- * The `openai` generator: the failure and success prompts against any OpenAI-compatible chat
- * endpoint, JSON output checked against the strict `Reflection` contract, and one repair request
- * (showing the model its answer and what was wrong with it) before giving up. Every request stays within the
+ * The `openai` generator: the failure and success prompts against any OpenAI-compatible chat endpoint, JSON
+ * output checked against the strict `Reflection` contract (top-level keys it does not name are
+ * dropped, not repaired: prompts.ts), and one repair request (showing the model its answer and
+ * what was wrong with it) before giving up. Every request stays within the
  * prompt token budget. A failure's reflection always carries an attribution: the model's when it
  * gives a usable one, else the offline one (attribute-failure.ts).
  */
@@ -72,7 +73,11 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
       const raw = choice?.message.content ?? "";
       const parsed: ParsedOutput =
         choice?.finish_reason === "length"
-          ? { ok: false, problems: ["the answer was cut off at the token limit; be more concise"] }
+          ? {
+              ok: false,
+              problems: ["the answer was cut off at the token limit; be more concise"],
+              answer: raw,
+            }
           : parseReflectionOutput(raw, secrets, system, request.event);
       const reported = response.usage?.prompt_tokens;
       if (typeof reported === "number" && reported > 0)
@@ -107,7 +112,10 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
       const reserve = maxTokens - prompt.estimatedTokens;
       const repair: ChatMessage[] = [
         ...messages,
-        { role: "user", content: repairPrompt(first.raw, first.parsed.problems, secrets, reserve) },
+        {
+          role: "user",
+          content: repairPrompt(first.parsed.answer, first.parsed.problems, secrets, reserve),
+        },
       ];
       const second = await complete(repair, secrets, prompt.system, request);
       if (second.parsed.ok) return withAttribution(second.parsed.reflection);

@@ -321,22 +321,37 @@ export function repairPrompt(
   return build(1, 80, 0);
 }
 
-/** The contract, strict: a key the schema does not name is an error, not something to drop. */
+/** The contract, strict: what the generator returns has exactly these keys, each of its type. */
 export const StrictReflection = z.strictObject(Reflection.shape);
 /** Everything but `attribution`, which is read leniently (model-attribution.ts). */
 const StrictReflectionBody = StrictReflection.omit({ attribution: true });
+const knownKeys: ReadonlySet<string> = new Set(Object.keys(Reflection.shape));
 
-export type ParsedOutput = { ok: true; reflection: Reflection } | { ok: false; problems: string[] };
+export type ParsedOutput =
+  | { ok: true; reflection: Reflection; droppedKeys: number }
+  | {
+      ok: false;
+      problems: string[];
+      /** The answer as the repair request may show it: without the keys the contract does not name. */
+      answer: string;
+    };
 
 function normalise(text: string): string {
   return text.toLowerCase().replace(/\s+/g, " ").trim();
 }
 
 /**
- * Parses and checks one model answer: JSON, no leaked secrets, the strict contract. The
- * attribution alone is lenient: an invalid one is trimmed to what is valid or dropped, never a
- * reason to reject the answer. With `event`, step indexes are checked against its trace, and a
- * success carries no attribution.
+ * Parses and checks one model answer: JSON, no leaked secrets, the strict contract for every key
+ * the contract names. Top-level keys it does not name are dropped, not repaired: real models
+ * add `reasoning`, `notes`, `confidence_explanation` all the time, and a second call for that
+ * would double the cost of a failure. Nothing of a dropped key goes anywhere: not into the
+ * reflection, not into storage, not into a repair request (which shows the answer without them).
+ * A dropped key is still read by the injection checks: the canary or the system instructions
+ * anywhere in the answer mean the model obeyed something it should not have, and that answer
+ * is repaired. A known key of the wrong type or out of range is repaired too. The attribution
+ * alone is lenient: an invalid one is trimmed to what is valid or dropped, never a reason to
+ * reject the answer. With `event`, step indexes are checked against its trace, and a success
+ * carries no attribution.
  */
 export function parseReflectionOutput(
   raw: string,
@@ -359,13 +374,18 @@ export function parseReflectionOutput(
     json = JSON.parse(text);
   } catch (err) {
     problems.push(`the answer is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
-    return { ok: false, problems };
+    return { ok: false, problems, answer: raw };
   }
+  let droppedKeys = 0;
   let rawAttribution: unknown;
-  if (typeof json === "object" && json !== null && !Array.isArray(json) && "attribution" in json) {
-    const { attribution, ...rest } = json as Record<string, unknown>;
-    rawAttribution = attribution;
-    json = rest;
+  if (typeof json === "object" && json !== null && !Array.isArray(json)) {
+    const known: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(json as Record<string, unknown>)) {
+      if (!knownKeys.has(key)) droppedKeys += 1;
+      else if (key === "attribution") rawAttribution = value;
+      else known[key] = value;
+    }
+    json = known;
   }
   const parsed = StrictReflectionBody.safeParse(json);
   if (!parsed.success) {
@@ -373,11 +393,18 @@ export function parseReflectionOutput(
       problems.push(`${issue.path.map(String).join(".") || "(root)"}: ${issue.message}`);
     }
   }
-  if (problems.length > 0 || !parsed.success) return { ok: false, problems };
+  if (problems.length > 0 || !parsed.success) {
+    const answer =
+      typeof json === "object" && json !== null && !Array.isArray(json)
+        ? JSON.stringify(rawAttribution === undefined ? json : { ...json, attribution: rawAttribution })
+        : text;
+    return { ok: false, problems, answer };
+  }
   const attribution = event?.outcome === "success" ? undefined : readModelAttribution(rawAttribution, event);
   return {
     ok: true,
     reflection: { ...boundedReflection(parsed.data), ...(attribution ? { attribution } : {}) },
+    droppedKeys,
   };
 }
 

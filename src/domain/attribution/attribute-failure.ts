@@ -1,4 +1,6 @@
 import type { Attribution, TaskCompleted, TraceEvent } from "../contracts/index.js";
+import { isLowInformationMessage } from "../memory/low-information.js";
+import { answerValue, statesAnswer } from "./answer-source.js";
 import {
   evidenceMaxChars,
   failureCues,
@@ -7,8 +9,10 @@ import {
   isSubstantive,
   needleOf,
   normalise,
+  partialCues,
   quoteAround,
   reasoningCues,
+  shortcutCues,
   squeeze,
   type Cue,
 } from "./trace-scan.js";
@@ -16,28 +20,64 @@ import {
 /**
  * Where a failed trace went wrong and which agent did it, from the trace alone (no model).
  *
- * The rules, strongest evidence first; the first that finds a step decides:
- * 1. an explicit failure: an `error_event`, a step with an `error`, a tool response with an error
- *    status (HTTP ≥ 400, `status: "error"`, `is_error: true`);
+ * Two kinds of failure are read differently.
+ *
+ * A wrong answer (the task reports no error, or one that says only that the answer was judged
+ * wrong) is explained by where the answer came from. Tool errors, blocked pages and crashed
+ * scripts that the team went past are not why the answer is wrong; the step the answer rests on
+ * is. The rules, first match wins:
+ * A1. a claim that verification refuted or could not verify, where it was first stated;
+ * A2. the answer's source: the first step before the final one that states the answer's value
+ *     (see answer-source.ts). From there:
+ *     - the value came out of a run that failed (an error status, a non-zero exit): the first
+ *       agent step that then stated it anyway ignored the failure (`ignored_error`);
+ *     - from there to the final answer, the first step where an agent took a shortcut on purpose,
+ *       in its own words: guessed, assumed, extrapolated, or declared a check unnecessary
+ *       (`shortcut`); a shortcut before the answer's source did not produce the answer;
+ *     - the source says its figure covers only part of what was asked ("on this page", "so
+ *       far"): the next step of another agent, which took the part for the whole, stopped early
+ *       (`shortcut`);
+ *     - the value is the printed output of code that ran: the step that wrote that code
+ *       (`computed_by`);
+ *     - the value was in a page or a file a tool fetched: the first agent step that then stated
+ *       it, because choosing it was that agent's decision (`answer_source`); otherwise the
+ *       source step itself.
+ * When the answer's value appears nowhere before the final answer, or the task has none, the
+ * rules below apply as for any failure.
+ *
+ * Any other failure (a reported error, a timeout) is explained by the error. The rules, strongest
+ * evidence first; the first that finds a step decides:
+ * 1. an explicit failure the trace never recovered from: an `error_event`, a step with an
+ *    `error`, a tool response with an error status (HTTP ≥ 400, `status: "error"`,
+ *    `is_error: true`);
  * 2. the step whose text holds the task error's message;
  * 3. the step that first states a claim that verification refuted or could not verify;
- * 4. the first step of an agent that guessed, assumed or gave up ("I'll guess", "could not
- *    find", "unable to", ...), or a tool response that came back empty;
- * 5. the first step whose text reports a failure ("error", "exception", "Traceback", "failed");
- * 6. the first step the agent then repeated word for word (it was stuck from there on);
- * 7. failing all that, the last substantive step of a non-orchestrator agent before the final
+ * 4. the answer's source, as in A2;
+ * 5. the first step where an agent took a shortcut on purpose (as in A2);
+ * 6. the first step of an agent that gave up ("could not find", "unable to", ...), or a tool
+ *    response that came back empty;
+ * 7. the first step whose text reports a failure ("error", "exception", "Traceback", "failed");
+ * 8. an explicit failure the trace later worked around;
+ * 9. the first step the agent then repeated word for word (it was stuck from there on);
+ * 10. failing all that, the last substantive step of a non-orchestrator agent before the final
  *    answer: a guess, and its confidence says so.
- * A cue found in an orchestrator's step (it reports what another agent failed to do) is
- * attributed to the last agent step before it. The final step (the answer) and the user's own
- * steps are not searched for cues.
+ * A give-up cue found in an orchestrator's step (it reports what another agent failed to do) is
+ * attributed to the last agent step before it; a shortcut is the speaker's own decision and
+ * stays with it. The final step (the answer) and the user's own steps are not searched for cues.
  *
  * Every rule is a linear pass over the steps' text: a step may be a megabyte of untrusted text.
+ * The confidences were measured: how often each basis named the annotated step on a corpus of
+ * labelled multi-agent failures (docs/architecture.md, "Attribution").
  */
 
 export type AttributionBasis =
   | "explicit_error"
   | "message_match"
   | "claim_match"
+  | "ignored_error"
+  | "shortcut"
+  | "computed_by"
+  | "answer_source"
   | "reasoning_cue"
   | "empty_response"
   | "failure_text"
@@ -51,6 +91,10 @@ export const attributionConfidence = {
   explicitError: 0.8,
   messageMatch: 0.7,
   claimMatch: 0.6,
+  ignoredError: 0.6,
+  shortcut: 0.55,
+  computedBy: 0.5,
+  answerSource: 0.5,
   reasoningCue: 0.5,
   emptyResponse: 0.5,
   failureText: 0.45,
@@ -131,6 +175,41 @@ function callBefore(steps: readonly TraceEvent[], index: number): TraceEvent | u
   return undefined;
 }
 
+/** A tool's output (or an error event): what the environment returned, not what an agent said. */
+function isToolOutput(step: TraceEvent | undefined): boolean {
+  return step?.type === "tool_response" || step?.type === "error_event";
+}
+
+/**
+ * The step holding the code that the run at `index` executed, or -1 when that run's input was
+ * not code. Each run executes one code message (AutoGen's executors run the code in a message; a
+ * code tool's call holds it), so runs and code messages pair up like brackets: a run belongs to
+ * the latest code message before it that no other run has taken. One pass up to `index`.
+ */
+function codeOfRun(steps: readonly TraceEvent[], index: number): number {
+  const pending: number[] = [];
+  let message: TraceEvent | undefined; // the latest step that is not a tool output
+  const holdsCode = (s: TraceEvent | undefined) =>
+    s !== undefined && ((s.type === "tool_call" && isCodeTool(s.toolName)) || s.content.includes("```"));
+  const isCodeRun = (s: TraceEvent) => isCodeTool(s.toolName) || holdsCode(message);
+  for (let i = 0; i < index; i += 1) {
+    const s = steps[i];
+    if (!s) continue;
+    if (!isToolOutput(s)) {
+      message = s;
+      if (holdsCode(s)) pending.push(i);
+    } else if (isCodeRun(s)) pending.pop();
+  }
+  const run = steps[index];
+  return run && isCodeRun(run) ? (pending.pop() ?? -1) : -1;
+}
+
+const codeToolWords = ["code", "exec", "python", "shell", "terminal", "sandbox", "interpreter"];
+function isCodeTool(name: string | undefined): boolean {
+  const lower = name?.toLowerCase() ?? "";
+  return codeToolWords.some((w) => lower.includes(w));
+}
+
 /**
  * The consumer's ordering key, the processor, the prompt builder and the offline generator all
  * ask where one event failed; the scan is linear but a trace may hold hundreds of kilobytes, so
@@ -184,8 +263,9 @@ function locate(event: TaskCompleted): LocatedFailure {
     if (recoveredAt.has(key)) firstRecovered = i;
     else if (errorIndex < 0 || i < errorIndex) errorIndex = i;
   }
-  const errorStep = steps[errorIndex];
-  if (errorStep) {
+  const explicitFailure = (): LocatedFailure | null => {
+    const errorStep = steps[errorIndex];
+    if (!errorStep) return null;
     const call = callBefore(steps, errorIndex);
     const tool = errorStep.toolName ?? call?.toolName;
     const message = errorStep.error?.message ?? errorStep.content;
@@ -202,7 +282,7 @@ function locate(event: TaskCompleted): LocatedFailure {
         call,
       ),
     );
-  }
+  };
 
   const lowerCache = new Map<number, string>();
   const lower = (i: number): string => {
@@ -235,23 +315,25 @@ function locate(event: TaskCompleted): LocatedFailure {
   };
 
   // 2. The task error's message, quoted by a step.
-  const messageNeedle = needleOf(event.error?.message);
-  const byMessage = messageNeedle ? findPhrase(messageNeedle) : null;
-  if (byMessage) {
+  const messageMatch = (): LocatedFailure | null => {
+    const messageNeedle = needleOf(event.error?.message);
+    const byMessage = messageNeedle ? findPhrase(messageNeedle) : null;
+    if (!byMessage) return null;
     return located(
       "message_match",
       byMessage.index,
       attributionAt(steps, byMessage.index, attributionConfidence.messageMatch, byMessage.quote),
     );
-  }
+  };
 
   // 3. A claim verification refuted or could not verify, where it was first stated.
   // A bounded number of claims, so 500 of them cannot multiply the scan of a long trace.
-  for (const result of (event.verificationResults ?? []).slice(0, maxClaimsSearched)) {
-    if (result.status === "verified") continue;
-    const needle = needleOf(result.claimText);
-    const byClaim = needle ? findPhrase(needle) : null;
-    if (byClaim) {
+  const claimMatch = (): LocatedFailure | null => {
+    for (const result of (event.verificationResults ?? []).slice(0, maxClaimsSearched)) {
+      if (result.status === "verified") continue;
+      const needle = needleOf(result.claimText);
+      const byClaim = needle ? findPhrase(needle) : null;
+      if (!byClaim) continue;
       return located(
         "claim_match",
         byClaim.index,
@@ -263,7 +345,8 @@ function locate(event: TaskCompleted): LocatedFailure {
         ),
       );
     }
-  }
+    return null;
+  };
 
   // Cues are searched in the agents' steps, not in the final answer or the user's request.
   const last = steps.length - 1;
@@ -283,14 +366,17 @@ function locate(event: TaskCompleted): LocatedFailure {
     basis: AttributionBasis,
     confidence: number,
     before = steps.length,
+    reported = true,
+    from = 0,
   ) => {
     for (const i of searchable) {
       if (i >= before) break;
+      if (i < from) continue;
       const found = firstCue(lower(i), cues);
       if (!found) continue;
       const step = steps[i];
       const quote = quoteAround(step?.content ?? "", found.at);
-      const agent = roleOf(step?.actor) === "orchestrator" ? lastAgentStepBefore(i) : -1;
+      const agent = reported && roleOf(step?.actor) === "orchestrator" ? lastAgentStepBefore(i) : -1;
       if (agent >= 0) {
         return located(
           basis,
@@ -308,7 +394,106 @@ function locate(event: TaskCompleted): LocatedFailure {
     return null;
   };
 
-  // 4. A guess, an assumption, giving up — or an empty tool response, whichever comes first.
+  /** A2: the step the final answer's value comes from, and what made it wrong. */
+  function answerSource(): LocatedFailure | null {
+    const value = answerValue(event);
+    if (!value) return null;
+    // A step that restates the whole question (the plan, the task hand-out) is not a source.
+    const questionNeedle = needleOf(event.task.description, 24);
+    const restatesQuestion = (i: number) =>
+      questionNeedle !== null && (lower(i).includes(questionNeedle) || flat(i).includes(questionNeedle));
+    const states = (i: number) => {
+      const s = steps[i];
+      return s !== undefined && statesAnswer(s, value) && !restatesQuestion(i);
+    };
+    const source = searchable.find(states) ?? -1;
+    const sourceStep = steps[source];
+    if (!sourceStep) return null;
+    /** The first agent step after `index` that states the value too. */
+    const restated = (index: number): number =>
+      searchable.find((i) => i > index && !isToolOutput(steps[i]) && states(i)) ?? -1;
+    const quoteOf = (i: number, prefix: string) =>
+      `${prefix}${squeeze(steps[i]?.content ?? "", evidenceMaxChars - prefix.length)}`;
+    const at = (basis: AttributionBasis, i: number, confidence: number, evidence: string) =>
+      located(basis, i, attributionAt(steps, i, confidence, evidence));
+
+    let stated = source;
+    let code = -1;
+    if (isToolOutput(sourceStep)) {
+      const claim = restated(source);
+      if (isErrorStep(sourceStep) && claim >= 0) {
+        // The value came out of a run that failed. If a run that succeeded printed it again
+        // before anyone stated it, that run is its source; otherwise whoever stated it next
+        // ignored the failure.
+        const rerun = searchable.find((i) => {
+          const s = steps[i];
+          return (
+            i > source && i < claim && isToolOutput(s) && s !== undefined && !isErrorStep(s) && states(i)
+          );
+        });
+        if (rerun === undefined)
+          return at(
+            "ignored_error",
+            claim,
+            attributionConfidence.ignoredError,
+            quoteOf(claim, `stated after the failure at step ${String(source)}: `),
+          );
+        code = codeOfRun(steps, rerun);
+      } else code = codeOfRun(steps, source);
+      if (claim >= 0) stated = claim;
+    }
+    // A shortcut from the source on: the answer was guessed, or accepted unchecked.
+    const shortcut = byCue(shortcutCues, "shortcut", attributionConfidence.shortcut, last, false, source);
+    if (shortcut) return shortcut;
+    // A partial figure taken for the whole: the next agent to act on it stopped early.
+    const statedStep = steps[stated];
+    const partial = statedStep && !isToolOutput(statedStep) ? firstCue(lower(stated), partialCues) : null;
+    if (statedStep && partial) {
+      const taker = searchable.find((i) => {
+        const s = steps[i];
+        return i > stated && s?.type === "llm_response" && s.actor !== statedStep.actor;
+      });
+      if (taker !== undefined)
+        return at(
+          "shortcut",
+          taker,
+          attributionConfidence.shortcut,
+          `took a partial figure for the answer (step ${String(stated)}: ${quoteAround(statedStep.content, partial.at, 120)})`,
+        );
+    }
+    // Printed by code that ran: the code is where the value was computed.
+    if (code >= 0)
+      return at(
+        "computed_by",
+        code,
+        attributionConfidence.computedBy,
+        quoteOf(code, `its output at step ${String(source)} is the answer: `),
+      );
+    // Fetched from a page or a file, the agent that took the value from it chose it; or the
+    // value was first written by an agent.
+    return at("answer_source", stated, attributionConfidence.answerSource, quoteOf(stated, ""));
+  }
+
+  // A. A wrong answer: where the answer came from (see the comment at the top).
+  const wrongAnswer = event.error === undefined || isLowInformationMessage(event.error.message);
+  // A wrong answer without a traceable source: a shortcut anywhere still explains it better than
+  // an error the team went past.
+  const shortcutAnywhere = () => byCue(shortcutCues, "shortcut", attributionConfidence.shortcut, last, false);
+  if (wrongAnswer) {
+    const sourced = claimMatch() ?? answerSource() ?? shortcutAnywhere();
+    if (sourced) return sourced;
+  }
+
+  // 1–4. A reported error: where it happened, where its message is, which claim was wrong.
+  const failed =
+    explicitFailure() ?? messageMatch() ?? (wrongAnswer ? null : (claimMatch() ?? answerSource()));
+  if (failed) return failed;
+
+  // 5. A shortcut taken anywhere, when the answer cannot be traced.
+  const shortcut = wrongAnswer ? null : shortcutAnywhere();
+  if (shortcut) return shortcut;
+
+  // 6. Giving up — or an empty tool response, whichever comes first.
   const emptyIndex = searchable.find((i) => {
     const s = steps[i];
     return s?.type === "tool_response" && s.content.trim() === "";
@@ -329,11 +514,11 @@ function locate(event: TaskCompleted): LocatedFailure {
     );
   }
 
-  // 5. Text that reports a failure.
+  // 7. Text that reports a failure.
   const failure = byCue(failureCues, "failure_text", attributionConfidence.failureText);
   if (failure) return failure;
 
-  // A worked-around error is still a better guess than repetition or the last step.
+  // 8. A worked-around error is still a better guess than repetition or the last step.
   const recovered = steps[firstRecovered];
   if (recovered) {
     return located(
@@ -349,7 +534,7 @@ function locate(event: TaskCompleted): LocatedFailure {
     );
   }
 
-  // 6. The first step the same agent then repeated word for word.
+  // 9. The first step the same agent then repeated word for word.
   const seen = new Map<string, number[]>();
   for (const i of searchable) {
     const s = steps[i];
@@ -373,7 +558,7 @@ function locate(event: TaskCompleted): LocatedFailure {
     else seen.set(key, [i]);
   }
 
-  // 7. A guess: the last substantive agent step before the final answer.
+  // 10. A guess: the last substantive agent step before the final answer.
   const fallback = lastAgentStepBefore(last);
   if (fallback >= 0) {
     const s = steps[fallback];

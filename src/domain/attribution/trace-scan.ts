@@ -83,6 +83,63 @@ export const reasoningCues: readonly Cue[] = [
   { text: "no results" },
 ];
 
+/**
+ * Phrases of an agent taking a shortcut on purpose: answering from a guess or an assumption
+ * instead of evidence, or declaring a check unnecessary. Written in the first person or as a
+ * decision, so a page that merely contains the word "typical" is not one (tool output is not
+ * searched for these unless an agent's own words are in it).
+ */
+export const shortcutCues: readonly Cue[] = [
+  { text: "i assume" },
+  { text: "i'll assume" },
+  { text: "i will assume" },
+  { text: "let's assume" },
+  { text: "assuming" },
+  { text: "i'll guess" },
+  { text: "i will guess" },
+  { text: "best guess" },
+  { text: "my guess" },
+  { text: "extrapolate" },
+  { text: "extrapolating" },
+  { text: "extrapolated" },
+  { text: "most likely" },
+  { text: "presumably" },
+  { text: "roughly" },
+  { text: "what is typical" },
+  { text: "typical for" },
+  { text: "with a typical" },
+  { text: "no need to" },
+  { text: "no further checks" },
+  { text: "did not open" },
+  { text: "didn't open" },
+  { text: "did not verify" },
+  { text: "didn't verify" },
+  { text: "did not check" },
+  { text: "didn't check" },
+  { text: "without verifying" },
+  { text: "without checking" },
+  { text: "can be skipped" },
+  { text: "skip the check" },
+  { text: "skip verification" },
+  { text: "looks correct" },
+  { text: "looks right" },
+  { text: "not needed" },
+  { text: "is enough here" },
+];
+
+/**
+ * Phrases that say a figure covers only part of what was asked: one page of a list, the rows
+ * seen so far. Whoever then takes that figure as the answer stopped early.
+ */
+export const partialCues: readonly Cue[] = [
+  { text: "on this page" },
+  { text: "first page" },
+  { text: "so far" },
+  { text: "continues on" },
+  { text: "further pages" },
+  { text: "more pages" },
+];
+
 /** Phrases of something having failed: an error, an exception, a traceback. */
 export const failureCues: readonly Cue[] = [
   { text: "traceback" },

@@ -194,6 +194,10 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
 const basisReasons: Record<Exclude<AttributionBasis, "explicit_error" | "no_steps">, string> = {
   message_match: "it holds the task's error message",
   claim_match: "it first states the claim that verification rejected",
+  ignored_error: "the agent stated the answer from a run that had failed, as if it had succeeded",
+  shortcut: "the agent guessed, assumed, stopped early or skipped a check there instead of verifying",
+  computed_by: "the code written there printed the wrong answer",
+  answer_source: "the final answer's value comes from this step",
   reasoning_cue: "the agent guessed, assumed or gave up there instead of checking",
   empty_response: "the tool returned nothing and the agent went on without it",
   failure_text: "its output reports a failure the agent did not recover from",
