@@ -85,6 +85,41 @@ describe("openai answer evaluator against a local OpenAI-compatible server", () 
     expect(result?.evaluator).toBe("heuristic");
   });
 
+  it("drops keys it does not name without asking again, and keeps none of them", async () => {
+    fake.enqueueChat(
+      reply({
+        reasoning: "The answer names a plan but no price.",
+        confidence: 0.8,
+        relevance: 0.9,
+        completeness: 0.7,
+        issues: [],
+        improvements: [],
+        verdict: "fine",
+      }),
+    );
+    const result = await evaluator().evaluate(answered);
+    expect(fake.chatRequests()).toHaveLength(1);
+    expect(result).toMatchObject({ evaluator: "openai", quality: 0.8 });
+    expect(JSON.stringify(result)).not.toMatch(/reasoning|verdict/);
+  });
+
+  it("still asks again when a named key has the wrong type, extra keys or not", async () => {
+    fake.enqueueChat(
+      reply({
+        confidence: "high",
+        relevance: 0.9,
+        completeness: 0.9,
+        issues: [],
+        improvements: [],
+        notes: "x",
+      }),
+      reply({ confidence: 0.9, relevance: 0.9, completeness: 0.9, issues: [], improvements: [] }),
+    );
+    const result = await evaluator().evaluate(answered);
+    expect(fake.chatRequests()).toHaveLength(2);
+    expect(result).toMatchObject({ evaluator: "openai", quality: 0.9 });
+  });
+
   it("rejects a reply that leaks the confidential marker", async () => {
     fake.enqueueChat(
       reply({

@@ -19,8 +19,12 @@ export interface OpenAiAnswerEvaluatorOptions extends LlmCallPolicy {
   maxOutputTokens?: number;
 }
 
-/** What the model must return; quality and shouldRetry are computed here, not trusted. */
-const ModelEvaluation = z.strictObject({
+/**
+ * What the model must return; quality and shouldRetry are computed here, not trusted. Each named
+ * key is checked strictly; keys it does not name (`reasoning`, `notes`…, which real models add)
+ * are dropped rather than costing a second call, and nothing of them is kept.
+ */
+const ModelEvaluation = z.object({
   confidence: z.number().min(0).max(1),
   relevance: z.number().min(0).max(1),
   completeness: z.number().min(0).max(1),
