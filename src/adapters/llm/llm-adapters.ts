@@ -6,6 +6,7 @@ import { createHashingEmbedder } from "../embedding/hashing-embedder.js";
 import { createLocalEmbedder } from "../embedding/local-embedder.js";
 import { createHeuristicGenerator } from "./heuristic-generator.js";
 import { createCircuitBreaker, type CircuitBreakerOptions } from "./circuit-breaker.js";
+import { FairSlots } from "./fair-slots.js";
 import type { LlmCallOutcome, LlmObserver } from "./llm-call.js";
 import { createOpenAiEmbedder } from "../embedding/openai-embedder.js";
 import { createCachedEmbedder } from "../embedding/cached-embedder.js";
@@ -33,12 +34,16 @@ export interface LlmSettings {
     /** `max_completion_tokens` of every chat request (`LLM_MAX_OUTPUT_TOKENS`). */
     maxOutputTokens?: number;
   };
+  /** `LLM_MAX_CONCURRENT_CALLS`: HTTP requests in flight at once, for every model of the endpoint. */
+  spend?: { maxConcurrentCalls: number };
 }
 
 export interface LlmAdapterDeps {
   observer?: LlmObserver;
   onOutcome?: (outcome: LlmCallOutcome) => void;
   onCircuitChange?: CircuitBreakerOptions["onChange"];
+  /** Counts each tenant's reported tokens against its budget (the spend gate). */
+  spend?: { record(tenantId: string, tokens: number): Promise<void> };
 }
 
 /**
@@ -48,7 +53,13 @@ export interface LlmAdapterDeps {
 export function createLlmAdapters(
   settings: LlmSettings,
   deps: LlmAdapterDeps = {},
-): { generator: ReflectionGenerator; embedder: Embedder; answerEvaluator: AnswerEvaluator } {
+): {
+  generator: ReflectionGenerator;
+  embedder: Embedder;
+  answerEvaluator: AnswerEvaluator;
+  /** The endpoint's concurrency slots, for the metrics. */
+  slots: FairSlots;
+} {
   const { openai } = settings;
   let client: OpenAI | null = null;
   const getClient = (): OpenAI => {
@@ -67,8 +78,12 @@ export function createLlmAdapters(
     openMs: openai.circuitOpenMs ?? 10_000,
     ...(deps.onCircuitChange ? { onChange: deps.onCircuitChange } : {}),
   });
+  // One cap for the endpoint too, whichever model or component the request is for.
+  const slots = new FairSlots(settings.spend?.maxConcurrentCalls ?? 16);
   const policy = {
     breaker,
+    slots,
+    ...(deps.spend ? { spend: deps.spend } : {}),
     timeoutMs: openai.timeoutMs,
     maxRetries: openai.maxRetries,
     ...(deps.observer ? { observer: deps.observer } : {}),
@@ -106,5 +121,5 @@ export function createLlmAdapters(
           ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
         })
       : createHeuristicAnswerEvaluator();
-  return { generator, embedder, answerEvaluator };
+  return { generator, embedder, answerEvaluator, slots };
 }
