@@ -5,6 +5,7 @@ import type { Config } from "../config/config.js";
 import { configOrExit } from "./config-or-exit.js";
 import { createLogger } from "../observability/logger.js";
 import { formatLagTable, readConsumerLag } from "../ops/consumer-lag.js";
+import { tenantOfTopic } from "../domain/tenant-topic-binding.js";
 import { replayDeadLetters, type ReplaySummary } from "../ops/dlq-replay.js";
 
 function kafkaFor(config: Config, role: string) {
@@ -100,11 +101,13 @@ export function registerOpsCommands(program: Command): void {
         process.stderr.write("reflector: --idle-timeout-ms must be a positive integer\n");
         process.exit(2);
       }
+      const binding = config.tenancy.binding;
       const summary = await replayDeadLetters({
         kafka: kafkaFor(config, "dlq-replay"),
         deadLetterTopic: config.topics.deadLetter,
         targetTopic: config.topics.taskCompleted,
         sourceTopics: [config.topics.taskCompleted, config.topics.retry],
+        ...(binding ? { tenantTopic: (topic: string) => tenantOfTopic(binding, topic) !== null } : {}),
         groupId: options.group ?? `${config.kafka.groupId}.dlq-replay`,
         ...(options.max !== undefined ? { max: options.max } : {}),
         dryRun: options.dryRun,

@@ -2,6 +2,9 @@ import { randomUUID } from "node:crypto";
 import { Partitioners, type Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTopics } from "../../src/adapters/kafka/topics.js";
+import { tenantOfTopic } from "../../src/domain/tenant-topic-binding.js";
+import { createLogger } from "../../src/observability/logger.js";
+import { replayDeadLetters } from "../../src/ops/dlq-replay.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { taskEvent } from "../support/task-events.js";
@@ -86,6 +89,33 @@ describe("TENANT_TOPIC_BINDING", () => {
     expect(await h.app.metrics.registry.metrics()).toMatch(
       /reflector_dead_letters_total\{code="TENANT_TOPIC_MISMATCH"\} 1/,
     );
+  });
+
+  it("dlq replay sends a tenant topic's dead letter back to that topic, where the binding refuses it again", async () => {
+    const binding = h.config.tenancy.binding ?? [];
+    const before = h.on(h.config.topics.deadLetter).length;
+    const summary = await replayDeadLetters({
+      kafka: h.kafka,
+      deadLetterTopic: h.config.topics.deadLetter,
+      targetTopic: h.config.topics.taskCompleted,
+      sourceTopics: [h.config.topics.taskCompleted, h.config.topics.retry],
+      tenantTopic: (topic) => tenantOfTopic(binding, topic) !== null,
+      groupId: `${h.config.kafka.groupId}.dlq-replay`,
+      dryRun: false,
+      idleTimeoutMs: 5_000,
+      logger: createLogger("silent"),
+    });
+    expect(summary.replayed).toBe(1);
+    // Back on the acme topic (not the unread default topic): decided again, dead-lettered again.
+    const again = await waitFor(
+      () =>
+        h
+          .on(h.config.topics.deadLetter)
+          .slice(before)
+          .find((c) => c.headers["reflector.error.code"] === "TENANT_TOPIC_MISMATCH"),
+      { what: "the replayed letter's second refusal" },
+    );
+    expect(again.headers["reflector.original.topic"]).toBe(acmeTopic);
   });
 
   it("asks to be restarted when a bound topic appears after start (KafkaJS would not read it)", async () => {
