@@ -6,6 +6,7 @@ import { configOrExit } from "./config-or-exit.js";
 import { createLogger } from "../observability/logger.js";
 import { formatLagTable, readConsumerLag } from "../ops/consumer-lag.js";
 import { tenantOfTopic } from "../domain/tenant-topic-binding.js";
+import { boundTopics } from "../adapters/kafka/tenant-topics.js";
 import { replayDeadLetters, type ReplaySummary } from "../ops/dlq-replay.js";
 
 function kafkaFor(config: Config, role: string) {
@@ -52,7 +53,7 @@ export function registerOpsCommands(program: Command): void {
     .option("--group <group>", "consumer group (default: KAFKA_GROUP_ID)")
     .option(
       "--topic <topic>",
-      "topic to show, repeatable (default: TOPIC_TASK_COMPLETED and TOPIC_RETRY)",
+      "topic to show, repeatable (default: TOPIC_TASK_COMPLETED, or the topics TENANT_TOPIC_BINDING covers, and TOPIC_RETRY)",
       collect,
       [],
     )
@@ -68,7 +69,15 @@ export function registerOpsCommands(program: Command): void {
           logOffsets: (topic) => logOffsets.offsets(topic),
           groupId: options.group ?? config.kafka.groupId,
           topics:
-            options.topic.length > 0 ? options.topic : [config.topics.taskCompleted, config.topics.retry],
+            options.topic.length > 0
+              ? options.topic
+              : [
+                  // Under TENANT_TOPIC_BINDING the inputs are the bound topics the cluster has.
+                  ...(config.tenancy.binding
+                    ? await boundTopics(admin, config.tenancy.binding)
+                    : [config.topics.taskCompleted]),
+                  config.topics.retry,
+                ],
           fromBeginning: config.kafka.fromBeginning,
         });
         console.log(options.json ? JSON.stringify(rows, null, 2) : formatLagTable(rows));
