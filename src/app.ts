@@ -6,6 +6,11 @@ import { OutageGate } from "./adapters/kafka/outage-gate.js";
 import { readTopicLimits, type SizeLimits } from "./adapters/kafka/record-size.js";
 import { createTransactionalCommitter } from "./adapters/kafka/transactional-committer.js";
 import { createRedisCrashCounter } from "./adapters/redis/redis-crash-counter.js";
+import { createHeuristicGenerator } from "./adapters/llm/heuristic-generator.js";
+import { createHeuristicAnswerEvaluator } from "./adapters/llm/heuristic-answer-evaluator.js";
+import { createRedisTenantBudget } from "./adapters/redis/tenant-token-budget.js";
+import { boundTopics, watchBoundTopics } from "./adapters/kafka/tenant-topics.js";
+import { createSpendMetrics } from "./observability/spend-metrics.js";
 import { createRedisSignatureIndex } from "./adapters/redis/redis-signature-index.js";
 import { pendingMigrations } from "./adapters/postgres/migrate.js";
 import { ReflectorError } from "./domain/errors.js";
@@ -97,7 +102,20 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     inputPerMillionUsd: config.openai.inputPricePerMTokUsd,
     outputPerMillionUsd: config.openai.outputPricePerMTokUsd,
   });
+  // LLM spend limits: a per-tenant token budget shared by every pod (in Redis), when one is set.
+  const spendMetrics = createSpendMetrics(metrics.registry, { maxTenants: config.spend.metricsMaxTenants });
+  const budget =
+    config.spend.tenantTokenBudget === null
+      ? null
+      : createRedisTenantBudget(redis, {
+          keyPrefix: config.redis.keyPrefix,
+          budgetTokens: config.spend.tenantTokenBudget,
+          windowMs: config.spend.budgetWindowMs,
+          overBudget: config.spend.overBudget,
+          observer: spendMetrics,
+        });
   const llm = buildLlm(config, {
+    ...(budget ? { spend: budget } : {}),
     observer: llmMetrics,
     onCircuitChange: ({ state, openForMs }) => {
       llmMetrics.setCircuitOpen(state !== "closed");
@@ -105,6 +123,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       else logger.warn({ state, openForMs }, `llm circuit ${state}`);
     },
   });
+  spendMetrics.observeSlots(llm.slots);
   const generator = overrides.generator ?? llm.generator;
   const guardrails = { ...defaultGuardrailConfig, ...config.guardrails };
   // One store for the pipeline and the HTTP loop endpoints: it holds no state beyond the pool.
@@ -126,6 +145,15 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     guardrails,
     mode: config.mode,
     memory: config.memory,
+    ...(budget
+      ? {
+          spend: {
+            gate: budget,
+            generator: createHeuristicGenerator(),
+            answerEvaluator: createHeuristicAnswerEvaluator(),
+          },
+        }
+      : {}),
   });
   // The consumer's transactional producer and the HTTP API's plain one publish the same outputs.
   const publisherOn = (on: Producer) =>
@@ -191,7 +219,24 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     maxAttempts: config.handler.maxAttempts,
     retryBaseMs: config.handler.retryBaseMs,
     retryTopicDelayMs: config.consumer.retryTopicDelayMs,
+    ...(config.tenancy.binding ? { tenantBinding: config.tenancy.binding } : {}),
   });
+  // With TENANT_TOPIC_BINDING the input topics are the bound ones the cluster has (read at start,
+  // and again every TENANT_TOPIC_REFRESH_MS: a new one restarts the process to subscribe to it).
+  const binding = config.tenancy.binding;
+  const lagTopics = [config.topics.taskCompleted, config.topics.retry];
+  const topicAdmin = binding ? kafka.admin() : null;
+  let topicWatch: { stop(): void } | null = null;
+  const resolveTopics =
+    binding && topicAdmin
+      ? async () => {
+          await topicAdmin.connect();
+          const found = await boundTopics(topicAdmin, binding);
+          lagTopics.splice(0, lagTopics.length, ...found, config.topics.retry);
+          logger.info({ topics: found }, "consuming the topics bound to tenants");
+          return found;
+        }
+      : undefined;
   const consumer: TaskConsumer = createTaskConsumer({
     kafka,
     committer,
@@ -199,6 +244,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     outage,
     groupId: config.kafka.groupId,
     topic: config.topics.taskCompleted,
+    ...(resolveTopics ? { resolveTopics } : {}),
     retryTopic: config.topics.retry,
     consumerMetrics,
     maxInFlight: config.consumer.maxInFlight,
@@ -223,7 +269,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     logger,
     intervalMs: config.lagRefreshMs,
     groupId: config.kafka.groupId,
-    topics: [config.topics.taskCompleted, config.topics.retry],
+    topics: lagTopics,
     fromBeginning: config.kafka.fromBeginning,
   });
 
@@ -372,6 +418,21 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       await apiProducer.connect();
       await http.listen({ host: config.http.host, port: config.http.port });
       await consumer.start();
+      if (binding && topicAdmin && config.tenancy.topicRefreshMs > 0) {
+        topicWatch = watchBoundTopics({
+          list: () => boundTopics(topicAdmin, binding),
+          subscribed: consumer.inputTopics(),
+          intervalMs: config.tenancy.topicRefreshMs,
+          onNew: (topics) => {
+            logger.warn({ topics }, "new topics bound to tenants: restarting to subscribe to them");
+            const error = new Error(`new bound topics ${topics.join(", ")}: restart to subscribe`);
+            for (const listener of crashListeners) listener(error);
+          },
+          onError: (err) => {
+            logger.warn({ err }, "could not list the topics bound to tenants");
+          },
+        });
+      }
       await feedbackConsumer.start();
       lagPoller.start();
       const scheduled = maintenanceSchedule.start();
@@ -400,6 +461,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       metrics.ready.set(0);
       const deadline = config.shutdownDeadlineMs;
       await maintenanceSchedule.stop();
+      topicWatch?.stop();
       try {
         // The consumer drains in-flight work for most of the deadline, leaving time to close clients.
         await withDeadline(consumer.stop(Math.max(500, deadline - 3_000)), deadline, "draining the consumer");
@@ -412,6 +474,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       await Promise.allSettled([
         lagPoller.stop().then(() => logOffsets.close()),
         kafkaHealth.close(),
+        topicAdmin?.disconnect(),
         committer.disconnect(),
         apiProducer.disconnect(),
         http.close(),

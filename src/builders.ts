@@ -138,6 +138,8 @@ export interface Llm {
   generator: ReflectionGenerator;
   embedder: Embedder;
   answerEvaluator: AnswerEvaluator;
+  /** The endpoint's concurrency slots, for the metrics. */
+  slots: ReturnType<typeof createLlmAdapters>["slots"];
 }
 
 /**
@@ -145,7 +147,7 @@ export interface Llm {
  * (the heuristic generator and the local embedding model). Throws when the local model is missing.
  */
 export function buildLlm(config: Config, deps: LlmAdapterDeps = {}): Llm {
-  const { generator, answerEvaluator, openAiEmbedder } = createLlmAdapters(config, deps);
+  const { generator, answerEvaluator, openAiEmbedder, slots } = createLlmAdapters(config, deps);
   // A model's vectors are worth remembering (recurring failures embed the same trace text);
   // feature hashing is cheaper than the lookup.
   const embedder = openAiEmbedder
@@ -153,7 +155,7 @@ export function buildLlm(config: Config, deps: LlmAdapterDeps = {}): Llm {
     : config.embeddings === "local"
       ? createCachedEmbedder(createLocalEmbedder({ modelDir: config.embeddingModelDir }))
       : createHashingEmbedder();
-  return { generator, answerEvaluator, embedder };
+  return { generator, answerEvaluator, embedder, slots };
 }
 
 /** The store of reflections; vectors are stored under the embedder's name. */
@@ -224,3 +226,6 @@ export function buildMaintenance(config: Config, deps: MaintenanceDeps): Mainten
     prune: (options) => runPrune({ store, evictor, clock: deps.clock }, options),
   };
 }
+
+/** The input topics bound to tenants that exist on the cluster (for `lag` and `dlq replay`). */
+export { boundTopics } from "./adapters/kafka/tenant-topics.js";

@@ -1,9 +1,10 @@
 import { Option, type Command } from "commander";
-import { buildKafka, buildLogOffsets } from "../builders.js";
+import { boundTopics, buildKafka, buildLogOffsets } from "../builders.js";
 import type { Config } from "../config/config.js";
 import { configOrExit } from "./config-or-exit.js";
 import { createLogger } from "../observability/logger.js";
 import { formatLagTable, readConsumerLag } from "../ops/consumer-lag.js";
+import { tenantOfTopic } from "../domain/tenant-topic-binding.js";
 import { replayDeadLetters, type ReplaySummary } from "../ops/dlq-replay.js";
 
 function kafkaFor(config: Config, role: string) {
@@ -46,7 +47,7 @@ export function registerOpsCommands(program: Command): void {
     .option("--group <group>", "consumer group (default: KAFKA_GROUP_ID)")
     .option(
       "--topic <topic>",
-      "topic to show, repeatable (default: TOPIC_TASK_COMPLETED and TOPIC_RETRY)",
+      "topic to show, repeatable (default: TOPIC_TASK_COMPLETED, or the topics TENANT_TOPIC_BINDING covers, and TOPIC_RETRY)",
       collect,
       [],
     )
@@ -62,7 +63,15 @@ export function registerOpsCommands(program: Command): void {
           logOffsets: (topic) => logOffsets.offsets(topic),
           groupId: options.group ?? config.kafka.groupId,
           topics:
-            options.topic.length > 0 ? options.topic : [config.topics.taskCompleted, config.topics.retry],
+            options.topic.length > 0
+              ? options.topic
+              : [
+                  // Under TENANT_TOPIC_BINDING the inputs are the bound topics the cluster has.
+                  ...(config.tenancy.binding
+                    ? await boundTopics(admin, config.tenancy.binding)
+                    : [config.topics.taskCompleted]),
+                  config.topics.retry,
+                ],
           fromBeginning: config.kafka.fromBeginning,
         });
         console.log(options.json ? JSON.stringify(rows, null, 2) : formatLagTable(rows));
@@ -95,11 +104,13 @@ export function registerOpsCommands(program: Command): void {
         process.stderr.write("reflector: --idle-timeout-ms must be a positive integer\n");
         process.exit(2);
       }
+      const binding = config.tenancy.binding;
       const summary = await replayDeadLetters({
         kafka: kafkaFor(config, "dlq-replay"),
         deadLetterTopic: config.topics.deadLetter,
         targetTopic: config.topics.taskCompleted,
         sourceTopics: [config.topics.taskCompleted, config.topics.retry],
+        ...(binding ? { tenantTopic: (topic: string) => tenantOfTopic(binding, topic) !== null } : {}),
         groupId: options.group ?? `${config.kafka.groupId}.dlq-replay`,
         ...(options.max !== undefined ? { max: options.max } : {}),
         dryRun: options.dryRun,

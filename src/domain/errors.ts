@@ -20,6 +20,10 @@ export const errorCodes = {
     action: "dead-letter",
     summary: "The feedback id was already used for another reflection or rating.",
   },
+  TENANT_TOPIC_MISMATCH: {
+    action: "dead-letter",
+    summary: "The event's tenantId is not the tenant TENANT_TOPIC_BINDING binds to the topic it arrived on.",
+  },
   REGISTRY_UNAVAILABLE: { action: "retry", summary: "The schema registry could not be reached." },
   STORE_UNAVAILABLE: { action: "retry", summary: "Postgres could not be reached or the transaction failed." },
   INDEX_UNAVAILABLE: { action: "retry", summary: "Redis could not be reached." },
@@ -42,6 +46,11 @@ export const errorCodes = {
   LLM_CIRCUIT_OPEN: {
     action: "retry",
     summary: "The LLM circuit breaker is open; the consumer pauses until a call succeeds again.",
+  },
+  LLM_BUDGET_EXHAUSTED: {
+    action: "retry",
+    summary:
+      "The tenant's LLM token budget is spent (LLM_OVER_BUDGET=wait): the event is held until it resets.",
   },
   PUBLISH_FAILED: { action: "retry", summary: "Producing to Kafka failed." },
   DATA_REJECTED: {

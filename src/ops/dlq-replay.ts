@@ -67,6 +67,12 @@ export interface ReplayOptions {
    * pushed into a topic whose consumer cannot read them.
    */
   sourceTopics: string[];
+  /**
+   * Under `TENANT_TOPIC_BINDING`: whether a topic is a tenant's bound input topic. A dead letter
+   * first read from one goes back to that topic (its tenant's), not to `targetTopic`, which the
+   * processor does not read then.
+   */
+  tenantTopic?: (topic: string) => boolean;
   /** The replay's own consumer group; its committed offsets are how far the DLQ was drained. */
   groupId: string;
   max?: number;
@@ -77,9 +83,9 @@ export interface ReplayOptions {
 }
 
 /** Why a message is not replayed, or null to replay it. */
-function skipReason(message: KafkaMessage, sourceTopics: string[]): string | null {
+function skipReason(message: KafkaMessage, accepts: (from: string) => boolean): string | null {
   const from = first(message.headers, "reflector.original.topic");
-  if (from !== undefined && !sourceTopics.includes(from)) return `dead-lettered from ${from}, not this input`;
+  if (from !== undefined && !accepts(from)) return `dead-lettered from ${from}, not this input`;
   if (!message.value || message.value.length === 0) return "empty value (tombstone): nothing to process";
   return null;
 }
@@ -92,6 +98,8 @@ function skipReason(message: KafkaMessage, sourceTopics: string[]): string | nul
  */
 export async function replayDeadLetters(options: ReplayOptions): Promise<ReplaySummary> {
   const { kafka, logger } = options;
+  const accepts = (from: string) =>
+    options.sourceTopics.includes(from) || (options.tenantTopic?.(from) ?? false);
   const admin = kafka.admin();
   await admin.connect();
   let ends: Map<number, number>;
@@ -167,22 +175,26 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayS
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch }) => {
         const end = ends.get(batch.partition) ?? 0;
-        const outgoing: { key: Buffer | null; value: Buffer | null; headers: IHeaders }[] = [];
+        const outgoing = new Map<string, { key: Buffer | null; value: Buffer | null; headers: IHeaders }[]>();
         let next: number | null = null;
         for (const message of batch.messages) {
           if (Number(message.offset) >= end || limitReached()) break;
           const code = first(message.headers, "reflector.error.code") ?? "UNKNOWN";
           const key = message.key?.toString() ?? null;
-          const reason = skipReason(message, options.sourceTopics);
+          const from = first(message.headers, "reflector.original.topic");
+          const reason = skipReason(message, accepts);
           const base = { partition: batch.partition, offset: message.offset, key, code };
           if (reason) record({ ...base, action: "skipped", reason });
           else {
             record({ ...base, action: options.dryRun ? "would-replay" : "replayed" });
-            outgoing.push({
+            const topic = from !== undefined && options.tenantTopic?.(from) ? from : options.targetTopic;
+            const list = outgoing.get(topic) ?? [];
+            list.push({
               key: message.key,
               value: message.value,
               headers: replayHeaders(message.headers, batch.partition, message.offset),
             });
+            outgoing.set(topic, list);
           }
           next = Number(message.offset) + 1;
         }
@@ -191,8 +203,9 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayS
         if (whole) next = Number(batch.lastOffset()) + 1;
         if (next === null) return;
         if (!options.dryRun) {
-          if (outgoing.length > 0) {
-            await producer.send({ topic: options.targetTopic, acks: -1, messages: outgoing });
+          if (outgoing.size > 0) {
+            const topicMessages = [...outgoing].map(([topic, messages]) => ({ topic, messages }));
+            await producer.sendBatch({ acks: -1, topicMessages });
           }
           // Only after the acknowledgement: the replay group never skips an unpublished message.
           await consumer.commitOffsets([

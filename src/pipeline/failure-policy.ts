@@ -6,6 +6,9 @@ import { classifyFailure, isOutage, ReflectorError, type ErrorCode } from "../do
  * - `pause`: a dependency is down; stop fetching, retry the same event after `delayMs` without
  *   spending its attempts, commit nothing past it.
  * - `backoff`: retry in process after `delayMs` (jittered exponential).
+ * - `hold`: the tenant is over its LLM token budget (`LLM_OVER_BUDGET=wait`); retry the same event
+ *   after `delayMs` without spending its attempts, but keep fetching: one tenant's spent budget is
+ *   not an outage, and the other tenants' events go on.
  * - `retry-topic`: the in-process attempts are spent; hand the event to the retry topic.
  * - `dead-letter`: the event is bad, or it already went through the retry topic.
  * - `crash`: a bug; stop the process, restart from the committed offset.
@@ -15,6 +18,7 @@ export type FailureCode = ErrorCode | "TRANSPORT";
 export type FailureStep =
   | { step: "pause"; delayMs: number; code: FailureCode }
   | { step: "backoff"; delayMs: number; code: FailureCode }
+  | { step: "hold"; delayMs: number; code: FailureCode }
   | { step: "retry-topic"; code: FailureCode }
   | { step: "dead-letter"; code: FailureCode }
   | { step: "crash"; code: FailureCode };
@@ -31,6 +35,11 @@ export function codeOf(err: unknown): ErrorCode | "TRANSPORT" {
   return classifyFailure(err) === "retry" ? "TRANSPORT" : "INTERNAL";
 }
 
+/** True when the failure holds the event without closing the outage gate (a tenant over budget). */
+export function isHeld(err: unknown): boolean {
+  return err instanceof ReflectorError && err.code === "LLM_BUDGET_EXHAUSTED";
+}
+
 /** Full jitter: uniform in [base/2, min(max, base·2^(attempt-1))]. */
 export function backoffMs(
   attempt: number,
@@ -43,7 +52,7 @@ export function backoffMs(
 }
 
 /**
- * @param attempt the attempt that just failed, from 1 (outage retries do not count)
+ * @param attempt the attempt that just failed, from 1 (outage retries and holds are counted apart)
  * @param fromRetryTopic the event was read from the retry topic (its last round)
  */
 export function nextStep(
@@ -57,6 +66,7 @@ export function nextStep(
   const code = codeOf(err);
   if (action === "crash") return { step: "crash", code };
   if (action === "dead-letter") return { step: "dead-letter", code };
+  if (isHeld(err)) return { step: "hold", delayMs: backoffMs(attempt, config, random), code };
   if (isOutage(err)) return { step: "pause", delayMs: backoffMs(attempt, config, random), code };
   if (attempt < config.maxAttempts)
     return { step: "backoff", delayMs: backoffMs(attempt, config, random), code };

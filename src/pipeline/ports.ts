@@ -41,6 +41,21 @@ export interface ReflectionGenerator {
   generate(request: GenerationRequest): Promise<Reflection>;
 }
 
+/**
+ * LLM spend per tenant (`LLM_TENANT_TOKEN_BUDGET` tokens per `LLM_TENANT_BUDGET_WINDOW_MS`), counted
+ * from the tokens the endpoint reports and shared by every process.
+ */
+export interface SpendGate {
+  /**
+   * Whether the tenant's next work may use the model: `model` within budget; `offline` over budget
+   * with `LLM_OVER_BUDGET=heuristic` (the offline generator and evaluator stand in, and say so).
+   * Over budget with `LLM_OVER_BUDGET=wait` it throws `LLM_BUDGET_EXHAUSTED`, which holds the event.
+   */
+  admit(tenantId: string): Promise<"model" | "offline">;
+  /** Counts the tokens the endpoint reported for one of the tenant's requests. */
+  record(tenantId: string, tokens: number): Promise<void>;
+}
+
 export interface Embedder {
   readonly name: string;
   embed(texts: string[]): Promise<number[][]>;

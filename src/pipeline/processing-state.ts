@@ -9,13 +9,21 @@ import type { findingFromEvaluation } from "../domain/evaluation/reflection-from
 import type { StorageDecision } from "../domain/memory/decide-storage.js";
 import type { ValidationResult } from "../domain/quality/validate-reflection.js";
 import type { SignatureCandidate } from "../domain/signature.js";
-import type { NewReflection, Rejudgement, StoredReflection, UnitOfWork } from "./ports.js";
+import type {
+  NewReflection,
+  ReflectionGenerator,
+  Rejudgement,
+  StoredReflection,
+  UnitOfWork,
+} from "./ports.js";
 
 /** What the processor knows about one event, stage by stage. */
 
 /** A newly generated reflection, judged, with what memory does with it. */
 export interface Judged {
   reflection: Reflection;
+  /** The generator that wrote it: the configured one, or the offline one over the LLM budget. */
+  generator: ReflectionGenerator["name"];
   validation: ValidationResult;
   verdict: Verdict;
   attempts: number;

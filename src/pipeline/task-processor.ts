@@ -1,6 +1,6 @@
 import type { LoopDecision, TaskCompleted, Verdict } from "../domain/contracts/index.js";
 import { cosineSimilarity } from "../domain/embedding/hashing-embedding.js";
-import type { AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
+import { hasAnswerToJudge, type AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
 import { insightLines } from "../domain/evaluation/adaptive-insights.js";
 import { findingFromEvaluation } from "../domain/evaluation/reflection-from-evaluation.js";
 import { ReflectorError } from "../domain/errors.js";
@@ -35,6 +35,7 @@ import type {
   ReflectionGenerator,
   ReflectionStore,
   SignatureIndex,
+  SpendGate,
   StoredReflection,
   UnitOfWork,
 } from "./ports.js";
@@ -62,6 +63,11 @@ export interface TaskProcessorDeps {
   guardrails: GuardrailConfig;
   mode: ReflectionMode;
   memory?: MemoryConfig;
+  /**
+   * LLM spend limits: the gate asked before a tenant's work uses the model, and the offline
+   * generator and evaluator that stand in when it answers `offline`.
+   */
+  spend?: { gate: SpendGate; generator: ReflectionGenerator; answerEvaluator: AnswerEvaluator };
 }
 
 /**
@@ -174,6 +180,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     facts: EventFacts,
     task: { text: string; vector: number[] },
     answerEvaluation: AnswerEvaluation | null,
+    generator: ReflectionGenerator,
   ): Promise<Judged> {
     const { event } = facts;
     const [neighbours, issues] = await timer.time("store-read", () =>
@@ -238,6 +245,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     );
     return {
       reflection: result.reflection,
+      generator: generator.name,
       validation: result.validation,
       verdict,
       attempts: result.attempts,
@@ -266,7 +274,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       qualityScore: judged.validation.qualityScore,
       metrics: judged.validation.metrics,
       violations: judged.validation.violations,
-      generator: generator.name,
+      generator: judged.generator,
       attempts: judged.attempts,
       embedding: judged.embedding,
       sourceVector: traceVector,
@@ -289,6 +297,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     facts: EventFacts,
     cached: StoredReflection | null,
     answerEvaluation: AnswerEvaluation | null,
+    route: () => Promise<"model" | "offline">,
   ): Promise<MemoryOutcome | null> {
     if (facts.candidates.length === 0) return null;
     const { event, failingStep } = facts;
@@ -303,7 +312,8 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       const task = taskText(event, failingStep);
       const [taskVector] = await timer.time("embed", () => embedder.embed([task]));
       if (!taskVector) throw new Error("embedder returned no vector");
-      judged = await reflect(facts, { text: task, vector: taskVector }, answerEvaluation);
+      const chosen = (await route()) === "offline" && deps.spend ? deps.spend.generator : generator;
+      judged = await reflect(facts, { text: task, vector: taskVector }, answerEvaluation, chosen);
     }
     const { op, created } = storeOperation(facts, matched, traceVector, judged, rejudged);
     return { matched, judged, rejudged, op, created };
@@ -346,7 +356,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
                   verdict: judged.verdict,
                   qualityScore: judged.validation.qualityScore,
                   violations: judged.validation.violations,
-                  generator: generator.name,
+                  generator: judged.generator,
                   attempts: judged.attempts,
                   stored: memoryOutcome?.op != null,
                 }
@@ -363,7 +373,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
                     outcomeBody(memoryOutcome, {
                       facts,
                       answerEvaluation,
-                      generator: generator.name,
+                      generator: judged?.generator ?? generator.name,
                       occurrences,
                     }),
                     now,
@@ -419,12 +429,20 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       if (processed) return alreadyCommitted(processed.outputs, processed.sourceRecord, sourceRecord);
     }
     const now = clock.now();
+    // The spend gate is asked once per event, and only when the event needs the model.
+    let routed: Promise<"model" | "offline"> | null = null;
+    const route = () =>
+      (routed ??= deps.spend ? deps.spend.gate.admit(event.tenantId) : Promise.resolve("model"));
     // Judging the agent's answer costs what a reflection costs, so it follows the same selection.
+    const evaluator = async () =>
+      deps.spend && hasAnswerToJudge(event) && (await route()) === "offline"
+        ? deps.spend.answerEvaluator
+        : deps.answerEvaluator;
     const answerEvaluation =
       facts.candidates.length > 0
-        ? await timer.time("evaluate-answer", () => deps.answerEvaluator.evaluate(event))
+        ? await timer.time("evaluate-answer", async () => (await evaluator()).evaluate(event))
         : null;
-    const memoryOutcome = await remember(facts, recalled.cached, answerEvaluation);
+    const memoryOutcome = await remember(facts, recalled.cached, answerEvaluation, route);
     const { result, loop } = await decideAndPersist(
       facts,
       memoryOutcome,

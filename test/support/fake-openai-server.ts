@@ -91,6 +91,8 @@ function completion(reply: Extract<FakeReply, { kind: "completion" }>, model: st
 
 export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {}) {
   const requests: RecordedRequest[] = [];
+  /** Requests being answered now, and the most there ever were at once (since the last reset). */
+  const concurrency = { now: 0, max: 0 };
   const queues = { chat: [] as FakeReply[], embeddings: [] as FakeReply[] };
   const state = {
     latencyMs: options.latencyMs ?? 0,
@@ -179,8 +181,14 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       return;
     }
     const next = queues[route].shift() ?? state[route](recorded);
-    if (state.latencyMs > 0) await wait(state.latencyMs);
-    await send(res, next, recorded);
+    concurrency.now += 1;
+    concurrency.max = Math.max(concurrency.max, concurrency.now);
+    try {
+      if (state.latencyMs > 0) await wait(state.latencyMs);
+      await send(res, next, recorded);
+    } finally {
+      concurrency.now -= 1;
+    }
   }
 
   const server = createServer((req, res) => {
@@ -211,7 +219,12 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     setLatency(ms: number): void {
       state.latencyMs = ms;
     },
+    /** The most requests that were being answered at the same time since the last reset. */
+    maxConcurrent(): number {
+      return concurrency.max;
+    },
     reset(): void {
+      concurrency.max = concurrency.now;
       requests.length = 0;
       queues.chat.length = 0;
       queues.embeddings.length = 0;

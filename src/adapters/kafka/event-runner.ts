@@ -1,15 +1,17 @@
 import type { Message, TopicMessages } from "kafkajs";
 import { TaskCompletedV1, type TaskCompleted } from "../../domain/contracts/index.js";
 import { classifyFailure, errorMessage, isOutage, ReflectorError } from "../../domain/errors.js";
+import { bindingViolation, type TenantTopicBinding } from "../../domain/tenant-topic-binding.js";
 import type { Logger } from "../../observability/logger.js";
 import { countCommittedOutputs, type Metrics } from "../../observability/metrics.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
-import { codeOf, nextStep, type FailureCode } from "../../pipeline/failure-policy.js";
+import { codeOf, isHeld, nextStep, type FailureCode } from "../../pipeline/failure-policy.js";
 import type { CrashCounter, ValueCodec } from "../../pipeline/ports.js";
 import type { TaskProcessor } from "../../pipeline/task-processor.js";
 import { headerString } from "./cloud-events.js";
 import {
   deadLetterMessage,
+  originOf,
   retryMessage,
   retryNotBeforeHeader,
   type SourceRecord,
@@ -76,6 +78,8 @@ export interface EventRunnerOptions {
   maxAttempts: number;
   retryBaseMs: number;
   retryTopicDelayMs: number;
+  /** `TENANT_TOPIC_BINDING`: an event's tenant must be its topic's (else TENANT_TOPIC_MISMATCH). */
+  tenantBinding?: TenantTopicBinding;
 }
 
 /** `topic/partition/offset`: the identity of one consumed record. */
@@ -133,7 +137,15 @@ export function createEventRunner(options: EventRunnerOptions) {
     if (work.event) return work.event;
     const value = work.message.value;
     if (!value || value.length === 0) throw new ReflectorError("DECODE_FAILED", "empty value (tombstone)");
-    return parseTaskCompleted(await codec.decode(value));
+    const event = parseTaskCompleted(await codec.decode(value));
+    if (options.tenantBinding) {
+      // The retry topic is Reflector's own: its records name the topic they were first read from.
+      // Anywhere else the header is the producer's word and proves nothing.
+      const topic = work.topic === options.retryTopic ? originOf(work).topic : work.topic;
+      const violation = bindingViolation(options.tenantBinding, topic, event.tenantId);
+      if (violation) throw new ReflectorError("TENANT_TOPIC_MISMATCH", violation);
+    }
+    return event;
   }
 
   /** The first output that its topic would refuse, as a reason; null when all fit. */
@@ -158,6 +170,7 @@ export function createEventRunner(options: EventRunnerOptions) {
     }
     let attempt = 0;
     let outageAttempt = 0;
+    let holdAttempt = 0;
     for (;;) {
       if (signal.aborted) throw new Abandoned("abandoned");
       try {
@@ -189,9 +202,12 @@ export function createEventRunner(options: EventRunnerOptions) {
       } catch (err) {
         if (err instanceof Abandoned || isAborted(signal)) throw new Abandoned("abandoned");
         const outageNow = classifyFailure(err) === "retry" && isOutage(err);
+        const heldNow = isHeld(err);
         if (outageNow) outageAttempt += 1;
+        else if (heldNow) holdAttempt += 1;
         else attempt += 1;
-        const step = nextStep(err, outageNow ? outageAttempt : attempt, fromRetryTopic, policy);
+        const counted = outageNow ? outageAttempt : heldNow ? holdAttempt : attempt;
+        const step = nextStep(err, counted, fromRetryTopic, policy);
         switch (step.step) {
           case "crash":
             return crashOrDeadLetter(work, err, log);
@@ -207,6 +223,12 @@ export function createEventRunner(options: EventRunnerOptions) {
           case "backoff":
             metrics.retries.inc({ code: step.code });
             log.warn({ err, attempt, delayMs: step.delayMs }, "processing failed; retrying");
+            await sleep(step.delayMs, signal);
+            break;
+          case "hold":
+            // The tenant is over its LLM budget: this event waits, the others go on (no outage).
+            metrics.retries.inc({ code: step.code });
+            log.info({ holdAttempt, delayMs: step.delayMs, reason: errorMessage(err) }, "holding the event");
             await sleep(step.delayMs, signal);
             break;
           case "pause":

@@ -21,6 +21,8 @@ export interface TaskConsumerOptions {
   outage: OutageGate;
   groupId: string;
   topic: string;
+  /** The input topics, resolved at start (`TENANT_TOPIC_BINDING`); unset: `topic` alone. */
+  resolveTopics?: () => Promise<string[]>;
   retryTopic: string;
   fromBeginning: boolean;
   logger: Logger;
@@ -237,7 +239,8 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
     }
   }
 
-  const topics = () => [{ topic: options.topic }, { topic: options.retryTopic }];
+  let inputs = [options.topic];
+  const topics = () => [...inputs, options.retryTopic].map((topic) => ({ topic }));
 
   return {
     async start(): Promise<void> {
@@ -267,8 +270,9 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
         crashed(event.payload.error);
       });
       await current.connect();
+      if (options.resolveTopics) inputs = await options.resolveTopics();
       await current.subscribe({
-        topics: [options.topic, options.retryTopic],
+        topics: [...inputs, options.retryTopic],
         fromBeginning: options.fromBeginning,
       });
       await current.run({
@@ -279,6 +283,9 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
         eachBatch,
       });
     },
+
+    /** The input topics subscribed to (the retry topic aside). */
+    inputTopics: (): readonly string[] => inputs,
 
     isReady: () => joined && !draining && crashError === null,
 

@@ -4,6 +4,7 @@ import { createHeuristicAnswerEvaluator } from "./heuristic-answer-evaluator.js"
 import { createOpenAiAnswerEvaluator } from "./openai-answer-evaluator.js";
 import { createHeuristicGenerator } from "./heuristic-generator.js";
 import { createCircuitBreaker, type CircuitBreakerOptions } from "./circuit-breaker.js";
+import { FairSlots } from "./fair-slots.js";
 import type { LlmCallOutcome, LlmObserver } from "./llm-call.js";
 import { createOpenAiEmbedder } from "./openai-embedder.js";
 import { createOpenAiGenerator } from "./openai-generator.js";
@@ -28,12 +29,16 @@ export interface LlmSettings {
     /** `max_completion_tokens` of every chat request (`LLM_MAX_OUTPUT_TOKENS`). */
     maxOutputTokens?: number;
   };
+  /** `LLM_MAX_CONCURRENT_CALLS`: HTTP requests in flight at once, for every model of the endpoint. */
+  spend?: { maxConcurrentCalls: number };
 }
 
 export interface LlmAdapterDeps {
   observer?: LlmObserver;
   onOutcome?: (outcome: LlmCallOutcome) => void;
   onCircuitChange?: CircuitBreakerOptions["onChange"];
+  /** Counts each tenant's reported tokens against its budget (the spend gate). */
+  spend?: { record(tenantId: string, tokens: number): Promise<void> };
 }
 
 /**
@@ -44,7 +49,13 @@ export interface LlmAdapterDeps {
 export function createLlmAdapters(
   settings: LlmSettings,
   deps: LlmAdapterDeps = {},
-): { generator: ReflectionGenerator; openAiEmbedder: Embedder | null; answerEvaluator: AnswerEvaluator } {
+): {
+  generator: ReflectionGenerator;
+  openAiEmbedder: Embedder | null;
+  answerEvaluator: AnswerEvaluator;
+  /** The endpoint's concurrency slots, for the metrics. */
+  slots: FairSlots;
+} {
   const { openai } = settings;
   let client: OpenAI | null = null;
   const getClient = (): OpenAI => {
@@ -63,8 +74,12 @@ export function createLlmAdapters(
     openMs: openai.circuitOpenMs ?? 10_000,
     ...(deps.onCircuitChange ? { onChange: deps.onCircuitChange } : {}),
   });
+  // One cap for the endpoint too, whichever model or component the request is for.
+  const slots = new FairSlots(settings.spend?.maxConcurrentCalls ?? 16);
   const policy = {
     breaker,
+    slots,
+    ...(deps.spend ? { spend: deps.spend } : {}),
     timeoutMs: openai.timeoutMs,
     maxRetries: openai.maxRetries,
     ...(deps.observer ? { observer: deps.observer } : {}),
@@ -96,5 +111,5 @@ export function createLlmAdapters(
           ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
         })
       : createHeuristicAnswerEvaluator();
-  return { generator, openAiEmbedder, answerEvaluator };
+  return { generator, openAiEmbedder, answerEvaluator, slots };
 }

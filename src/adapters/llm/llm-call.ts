@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import pRetry from "p-retry";
 import type { CircuitBreaker, LlmCallOutcome } from "./circuit-breaker.js";
+import type { FairSlots } from "./fair-slots.js";
 
 export type { LlmCallOutcome } from "./circuit-breaker.js";
 import { CircuitOpenError, classifyLlmError, retryAfterMs, toReflectorError } from "./llm-errors.js";
@@ -37,6 +38,15 @@ export interface LlmCallPolicy {
   onOutcome?: (outcome: LlmCallOutcome) => void;
   /** Shared by every call to the endpoint; a request it refuses fails with `LLM_CIRCUIT_OPEN`. */
   breaker?: CircuitBreaker;
+  /** `LLM_MAX_CONCURRENT_CALLS`: every HTTP request holds one slot, handed out in turn by tenant. */
+  slots?: FairSlots;
+  /** Counts the tokens a tenant's request reported against the tenant's budget. */
+  spend?: { record(tenantId: string, tokens: number): Promise<void> };
+  /**
+   * Whose work the call is (set per call): its requests queue for a slot in the tenant's turn and
+   * the tokens they report count against its budget. Unset for work of no tenant (embeddings).
+   */
+  tenantId?: string;
 }
 
 export interface LlmResponse<T> {
@@ -59,6 +69,7 @@ export async function callLlm<T>(
   what: string,
   request: (options: { timeout: number; maxRetries: 0 }) => Promise<LlmResponse<T>>,
 ): Promise<T> {
+  const { tenantId } = policy;
   const capMs = policy.retryAfterCapMs ?? 30_000;
   try {
     return await pRetry(
@@ -67,9 +78,13 @@ export async function callLlm<T>(
           policy.observer?.error("circuit_open");
           throw new CircuitOpenError(`${what}: the LLM circuit breaker is open`);
         }
+        const release = policy.slots ? await policy.slots.acquire(tenantId ?? "") : null;
         const started = performance.now();
         try {
           const response = await request({ timeout: policy.timeoutMs, maxRetries: 0 });
+          if (tenantId !== undefined && policy.spend) {
+            await policy.spend.record(tenantId, response.promptTokens + response.completionTokens);
+          }
           policy.observer?.request({
             model,
             outcome: response.invalidOutput ? "invalid_output" : "success",
@@ -95,6 +110,8 @@ export async function callLlm<T>(
           policy.breaker?.record(failure.code === "invalid_output" ? "invalidOutput" : outcome);
           policy.onOutcome?.(outcome);
           throw err;
+        } finally {
+          release?.();
         }
       },
       {

@@ -58,8 +58,9 @@ function systemPrompt(canary: string, nonce: string): string {
 export function createOpenAiAnswerEvaluator(options: OpenAiAnswerEvaluatorOptions): AnswerEvaluator {
   const randomToken = options.randomToken ?? (() => randomBytes(12).toString("hex"));
 
-  async function ask(messages: ChatMessage[], canary: string) {
-    return callLlm(options, options.model, "openai answer evaluator", async (requestOptions) => {
+  async function ask(messages: ChatMessage[], canary: string, tenantId: string) {
+    const policy = { ...options, tenantId };
+    return callLlm(policy, options.model, "openai answer evaluator", async (requestOptions) => {
       const response = await options.client.chat.completions.create(
         {
           model: options.model,
@@ -116,7 +117,7 @@ export function createOpenAiAnswerEvaluator(options: OpenAiAnswerEvaluatorOption
           ].join("\n"),
         },
       ];
-      let reply = await ask(messages, canary);
+      let reply = await ask(messages, canary, event.tenantId);
       if (!reply.evaluation) {
         reply = await ask(
           [
@@ -127,6 +128,7 @@ export function createOpenAiAnswerEvaluator(options: OpenAiAnswerEvaluatorOption
             },
           ],
           canary,
+          event.tenantId,
         );
       }
       if (!reply.evaluation) return evaluateAnswerHeuristically(event);

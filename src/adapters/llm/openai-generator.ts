@@ -57,7 +57,8 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
         messages.map((m) => ({ content: typeof m.content === "string" ? m.content : "" })),
       ),
     });
-    return callLlm(options, options.model, "openai generator", async (requestOptions) => {
+    const policy = { ...options, tenantId: request.event.tenantId };
+    return callLlm(policy, options.model, "openai generator", async (requestOptions) => {
       const response = await options.client.chat.completions.create(
         {
           model: options.model,

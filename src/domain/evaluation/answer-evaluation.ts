@@ -40,6 +40,11 @@ const hedges =
 const nonAnswers =
   /\b(i (do not|don't|cannot|can't) (know|answer|help)|unable to (find|answer|determine)|no information|as an ai)\b/i;
 
+/** Whether the task carries a question and an answer to judge (otherwise no evaluator runs). */
+export function hasAnswerToJudge(event: Pick<TaskCompleted, "task">): boolean {
+  return Boolean(event.task.query?.trim() && event.task.answer?.trim());
+}
+
 /**
  * The offline evaluator. It cannot judge truth; it reads what the event itself says: the
  * verification results (verified, unverified, conflicting claims), hedging in the answer,

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { createConsumerMetrics } from "../../../src/observability/consumer-metrics.js";
 import { createFeedbackMetrics } from "../../../src/observability/feedback-metrics.js";
+import { createSpendMetrics } from "../../../src/observability/spend-metrics.js";
 import { createLagMetrics } from "../../../src/observability/lag-metrics.js";
 import { createLlmMetrics } from "../../../src/observability/llm-metrics.js";
 import { createMetrics } from "../../../src/observability/metrics.js";
@@ -55,6 +56,7 @@ async function appSeriesNames(): Promise<Set<string>> {
   createConsumerMetrics(metrics.registry);
   createQualityMetrics(metrics.registry, metrics.qualityScore);
   createLagMetrics(metrics.registry);
+  createSpendMetrics(metrics.registry, { maxTenants: 50 }).observeSlots({ inUse: 0, waiting: 0, size: 16 });
   const none = { lessons: 0, recurrences: 0 };
   createFeedbackMetrics(metrics.registry, {
     source: {
@@ -118,6 +120,7 @@ describe("Prometheus rules (ops/prometheus/reflector-rules.yaml)", () => {
         "ReflectorNotReady",
         "ReflectorLlmErrorRate",
         "ReflectorLlmCircuitOpen",
+        "ReflectorTenantOverLlmBudget",
         "ReflectorQualityScoreLow",
         "ReflectorDepthScoreLow",
         "ReflectorActionabilityScoreLow",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ReflectorError } from "../../../src/domain/errors.js";
-import { backoffMs, nextStep } from "../../../src/pipeline/failure-policy.js";
+import { isOutage, ReflectorError } from "../../../src/domain/errors.js";
+import { backoffMs, isHeld, nextStep } from "../../../src/pipeline/failure-policy.js";
 
 const config = { maxAttempts: 3, baseMs: 100, maxMs: 1000 };
 
@@ -24,6 +24,19 @@ describe("nextStep", () => {
     }
     const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
     expect(nextStep(refused, 99, false, config)).toMatchObject({ step: "pause", code: "TRANSPORT" });
+  });
+
+  it("holds a tenant over its LLM budget without giving up, spending attempts or calling it an outage", () => {
+    const spent = new ReflectorError("LLM_BUDGET_EXHAUSTED", "tenant-a spent 1000 of 1000 tokens");
+    for (const attempt of [1, 5, 500]) {
+      const step = nextStep(spent, attempt, true, config, () => 1);
+      expect(step.step).toBe("hold");
+      expect(step).toMatchObject({ code: "LLM_BUDGET_EXHAUSTED" });
+      if (step.step === "hold") expect(step.delayMs).toBeLessThanOrEqual(config.maxMs);
+    }
+    expect(isHeld(spent)).toBe(true);
+    expect(isHeld(new ReflectorError("LLM_CIRCUIT_OPEN", "open"))).toBe(false);
+    expect(isOutage(spent)).toBe(false);
   });
 
   it("dead-letters bad events at once and crashes on bugs", () => {

@@ -8,6 +8,11 @@ import { createConsumerMetrics } from "../../../../src/observability/consumer-me
 import { createLogger } from "../../../../src/observability/logger.js";
 import { createMetrics } from "../../../../src/observability/metrics.js";
 import type { CrashCounter } from "../../../../src/pipeline/ports.js";
+import { ReflectorError } from "../../../../src/domain/errors.js";
+import {
+  parseTenantTopicBinding,
+  type TenantTopicBinding,
+} from "../../../../src/domain/tenant-topic-binding.js";
 import type { TaskProcessor } from "../../../../src/pipeline/task-processor.js";
 import { createOfflineProcessor, createFakeIndex, createFakeStore } from "../../../support/fakes.js";
 import { taskEvent } from "../../../support/task-events.js";
@@ -25,7 +30,15 @@ function work(offset = "3"): Work {
   return { topic: "in", partition: 0, message, event: null, signature: null };
 }
 
-function setup(processor: TaskProcessor, options: { crashes?: CrashCounter; topicBytes?: number } = {}) {
+function setup(
+  processor: TaskProcessor,
+  options: {
+    crashes?: CrashCounter;
+    topicBytes?: number;
+    tenantBinding?: TenantTopicBinding;
+    outage?: OutageGate;
+  } = {},
+) {
   const metrics = createMetrics();
   const topics = { reflectionAccepted: "acc", reflectionRejected: "rej", loopDecision: "dec" };
   return createEventRunner({
@@ -44,7 +57,8 @@ function setup(processor: TaskProcessor, options: { crashes?: CrashCounter; topi
       topicBytes: (t) => (t === "dlq" ? 1_048_588 : (options.topicBytes ?? 1_048_588)),
       requestBytes: 1_048_576,
     },
-    outage: new OutageGate({ onEnter: () => undefined, onLeave: () => undefined }),
+    outage: options.outage ?? new OutageGate({ onEnter: () => undefined, onLeave: () => undefined }),
+    ...(options.tenantBinding ? { tenantBinding: options.tenantBinding } : {}),
     crashes: options.crashes,
     maxCrashesPerRecord: 3,
     maxCrashingRecords: 2,
@@ -128,5 +142,69 @@ describe("event runner", () => {
     });
     const done = await setup(processor).run(work(), new AbortController().signal);
     expect(done.messages.map((m) => m.topic).sort()).toEqual(["acc", "dec"]);
+  });
+});
+
+describe("event runner under TENANT_TOPIC_BINDING", () => {
+  const binding = parseTenantTopicBinding("tenant-a=in,tenant-b=other");
+  const offline = () =>
+    createOfflineProcessor({ store: createFakeStore().store, index: createFakeIndex().index });
+  const on = (topic: string, tenantId: string, headers: Record<string, string> = {}): Work => {
+    const base = work();
+    const event = { ...taskEvent(), tenantId };
+    base.message.value = Buffer.from(JSON.stringify(event));
+    base.message.headers = headers;
+    return { ...base, topic };
+  };
+  const signal = new AbortController().signal;
+
+  it("processes an event of the topic's tenant and dead-letters another tenant's, with the reason", async () => {
+    const runner = setup(offline(), { tenantBinding: binding });
+    const ok = await runner.run(on("in", "tenant-a"), signal);
+    expect(ok.messages.map((m) => m.topic)).not.toContain("dlq");
+    const spoofed = await runner.run(on("in", "tenant-b"), signal);
+    expect(spoofed.messages[0]?.topic).toBe("dlq");
+    expect(header(spoofed, "reflector.error.code")).toBe("TENANT_TOPIC_MISMATCH");
+    expect(header(spoofed, "reflector.error.message")).toBe(
+      'tenantId "tenant-b" arrived on topic in, which is bound to tenant "tenant-a"',
+    );
+  });
+
+  it("ignores an original-topic header on an input topic (the producer's word), and honours it on the retry topic", async () => {
+    const runner = setup(offline(), { tenantBinding: binding });
+    const forged = await runner.run(on("in", "tenant-b", { "reflector.original.topic": "other" }), signal);
+    expect(header(forged, "reflector.error.code")).toBe("TENANT_TOPIC_MISMATCH");
+    const retried = await runner.run(
+      on("retry", "tenant-b", { "reflector.original.topic": "other" }),
+      signal,
+    );
+    expect(retried.messages.map((m) => m.topic)).not.toContain("dlq");
+    const retriedSpoof = await runner.run(
+      on("retry", "tenant-b", { "reflector.original.topic": "in" }),
+      signal,
+    );
+    expect(header(retriedSpoof, "reflector.error.code")).toBe("TENANT_TOPIC_MISMATCH");
+  });
+
+  it("holds an event over its tenant's LLM budget without closing the outage gate, then processes it", async () => {
+    let calls = 0;
+    const inner = offline();
+    const overBudgetTwice: TaskProcessor = {
+      process: (event, source) => {
+        calls += 1;
+        if (calls <= 2) {
+          return Promise.reject(new ReflectorError("LLM_BUDGET_EXHAUSTED", "tenant-a is over budget"));
+        }
+        return inner.process(event, source);
+      },
+    };
+    const entered: string[] = [];
+    const outage = new OutageGate({ onEnter: (code) => entered.push(code), onLeave: () => undefined });
+    const runner = setup(overBudgetTwice, { outage });
+    const done = await runner.run(on("in", "tenant-a"), signal);
+    expect(calls).toBe(3);
+    expect(done.messages.map((m) => m.topic)).not.toContain("dlq");
+    expect(done.messages.map((m) => m.topic)).not.toContain("retry");
+    expect(entered).toEqual([]);
   });
 });
