@@ -100,7 +100,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   redis.on("error", (err) => {
     logger.debug({ err }, "redis connection error");
   });
-  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: config.kafka.clientId, logger });
+  const kafka = createKafka({ connection: config.kafka, clientId: config.kafka.clientId, logger });
   // Idempotent producers must retry without limit, or a retry exhausted mid-sequence breaks ordering.
   // Transactional: outputs, dead letters and consumed offsets commit together (docs/delivery-guarantees.md).
   const newTransactionalProducer = (): Producer =>

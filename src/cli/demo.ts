@@ -97,7 +97,7 @@ export async function runDemo(): Promise<number> {
 
   console.log(`Migrating ${withoutCredentials(config.databaseUrl)} …`);
   await migrate({ databaseUrl: config.databaseUrl });
-  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: "reflector-demo", logger });
+  const kafka = createKafka({ connection: config.kafka, clientId: "reflector-demo", logger });
   await ensureTopics(kafka, {
     names: topicNames(config),
     partitions: config.topics.partitions,

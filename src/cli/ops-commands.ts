@@ -9,7 +9,7 @@ import { replayDeadLetters, type ReplaySummary } from "../ops/dlq-replay.js";
 
 function kafkaFor(config: Config, role: string) {
   return createKafka({
-    brokers: config.kafka.brokers,
+    connection: config.kafka,
     clientId: `${config.kafka.clientId}-${role}`,
     // kafkajs logs every retry at error level; the command prints the one error that matters.
     logger: createLogger("fatal"),

@@ -53,7 +53,7 @@ program
     const config = configOrExit();
     const logger = createLogger("warn");
     const kafka = createKafka({
-      brokers: config.kafka.brokers,
+      connection: config.kafka,
       clientId: `${config.kafka.clientId}-admin`,
       logger,
     });

@@ -64,7 +64,7 @@ export async function startHarness(options: HarnessOptions = {}) {
   };
   const config: Config = loadConfig(env);
   const logger = createLogger(config.logLevel);
-  const kafka: Kafka = createKafka({ brokers: config.kafka.brokers, clientId: `harness-${id}`, logger });
+  const kafka: Kafka = createKafka({ connection: config.kafka, clientId: `harness-${id}`, logger });
   await ensureTopics(kafka, {
     names: topicNames(config),
     partitions: config.topics.partitions,
