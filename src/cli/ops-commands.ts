@@ -2,7 +2,7 @@ import { Option, type Command } from "commander";
 import { createKafka } from "../adapters/kafka/kafka-client.js";
 import { createLogOffsetsReader } from "../adapters/kafka/log-offsets.js";
 import type { Config } from "../config/config.js";
-import { configOrExit } from "./config-or-exit.js";
+import { configOrExit, failureLine } from "./config-or-exit.js";
 import { createLogger } from "../observability/logger.js";
 import { formatLagTable, readConsumerLag } from "../ops/consumer-lag.js";
 import { replayDeadLetters, type ReplaySummary } from "../ops/dlq-replay.js";
@@ -18,7 +18,7 @@ function kafkaFor(config: Config, role: string) {
 
 /** One line on stderr and exit code 1, not a stack trace: the usual cause is an unreachable broker. */
 function fail(what: string, err: unknown): void {
-  process.stderr.write(`reflector: ${what} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`${failureLine(what, err)}\n`);
   process.exitCode = 1;
 }
 

@@ -3,7 +3,7 @@ import { Command, Option } from "commander";
 import { createKafka } from "../adapters/kafka/kafka-client.js";
 import { ensureTopics } from "../adapters/kafka/topics.js";
 import { migrate } from "../adapters/postgres/migrate.js";
-import { configOrExit } from "./config-or-exit.js";
+import { configOrExit, failureLine } from "./config-or-exit.js";
 import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
 import { runProcessor } from "../main.js";
 import { createLogger } from "../observability/logger.js";
@@ -61,6 +61,9 @@ program
       names: topicNames(config),
       partitions: config.topics.partitions,
       replicationFactor: config.topics.replicationFactor,
+    }).catch((err: unknown) => {
+      process.stderr.write(`${failureLine("topics", err)}\n`);
+      process.exit(1);
     });
     for (const name of result.created)
       console.log(`created  ${name} (${config.topics.partitions} partitions)`);
