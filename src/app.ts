@@ -1,4 +1,3 @@
-import { Redis } from "ioredis";
 import pg from "pg";
 import { Partitioners, type Producer } from "kafkajs";
 import { createKafka } from "./adapters/kafka/kafka-client.js";
@@ -13,6 +12,8 @@ import { createLlmAdapters } from "./adapters/llm/llm-adapters.js";
 import { createPgReflectionStore } from "./adapters/postgres/pg-reflection-store.js";
 import { createRedisSignatureIndex } from "./adapters/redis/redis-signature-index.js";
 import { pendingMigrations } from "./adapters/postgres/migrate.js";
+import { pgClientConfig } from "./adapters/postgres/pg-connection.js";
+import { createRedisClient } from "./adapters/redis/redis-connection.js";
 import { ReflectorError } from "./domain/errors.js";
 import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
 import type { Config } from "./config/config.js";
@@ -63,8 +64,9 @@ const defaultMaxMessageBytes = 1_048_588;
 
 export function createApp(config: Config, logger: Logger, overrides: AppOverrides = {}) {
   const metrics = createMetrics();
+  const pgConnection = { databaseUrl: config.databaseUrl, sslCaFile: config.databaseSslCaFile };
   const pool = new pg.Pool({
-    connectionString: config.databaseUrl,
+    ...pgClientConfig(pgConnection),
     max: config.databasePoolMax,
     connectionTimeoutMillis: 5_000,
   });
@@ -72,7 +74,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     logger.warn({ err }, "idle postgres connection failed");
   });
   const probePool = new pg.Pool({
-    connectionString: config.databaseUrl,
+    ...pgClientConfig(pgConnection),
     max: 1,
     connectionTimeoutMillis: 2_000,
     idleTimeoutMillis: 60_000,
@@ -89,7 +91,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     });
   });
   // Fail commands fast while Redis is away; the consumer's retry loop owns waiting for it.
-  const redis = new Redis(config.redis.url, {
+  const redis = createRedisClient(config.redis, {
     maxRetriesPerRequest: 1,
     lazyConnect: true,
     enableOfflineQueue: true,
@@ -114,7 +116,9 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       // few ms while it writes the markers; the client's default 200 ms would cap transactions/s.
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 10, maxRetryTime: 30_000 },
     });
-  const codec = config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();
+  const codec = config.schemaRegistryUrl
+    ? createRegistryCodec({ url: config.schemaRegistryUrl, ...config.schemaRegistry })
+    : createJsonCodec();
 
   const llmMetrics = createLlmMetrics(metrics.registry, {
     inputPerMillionUsd: config.openai.inputPricePerMTokUsd,

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { SingleBar, Presets } from "cli-progress";
 import { Partitioners } from "kafkajs";
 import pg from "pg";
+import { pgClientConfig } from "../adapters/postgres/pg-connection.js";
 import { createApp } from "../app.js";
 import { createKafka } from "../adapters/kafka/kafka-client.js";
 import { headerString } from "../adapters/kafka/cloud-events.js";
@@ -96,7 +97,7 @@ export async function runDemo(): Promise<number> {
   const logger = createLogger(process.env.LOG_LEVEL ?? "info", createWriteStream(logFile, { flags: "a" }));
 
   console.log(`Migrating ${withoutCredentials(config.databaseUrl)} …`);
-  await migrate({ databaseUrl: config.databaseUrl });
+  await migrate({ databaseUrl: config.databaseUrl, sslCaFile: config.databaseSslCaFile });
   const kafka = createKafka({ connection: config.kafka, clientId: "reflector-demo", logger });
   await ensureTopics(kafka, {
     names: topicNames(config),
@@ -110,7 +111,9 @@ export async function runDemo(): Promise<number> {
     `Processor running (group ${config.kafka.groupId}, generator ${app.generatorName}, embedder ${app.embedderName}); logs in ${logFile}`,
   );
 
-  const codec = config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();
+  const codec = config.schemaRegistryUrl
+    ? createRegistryCodec({ url: config.schemaRegistryUrl, ...config.schemaRegistry })
+    : createJsonCodec();
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
   const viewer = kafka.consumer({ groupId: `reflector-demo-viewer-${runId}` });
@@ -241,7 +244,9 @@ export async function runDemo(): Promise<number> {
 
   // Publish every valid event again, as a retrying producer or a DLQ replay would: each is a
   // second record of an event id already committed, so it must publish nothing and write nothing.
-  const pool = new pg.Pool({ connectionString: config.databaseUrl });
+  const pool = new pg.Pool(
+    pgClientConfig({ databaseUrl: config.databaseUrl, sslCaFile: config.databaseSslCaFile }),
+  );
   const countRows = async () => {
     const res = await pool.query<{
       reflections: string;

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Command } from "commander";
-import { Redis } from "ioredis";
 import pg from "pg";
+import { pgClientConfig } from "../adapters/postgres/pg-connection.js";
+import { createRedisClient } from "../adapters/redis/redis-connection.js";
 import { createLlmAdapters } from "../adapters/llm/llm-adapters.js";
 import { configOrExit } from "./config-or-exit.js";
 import { wireMaintenance, type Maintenance } from "../maintenance/wire-maintenance.js";
@@ -23,8 +24,11 @@ function number(min: number, max: number, integer = false) {
  */
 async function runJob<T>(name: string, work: (maintenance: Maintenance) => Promise<T>): Promise<void> {
   const config = configOrExit();
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 4 });
-  const redis = new Redis(config.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const pool = new pg.Pool({
+    ...pgClientConfig({ databaseUrl: config.databaseUrl, sslCaFile: config.databaseSslCaFile }),
+    max: 4,
+  });
+  const redis = createRedisClient(config.redis, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     const llm = createLlmAdapters(config);
     const maintenance = wireMaintenance(config, {

@@ -40,6 +40,7 @@ program
     const config = configOrExit();
     const applied = await migrate({
       databaseUrl: config.databaseUrl,
+      sslCaFile: config.databaseSslCaFile,
       direction: options.down ? "down" : "up",
       ...(options.down ? { count: options.down } : {}),
     });

@@ -1,5 +1,6 @@
 import { text } from "node:stream/consumers";
 import pg from "pg";
+import { pgClientConfig } from "../adapters/postgres/pg-connection.js";
 import { z } from "zod";
 import { createLlmAdapters } from "../adapters/llm/llm-adapters.js";
 import { createPgReflectionStore } from "../adapters/postgres/pg-reflection-store.js";
@@ -29,7 +30,10 @@ export async function runScoreCommand(tenantId: string | undefined): Promise<num
     const { embedder } = createLlmAdapters(config);
     let history = null;
     if (tenantId) {
-      pool = new pg.Pool({ connectionString: config.databaseUrl, max: 2 });
+      pool = new pg.Pool({
+        ...pgClientConfig({ databaseUrl: config.databaseUrl, sslCaFile: config.databaseSslCaFile }),
+        max: 2,
+      });
       history = { tenantId, store: createPgReflectionStore(pool, { embeddingModel: embedder.name }) };
     }
     const result = await scoreReflection(parsed.data, { embedder, history });

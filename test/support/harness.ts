@@ -71,7 +71,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     replicationFactor: 1,
   });
   const codec: ValueCodec = options.registry
-    ? createRegistryCodec(inject("schemaRegistryUrl"))
+    ? createRegistryCodec({ url: inject("schemaRegistryUrl") })
     : createJsonCodec();
   const producer: Producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
