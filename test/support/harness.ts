@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { Partitioners, type IHeaders, type Kafka, type Producer } from "kafkajs";
-import { Redis } from "ioredis";
 import pg from "pg";
 import { inject } from "vitest";
 import { createApp, type App, type AppOverrides } from "../../src/app.js";
 import { createKafka } from "../../src/adapters/kafka/kafka-client.js";
 import { ensureTopics } from "../../src/adapters/kafka/topics.js";
+import { pgClientConfig } from "../../src/adapters/postgres/pg-connection.js";
+import { createRedisClient } from "../../src/adapters/redis/redis-connection.js";
 import {
   createJsonCodec,
   createRegistryCodec,
@@ -108,8 +109,12 @@ export async function startHarness(options: HarnessOptions = {}) {
     },
   });
 
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 3 });
-  const redis = new Redis(config.redis.url);
+  // Built as the processor builds them, so a harness on TLS stores reads them too.
+  const pool = new pg.Pool({
+    ...pgClientConfig({ databaseUrl: config.databaseUrl, sslCaFile: config.databaseSslCaFile }),
+    max: 3,
+  });
+  const redis = createRedisClient(config.redis);
   let app: App | null = null;
 
   const harness = {
