@@ -105,6 +105,8 @@ make_tls() {
   [[ -f "$tls_dir/done" ]] && return 0
   command -v openssl >/dev/null 2>&1 || die "openssl not found (it comes with Postgres' ssl-cert package; apt-get install openssl)"
   rm -rf "$tls_dir" && mkdir -p "$tls_dir"
+  # A new password: a broker's existing SCRAM users get it at its next start.
+  rm -f "$kafka_home/data/scram-users"
   (
     cd "$tls_dir"
     umask 077
@@ -133,11 +135,14 @@ make_tls() {
 # SCRAM users for a data directory formatted before the SASL_SSL listener existed.
 add_scram_users() {
   [[ -f "$kafka_home/data/scram-users" ]] && return 0
-  local password; password="$(cat "$tls_dir/sasl-password")"
-  java -cp "$kafka_home/libs/*" -Dlog4j.configuration="file:$kafka_home/log4j.properties" kafka.admin.ConfigCommand \
-    --bootstrap-server "127.0.0.1:$kafka_port" --alter --entity-type users --entity-name "$sasl_user" \
-    --add-config "SCRAM-SHA-256=[password=$password],SCRAM-SHA-512=[password=$password]" \
-    >"$kafka_home/scram.log" 2>&1 || { cat "$kafka_home/scram.log" >&2; die "could not create the SCRAM users"; }
+  local password mechanism; password="$(cat "$tls_dir/sasl-password")"
+  # One mechanism per request: the broker refuses two changes of one user's credentials at once.
+  for mechanism in SCRAM-SHA-256 SCRAM-SHA-512; do
+    java -cp "$kafka_home/libs/*" -Dlog4j.configuration="file:$kafka_home/log4j.properties" kafka.admin.ConfigCommand \
+      --bootstrap-server "127.0.0.1:$kafka_port" --alter --entity-type users --entity-name "$sasl_user" \
+      --add-config "$mechanism=[password=$password]" \
+      >"$kafka_home/scram.log" 2>&1 || { cat "$kafka_home/scram.log" >&2; die "could not create the SCRAM users"; }
+  done
   touch "$kafka_home/data/scram-users"
 }
 
@@ -147,8 +152,11 @@ start_kafka() {
   local pidfile="$kafka_home/kafka.pid"
   if pid_alive "$pidfile"; then
     log "kafka already running on 127.0.0.1:$kafka_port"
-    grep -q '^listeners=.*SASL_SSL' "$kafka_home/server.properties" \
-      || log "warning: it was started without the SASL_SSL listener; restart it (stop, then start) for the secured-Kafka tests"
+    if grep -q '^listeners=.*SASL_SSL' "$kafka_home/server.properties"; then
+      add_scram_users
+    else
+      log "warning: it was started without the SASL_SSL listener; restart it (stop, then start) for the secured-Kafka tests"
+    fi
     return 0
   fi
   port_open "$kafka_port" && die "port $kafka_port is in use by another process; set KAFKA_PORT or stop it"
