@@ -157,22 +157,30 @@ class CheckedKafka extends Kafka {
   /** Resolves once a connection has passed TLS and SASL; rejects with the ReflectorError if one cannot. */
   checkAccess(): Promise<void> {
     if (!this.connection.ssl && !this.connection.sasl) return Promise.resolve();
-    this.#checked ??= this.#probe().catch((err: unknown) => {
-      this.#checked = undefined;
-      throw err;
-    });
+    this.#checked ??= this.#probe().then(
+      (verified) => {
+        // No broker answered: check again before the next client connects.
+        if (!verified) this.#checked = undefined;
+      },
+      (err: unknown) => {
+        this.#checked = undefined;
+        throw err;
+      },
+    );
     return this.#checked;
   }
 
-  async #probe(): Promise<void> {
+  /** True when a broker accepted TLS and SASL; false when none answered (a broker still starting). */
+  async #probe(): Promise<boolean> {
     // A client of its own: the cluster's connection retries are the client's, not the admin's.
     const admin = new Kafka({ ...this.config, retry: { retries: 0 } }).admin();
     try {
       await admin.connect();
+      return true;
     } catch (err) {
       const failure = kafkaSecurityFailure(err, this.connection);
       if (failure) throw failure;
-      // Not a security failure (a broker still starting): the client's own connect retries it.
+      return false;
     } finally {
       await admin.disconnect().catch(() => undefined);
     }
@@ -182,7 +190,12 @@ class CheckedKafka extends Kafka {
     const connect = client.connect.bind(client);
     client.connect = async () => {
       await this.checkAccess();
-      await connect();
+      try {
+        await connect();
+      } catch (err) {
+        // A broker that came up after the check may still refuse: say so with the same codes.
+        throw kafkaSecurityFailure(err, this.connection) ?? err;
+      }
     };
     return client;
   }
