@@ -105,6 +105,31 @@ env:
 {{- if or .Values.config.KAFKA_SASL_MECHANISM (has (toString .Values.config.KAFKA_SSL) (list "true" "1")) }}true{{ end }}
 {{- end }}
 
+{{/*
+The kafka scaler's secretTargetRef entries for a secured Kafka (SASL user and password, CA, client
+certificate and key), from the same Secrets as the pods'; empty when KEDA is off, Kafka is not
+secured, keda.authenticationRef names a TriggerAuthentication, or nothing needs a secret (TLS
+with the system's CAs).
+*/}}
+{{- define "reflector.kedaKafkaAuth" -}}
+{{- if and (include "reflector.useKeda" .) (include "reflector.kafkaSecured" .) (not .Values.autoscaling.keda.authenticationRef) }}
+{{- range $parameter, $name := dict "username" "KAFKA_SASL_USERNAME" "password" "KAFKA_SASL_PASSWORD" }}
+{{- with index $.Values.secretEnv $name }}
+- parameter: {{ $parameter }}
+  name: {{ .secret | default $.Values.existingSecret }}
+  key: {{ .key }}
+{{- end }}
+{{- end }}
+{{- range $parameter, $name := dict "ca" "KAFKA_SSL_CA_FILE" "cert" "KAFKA_SSL_CERT_FILE" "key" "KAFKA_SSL_KEY_FILE" }}
+{{- with index $.Values.tls.files $name }}
+- parameter: {{ $parameter }}
+  name: {{ $.Values.tls.existingSecret }}
+  key: {{ . }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{/* Settings that only work together: refuse to render what the pods would refuse to start with. */}}
 {{- define "reflector.checkSecurity" -}}
 {{- if include "reflector.tlsFiles" . }}

@@ -238,6 +238,12 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
     expect(byKind(own, "TriggerAuthentication")).toEqual([]);
     expect(one(own, "ScaledObject").spec.triggers[0]?.authenticationRef?.name).toBe("platform-kafka");
     expect(byKind(defaults, "TriggerAuthentication")).toEqual([]);
+    // TLS with the system's CAs needs no secret: the trigger says `tls: enable` and takes no auth.
+    const publicTls = render(helm, { set: { "config.KAFKA_SSL": "true" } });
+    expect(byKind(publicTls, "TriggerAuthentication")).toEqual([]);
+    const publicTrigger = must(one(publicTls, "ScaledObject").spec.triggers[0], "trigger");
+    expect(publicTrigger.metadata).toMatchObject({ sasl: "none", tls: "enable" });
+    expect(publicTrigger.authenticationRef).toBeUndefined();
     expect(one(defaults, "ScaledObject").spec.triggers[0]?.authenticationRef).toBeUndefined();
   });
 
