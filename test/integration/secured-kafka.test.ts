@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createKafka, type KafkaSasl } from "../../src/adapters/kafka/kafka-client.js";
@@ -62,10 +63,23 @@ const withoutRetriesMs = 20_000;
 describe("Kafka over SASL_SSL", () => {
   const harnesses: Harness[] = [];
 
-  beforeAll(() => {
-    if (!secured.brokers || !secured.password || !tlsDir) {
+  beforeAll(async () => {
+    const [host = "", port = ""] = secured.brokers.split(":");
+    const listening =
+      secured.password !== "" &&
+      tlsDir !== "" &&
+      (await new Promise<boolean>((resolve) => {
+        const socket = connect({ host, port: Number(port) }, () => {
+          socket.end();
+          resolve(true);
+        });
+        socket.on("error", () => {
+          resolve(false);
+        });
+      }));
+    if (!listening) {
       throw new Error(
-        "no SASL_SSL listener: start the broker with scripts/services.sh (restart it if it predates the listener) or set KAFKA_SASL_SSL_BROKERS, KAFKA_SASL_SSL_USERNAME, KAFKA_SASL_SSL_PASSWORD_FILE and LOCAL_TLS_DIR",
+        `no SASL_SSL listener at "${secured.brokers}": start the broker with scripts/services.sh (restart it if it predates the listener) or set KAFKA_SASL_SSL_BROKERS, KAFKA_SASL_SSL_USERNAME, KAFKA_SASL_SSL_PASSWORD_FILE and LOCAL_TLS_DIR`,
       );
     }
   });
