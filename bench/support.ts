@@ -74,7 +74,7 @@ export async function benchSetup(name: string, partitions: number, extraEnv: Rec
   // are retried as outages forever. Create and migrate it first (advisory-locked, idempotent).
   await migrate({ databaseUrl });
   const kafka: Kafka = createKafka({
-    brokers: config.kafka.brokers,
+    connection: config.kafka,
     clientId: `bench-${id}`,
     logger: silentLogger,
   });

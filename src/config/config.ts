@@ -10,6 +10,12 @@ import {
   parseTenantTopicBinding,
   type TenantTopicBinding,
 } from "../domain/tenant-topic-binding.js";
+import {
+  securedConnections,
+  securedConnectionsProblems,
+  SecuredConnectionsSchema,
+  type SecuredConnections,
+} from "./secured-connections.js";
 
 const csv = z
   .string()
@@ -216,12 +222,22 @@ const EnvSchema = z.object({
   PRUNE_INTERVAL_MS: z.coerce.number().int().min(0).default(0),
   PRUNE_OLDER_THAN_DAYS: z.coerce.number().int().min(1).default(90),
   PRUNE_MAX_IMPORTANCE: z.coerce.number().min(0).max(1).default(0.3),
+  // ---- Secured connections: TLS, SASL and credentials (src/config/secured-connections.ts) ----
+  ...SecuredConnectionsSchema.shape,
 });
 
 export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config extends SpendAndTenancyConfig {
-  kafka: { brokers: string[]; clientId: string; groupId: string; fromBeginning: boolean };
+  kafka: {
+    brokers: string[];
+    clientId: string;
+    groupId: string;
+    fromBeginning: boolean;
+    /** TLS to the brokers; false = plaintext. */
+    ssl: SecuredConnections["kafka"]["ssl"];
+    sasl: SecuredConnections["kafka"]["sasl"];
+  };
   topics: {
     taskCompleted: string;
     reflectionAccepted: string;
@@ -235,10 +251,15 @@ export interface Config extends SpendAndTenancyConfig {
     replicationFactor: number;
   };
   schemaRegistryUrl: string | undefined;
+  /** Basic auth and the CA of the schema registry. */
+  schemaRegistry: SecuredConnections["schemaRegistry"];
   databaseUrl: string;
+  /** The CA that signed Postgres' certificate (DATABASE_URL's sslmode turns TLS on). */
+  databaseSslCaFile: string | undefined;
   /** Size of the Postgres connection pool. */
   databasePoolMax: number;
-  redis: { url: string; keyPrefix: string };
+  /** `tlsCaFile`: the CA that signed Redis' certificate (a rediss:// URL turns TLS on). */
+  redis: { url: string; keyPrefix: string; tlsCaFile: string | undefined };
   http: { host: string; port: number; apiKeys: string; lessonMetricsRefreshMs: number };
   logLevel: Env["LOG_LEVEL"];
   generator: Env["REFLECTOR_GENERATOR"];
@@ -361,7 +382,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   // An empty variable means "not set": shells and compose files export them that way.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = EnvSchema.safeParse(present);
-  const crossProblems = crossFieldProblems(present);
+  const crossProblems = [...crossFieldProblems(present), ...securedConnectionsProblems(present)];
   if (!parsed.success || crossProblems.length > 0) {
     throw new ConfigError([
       ...(parsed.error?.issues ?? []).map((issue) => `${issue.path.join(".") || "(env)"}: ${issue.message}`),
@@ -380,6 +401,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   ];
   const tenancy = tenancyProblems(e.TENANT_TOPIC_BINDING, ownTopics);
   if (tenancy.length > 0) throw new ConfigError(tenancy);
+  const secured = securedConnections(e);
   return deepFreeze({
     ...spendAndTenancyConfig(e),
     kafka: {
@@ -387,6 +409,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       clientId: e.KAFKA_CLIENT_ID,
       groupId: e.KAFKA_GROUP_ID,
       fromBeginning: e.KAFKA_FROM_BEGINNING,
+      ...secured.kafka,
     },
     topics: {
       taskCompleted: e.TOPIC_TASK_COMPLETED,
@@ -400,13 +423,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       replicationFactor: e.TOPIC_REPLICATION_FACTOR,
     },
     schemaRegistryUrl: e.SCHEMA_REGISTRY_URL,
+    schemaRegistry: secured.schemaRegistry,
     databaseUrl: e.DATABASE_URL,
+    databaseSslCaFile: secured.databaseSslCaFile,
     // Every in-flight event needs a connection for its transaction (and up to three at once for
     // its reads); a pool much smaller than the in-flight limit makes events queue for connections
     // (and, past connectionTimeoutMillis, look like a Postgres outage). Capped so that a few pods
     // stay under Postgres' default max_connections of 100 (docs/benchmarks.md).
     databasePoolMax: e.PG_POOL_MAX ?? Math.min(e.CONSUMER_MAX_IN_FLIGHT, 32),
-    redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX },
+    redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX, tlsCaFile: secured.redisTlsCaFile },
     http: {
       host: e.HTTP_HOST,
       port: e.HTTP_PORT,

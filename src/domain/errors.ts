@@ -71,6 +71,15 @@ export const errorCodes = {
     summary: "A retryable failure kept failing past the retry budget.",
   },
   CONFIG_INVALID: { action: "crash", summary: "Configuration is invalid; the process must not start." },
+  KAFKA_AUTH_FAILED: {
+    action: "crash",
+    summary: "The broker refused the SASL user or password (KAFKA_SASL_*); not retried.",
+  },
+  KAFKA_TLS_FAILED: {
+    action: "crash",
+    summary:
+      "TLS to the broker failed: its certificate is not trusted (KAFKA_SSL_CA_FILE) or it does not speak TLS; not retried.",
+  },
   SCHEMA_BEHIND: {
     action: "crash",
     summary: "The database lacks migrations this build needs; run `reflector migrate` first.",

@@ -10,6 +10,11 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
     redact: {
       paths: [
         "config.openai.apiKey",
+        // SASL and registry passwords, at the depths where a config or client options would hold them.
+        "password",
+        "*.password",
+        "*.*.password",
+        "config.kafka.sasl.password",
         "apiKey",
         "*.apiKey",
         "authorization",

@@ -6,7 +6,11 @@ import { createLogger } from "../../src/observability/logger.js";
 
 const logger = createLogger("silent");
 const adminFor = (brokers: string[]) =>
-  createKafka({ brokers, clientId: "health-test", logger }).admin({ retry: { retries: 0 } });
+  createKafka({
+    connection: { brokers, ssl: false, sasl: undefined },
+    clientId: "health-test",
+    logger,
+  }).admin({ retry: { retries: 0 } });
 
 describe("the Kafka readiness check", () => {
   it("is true when a broker answers and the producer is connected", async () => {

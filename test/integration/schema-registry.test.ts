@@ -67,9 +67,9 @@ describe("with a schema registry (Apicurio, Confluent-compatible API)", () => {
   });
 
   it("reports a registry that does not answer as not ready", async () => {
-    const gone = createRegistryCodec("http://127.0.0.1:9/apis/ccompat/v7");
+    const gone = createRegistryCodec({ url: "http://127.0.0.1:9/apis/ccompat/v7" });
     await expect(gone.check?.()).rejects.toThrow();
-    const up = createRegistryCodec(h.config.schemaRegistryUrl ?? "");
+    const up = createRegistryCodec({ url: h.config.schemaRegistryUrl ?? "" });
     expect(await up.check?.()).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 import { migrate } from "../../src/adapters/postgres/migrate.js";
@@ -13,6 +14,10 @@ declare module "vitest" {
     kafkaLibs: string;
     databaseUrl: string;
     redisUrl: string;
+    /** The private CA and certificates of scripts/services.sh (ca.crt, server.*, client.*, untrusted-ca.crt). */
+    tlsDir: string;
+    /** The broker's SASL_SSL listener (scripts/services.sh) and its SCRAM/PLAIN user. */
+    kafkaSaslSsl: { brokers: string; username: string; password: string };
   }
 }
 
@@ -47,10 +52,20 @@ export default async function setup(project: TestProject): Promise<void> {
   }
   if (!kafkaBrokers || !schemaRegistryUrl)
     throw new Error("KAFKA_BROKERS and SCHEMA_REGISTRY_URL are needed");
+  // The secured listener: given, or the one scripts/services.sh starts next to the plain one.
+  execFileSync("bash", [`${root}scripts/services.sh`, "tls"], { stdio: "pipe" });
+  const env = servicesEnv();
+  const passwordFile = process.env.KAFKA_SASL_SSL_PASSWORD_FILE ?? env.KAFKA_SASL_SSL_PASSWORD_FILE ?? "";
+  project.provide("tlsDir", process.env.LOCAL_TLS_DIR ?? env.LOCAL_TLS_DIR ?? "");
+  project.provide("kafkaSaslSsl", {
+    brokers: process.env.KAFKA_SASL_SSL_BROKERS ?? env.KAFKA_SASL_SSL_BROKERS ?? "",
+    username: process.env.KAFKA_SASL_SSL_USERNAME ?? env.KAFKA_SASL_SSL_USERNAME ?? "",
+    password: passwordFile && existsSync(passwordFile) ? readFileSync(passwordFile, "utf8").trim() : "",
+  });
   const databaseUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/reflector_test";
   await migrate({ databaseUrl });
   project.provide("kafkaBrokers", kafkaBrokers);
-  project.provide("kafkaLibs", servicesEnv().KAFKA_LIBS ?? "");
+  project.provide("kafkaLibs", env.KAFKA_LIBS ?? "");
   project.provide("schemaRegistryUrl", schemaRegistryUrl);
   project.provide("databaseUrl", databaseUrl);
   project.provide("redisUrl", process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379/0");

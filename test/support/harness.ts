@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { Partitioners, type IHeaders, type Kafka, type Producer } from "kafkajs";
-import { Redis } from "ioredis";
 import pg from "pg";
 import { inject } from "vitest";
 import { createApp, type App, type AppOverrides } from "../../src/app.js";
 import { createKafka } from "../../src/adapters/kafka/kafka-client.js";
 import { ensureTopics } from "../../src/adapters/kafka/topics.js";
+import { pgClientConfig } from "../../src/adapters/postgres/pg-connection.js";
+import { createRedisClient } from "../../src/adapters/redis/redis-connection.js";
 import { createJsonCodec, createRegistryCodec } from "../../src/adapters/schema-registry/value-codec.js";
 import { loadConfig, type Config } from "../../src/config/config.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
@@ -61,14 +62,14 @@ export async function startHarness(options: HarnessOptions = {}) {
   };
   const config: Config = loadConfig(env);
   const logger = createLogger(config.logLevel);
-  const kafka: Kafka = createKafka({ brokers: config.kafka.brokers, clientId: `harness-${id}`, logger });
+  const kafka: Kafka = createKafka({ connection: config.kafka, clientId: `harness-${id}`, logger });
   await ensureTopics(kafka, {
     names: topicNames(config),
     partitions: config.topics.partitions,
     replicationFactor: 1,
   });
   const codec: ValueCodec = options.registry
-    ? createRegistryCodec(inject("schemaRegistryUrl"))
+    ? createRegistryCodec({ url: inject("schemaRegistryUrl") })
     : createJsonCodec();
   const producer: Producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
@@ -105,8 +106,12 @@ export async function startHarness(options: HarnessOptions = {}) {
     },
   });
 
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 3 });
-  const redis = new Redis(config.redis.url);
+  // Built as the processor builds them, so a harness on TLS stores reads them too.
+  const pool = new pg.Pool({
+    ...pgClientConfig({ databaseUrl: config.databaseUrl, sslCaFile: config.databaseSslCaFile }),
+    max: 3,
+  });
+  const redis = createRedisClient(config.redis);
   let app: App | null = null;
 
   const harness = {

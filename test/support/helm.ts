@@ -1,8 +1,18 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { arch, platform } from "node:os";
-import { delimiter } from "node:path";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { arch, platform, tmpdir } from "node:os";
+import { basename, delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parse, stringify } from "yaml";
 
 /**
  * Helm for tests, without a `helm` on the machine. Two real Helm builds, each fetched once by
@@ -37,8 +47,8 @@ export interface HelmEngine {
   /** Fetches the engine if it is not cached yet (bounded, with a clear error). */
   ensure(): void;
   version(): string;
-  /** `helm lint --strict CHART`. */
-  lint(chartDir: string): HelmRun;
+  /** `helm lint --strict CHART [--set k=v ...]`. */
+  lint(chartDir: string, options?: Pick<TemplateOptions, "set">): HelmRun;
   /** `helm template`: stdout holds the manifests; a failing template or schema gives status 1 and stderr. */
   template(chartDir: string, options?: TemplateOptions): HelmRun;
 }
@@ -53,6 +63,30 @@ function run(command: string, args: string[]): HelmRun {
   return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** A copy of the chart (same directory name) with `set`'s dotted keys written into its values.yaml. */
+function chartWithValues(chartDir: string, set: TemplateOptions["set"] = {}): string {
+  if (Object.keys(set).length === 0) return chartDir;
+  const copy = join(mkdtempSync(join(tmpdir(), "reflector-chart-")), basename(chartDir));
+  cpSync(chartDir, copy, { recursive: true });
+  const values = parse(readFileSync(join(copy, "values.yaml"), "utf8")) as Record<string, unknown>;
+  for (const [path, value] of Object.entries(set)) {
+    const keys = path.split(".");
+    const last = keys.pop() ?? path;
+    let node = values;
+    for (const key of keys) {
+      const next = node[key];
+      node = (typeof next === "object" && next !== null ? next : (node[key] = {})) as Record<string, unknown>;
+    }
+    node[last] = value;
+  }
+  writeFileSync(join(copy, "values.yaml"), stringify(values));
+  return copy;
+}
+
+function setArgs(set: TemplateOptions["set"] = {}): string[] {
+  return Object.entries(set).flatMap(([key, value]) => ["--set", `${key}=${String(value)}`]);
+}
+
 function templateArgs(options: TemplateOptions): string[] {
   const args = [
     "--namespace",
@@ -60,8 +94,7 @@ function templateArgs(options: TemplateOptions): string[] {
     "--kube-version",
     options.kubeVersion ?? "1.31.0",
   ];
-  for (const [key, value] of Object.entries(options.set ?? {})) args.push("--set", `${key}=${String(value)}`);
-  return args;
+  return [...args, ...setArgs(options.set)];
 }
 
 function requireCommand(command: string, versionFlag: string, hint: string): void {
@@ -109,7 +142,7 @@ export const npmHelmEngine: HelmEngine = {
     writeFileSync(marker, npmPackage);
   },
   version: () => run(npmHelm, ["version", "--short"]).stdout.trim(),
-  lint: (chartDir) => run(npmHelm, ["lint", "--strict", chartDir]),
+  lint: (chartDir, options = {}) => run(npmHelm, ["lint", "--strict", chartDir, ...setArgs(options.set)]),
   template: (chartDir, options = {}) =>
     run(npmHelm, ["template", options.name ?? "reflector", chartDir, ...templateArgs(options)]),
 };
@@ -182,7 +215,15 @@ export const helmJavaEngine: HelmEngine = {
     compileHelmCli();
   },
   version: () => helmCli(["version", "."]).stdout.trim(),
-  lint: (chartDir) => helmCli(["lint", chartDir]),
+  // helm-java's lint takes no values: it lints a copy of the chart whose values.yaml holds them.
+  lint: (chartDir, options = {}) => {
+    const copy = chartWithValues(chartDir, options.set);
+    try {
+      return helmCli(["lint", copy]);
+    } finally {
+      if (copy !== chartDir) rmSync(dirname(copy), { recursive: true, force: true });
+    }
+  },
   template: (chartDir, options = {}) =>
     helmCli(["template", chartDir, "--name", options.name ?? "reflector", ...templateArgs(options)]),
 };

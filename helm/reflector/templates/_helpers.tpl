@@ -62,7 +62,11 @@ pod dies before it has committed its offsets.
 {{- if and .Values.autoscaling.enabled (not .Values.autoscaling.keda.enabled) }}true{{ end }}
 {{- end }}
 
-{{/* Environment of every Reflector container: the ConfigMap, then each secret variable by reference. */}}
+{{/*
+Environment of every Reflector container: the ConfigMap, then each secret variable by reference
+(from existingSecret, or the Secret its entry names), then each *_FILE setting as the path of its
+key in the mounted tls Secret.
+*/}}
 {{- define "reflector.env" -}}
 envFrom:
   - configMapRef:
@@ -72,8 +76,72 @@ env:
   - name: {{ $name }}
     valueFrom:
       secretKeyRef:
-        name: {{ $.Values.existingSecret }}
+        name: {{ $ref.secret | default $.Values.existingSecret }}
         key: {{ $ref.key }}
         optional: {{ $ref.optional | default false }}
   {{- end }}
+  {{- range $name, $file := .Values.tls.files }}
+  {{- if $file }}
+  - name: {{ $name }}
+    value: {{ printf "%s/%s" $.Values.tls.mountPath $file | quote }}
+  {{- end }}
+  {{- end }}
+{{- end }}
+
+{{/* Whether any PEM file is mounted from tls.existingSecret. */}}
+{{- define "reflector.tlsFiles" -}}
+{{- range $name, $file := .Values.tls.files }}{{ if $file }}true{{ end }}{{ end }}
+{{- end }}
+
+{{/* The volume mount of the tls Secret, for every container. */}}
+{{- define "reflector.tlsMount" -}}
+{{- if include "reflector.tlsFiles" . }}
+- { name: tls, mountPath: {{ .Values.tls.mountPath | quote }}, readOnly: true }
+{{- end }}
+{{- end }}
+
+{{/* Whether Reflector's Kafka is secured (TLS or SASL), so KEDA needs credentials too. */}}
+{{- define "reflector.kafkaSecured" -}}
+{{- if or .Values.config.KAFKA_SASL_MECHANISM (has (toString .Values.config.KAFKA_SSL) (list "true" "1")) }}true{{ end }}
+{{- end }}
+
+{{/*
+The kafka scaler's secretTargetRef entries for a secured Kafka (SASL user and password, CA, client
+certificate and key), from the same Secrets as the pods'; empty when KEDA is off, Kafka is not
+secured, keda.authenticationRef names a TriggerAuthentication, or nothing needs a secret (TLS
+with the system's CAs).
+*/}}
+{{- define "reflector.kedaKafkaAuth" -}}
+{{- if and (include "reflector.useKeda" .) (include "reflector.kafkaSecured" .) (not .Values.autoscaling.keda.authenticationRef) }}
+{{- range $parameter, $name := dict "username" "KAFKA_SASL_USERNAME" "password" "KAFKA_SASL_PASSWORD" }}
+{{- with index $.Values.secretEnv $name }}
+- parameter: {{ $parameter }}
+  name: {{ .secret | default $.Values.existingSecret }}
+  key: {{ .key }}
+{{- end }}
+{{- end }}
+{{- range $parameter, $name := dict "ca" "KAFKA_SSL_CA_FILE" "cert" "KAFKA_SSL_CERT_FILE" "key" "KAFKA_SSL_KEY_FILE" }}
+{{- with index $.Values.tls.files $name }}
+- parameter: {{ $parameter }}
+  name: {{ $.Values.tls.existingSecret }}
+  key: {{ . }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Settings that only work together: refuse to render what the pods would refuse to start with. */}}
+{{- define "reflector.checkSecurity" -}}
+{{- if include "reflector.tlsFiles" . }}
+{{- if not .Values.tls.existingSecret }}
+{{- fail "tls.files names PEM files: set tls.existingSecret to the Secret that holds them" }}
+{{- end }}
+{{- end }}
+{{- if .Values.config.KAFKA_SASL_MECHANISM }}
+{{- range $name := list "KAFKA_SASL_USERNAME" "KAFKA_SASL_PASSWORD" }}
+{{- if not (hasKey $.Values.secretEnv $name) }}
+{{- fail (printf "config.KAFKA_SASL_MECHANISM is set: add %s to secretEnv" $name) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}

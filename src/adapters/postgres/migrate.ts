@@ -2,17 +2,15 @@ import { readdir } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { runner } from "node-pg-migrate";
+import { pgClientConfig } from "./pg-connection.js";
 
 export const migrationsDir = fileURLToPath(new URL("../../../migrations", import.meta.url));
 
 /** Creates the database named in the URL when it does not exist yet (local set-ups start empty). */
-export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
-  const url = new URL(databaseUrl);
-  const name = decodeURIComponent(url.pathname.replace(/^\//, ""));
+export async function ensureDatabase(databaseUrl: string, sslCaFile?: string): Promise<boolean> {
+  const name = pgClientConfig({ databaseUrl, sslCaFile }).database;
   if (!name) return false;
-  const admin = new URL(databaseUrl);
-  admin.pathname = "/postgres";
-  const client = new pg.Client({ connectionString: admin.toString() });
+  const client = new pg.Client(pgClientConfig({ databaseUrl, sslCaFile }, { database: "postgres" }));
   await client.connect();
   try {
     const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
@@ -30,6 +28,8 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
 
 export interface MigrateOptions {
   databaseUrl: string;
+  /** DATABASE_SSL_CA_FILE: the CA that signed Postgres' certificate. */
+  sslCaFile?: string | undefined;
   direction?: "up" | "down";
   count?: number;
   log?: (message: string) => void;
@@ -37,9 +37,9 @@ export interface MigrateOptions {
 
 /** Applies pending migrations with node-pg-migrate (advisory-locked, so pods may race safely). */
 export async function migrate(options: MigrateOptions): Promise<string[]> {
-  await ensureDatabase(options.databaseUrl);
+  await ensureDatabase(options.databaseUrl, options.sslCaFile);
   const applied = await runner({
-    databaseUrl: options.databaseUrl,
+    databaseUrl: pgClientConfig({ databaseUrl: options.databaseUrl, sslCaFile: options.sslCaFile }),
     dir: migrationsDir,
     direction: options.direction ?? "up",
     count: options.count ?? Infinity,

@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import { get as httpGet, type Agent } from "node:http";
+import { Agent as HttpsAgent, get as httpsGet } from "node:https";
 import { SchemaRegistry, SchemaType } from "@kafkajs/confluent-schema-registry";
 import type { ContractName } from "../../domain/contracts/index.js";
 import { jsonSchemaFor } from "../../domain/contracts/json-schema.js";
@@ -34,14 +37,54 @@ export function createJsonCodec(): ValueCodec {
   };
 }
 
+/** Where the registry is and how to reach it: basic auth and the CA of a private PKI, both optional. */
+export interface RegistryConnection {
+  url: string;
+  username?: string | undefined;
+  password?: string | undefined;
+  /** PEM bundle that signed an https registry's certificate. */
+  caFile?: string | undefined;
+}
+
+/** GET `url` with the registry's auth and agent; resolves to the HTTP status. */
+function statusOf(
+  url: string,
+  options: { agent: Agent | undefined; auth: string | undefined },
+): Promise<number> {
+  const get = url.startsWith("https:") ? httpsGet : httpGet;
+  return new Promise((resolve, reject) => {
+    const request = get(
+      url,
+      {
+        signal: AbortSignal.timeout(2000),
+        ...(options.agent ? { agent: options.agent } : {}),
+        ...(options.auth ? { auth: options.auth } : {}),
+      },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    request.on("error", reject);
+  });
+}
+
 /**
  * With a registry, values are written in the wire format (magic byte, schema id, JSON) under
  * subject `<topic>-value`; both forms are read, so producers can migrate one at a time.
  */
-export function createRegistryCodec(host: string): ValueCodec {
+export function createRegistryCodec(connection: RegistryConnection): ValueCodec {
+  const host = connection.url;
+  const auth =
+    connection.username !== undefined && connection.password !== undefined
+      ? { username: connection.username, password: connection.password }
+      : undefined;
+  const agent = connection.caFile
+    ? new HttpsAgent({ ca: readFileSync(connection.caFile, "utf8"), keepAlive: true })
+    : undefined;
   // Validation is the zod contract's job; the registry client's ajv is told not to fail on formats.
   const registry = new SchemaRegistry(
-    { host },
+    { host, ...(auth ? { auth } : {}), ...(agent ? { agent } : {}) },
     { [SchemaType.JSON]: { strict: false, validateFormats: false } },
   );
   const ids = new Map<string, Promise<number>>();
@@ -86,10 +129,11 @@ export function createRegistryCodec(host: string): ValueCodec {
     },
     encode: async (topic, contract, value) => registry.encode(await schemaId(topic, contract), value),
     check: async () => {
-      const res = await fetch(`${withoutTrailingSlashes(host)}/subjects`, {
-        signal: AbortSignal.timeout(2000),
+      const status = await statusOf(`${withoutTrailingSlashes(host)}/subjects`, {
+        agent,
+        auth: auth ? `${auth.username}:${auth.password}` : undefined,
       });
-      return res.ok;
+      return status >= 200 && status < 300;
     },
   };
 }
@@ -103,17 +147,19 @@ function withoutTrailingSlashes(url: string): string {
 
 /**
  * Whether a registry failure is an outage (retry, pause) rather than a value it cannot decode
- * (dead-letter): by the HTTP status when there is one (5xx, 429 and 408 are outages; a 404 for an
- * unknown schema id is not), else by the transport error. Never by digits in the message, which
+ * (dead-letter): by the HTTP status when there is one (5xx, 429 and 408 are outages, and so are
+ * 401 and 403: refused credentials hold the partition rather than dead-letter every wire-format
+ * value; a 404 for an unknown schema id is not), else by the transport error (TLS included). Never by digits in the message, which
  * the registry's body may contain ("schema 555 not found").
  */
 export function registryUnavailable(err: unknown): boolean {
   const status = (err as { status?: unknown } | null)?.status;
-  if (typeof status === "number") return status >= 500 || status === 429 || status === 408;
+  if (typeof status === "number") return status >= 500 || [401, 403, 408, 429].includes(status);
   const code = (err as { code?: unknown } | null)?.code;
   if (
     typeof code === "string" &&
-    /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|EPIPE)$/.test(code)
+    (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|EPIPE)$/.test(code) ||
+      /CERT|^ERR_TLS_|^ERR_SSL_/.test(code))
   )
     return true;
   const message = err instanceof Error ? err.message : String(err);

@@ -1,6 +1,10 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ScaledObject, type IScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
+import {
+  TriggerAuthentication,
+  type ITriggerAuthentication,
+} from "@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication";
 import { PrometheusRule, type IPrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
 import { ServiceMonitor, type IServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
 import { Deployment, type IDeployment } from "kubernetes-models/apps/v1/Deployment";
@@ -36,6 +40,7 @@ const models = {
   PodDisruptionBudget: (m: unknown) => new PodDisruptionBudget(m as IPodDisruptionBudget),
   NetworkPolicy: (m: unknown) => new NetworkPolicy(m as INetworkPolicy),
   ScaledObject: (m: unknown) => new ScaledObject(m as IScaledObject),
+  TriggerAuthentication: (m: unknown) => new TriggerAuthentication(m as ITriggerAuthentication),
   ServiceMonitor: (m: unknown) => new ServiceMonitor(m as IServiceMonitor),
   PrometheusRule: (m: unknown) => new PrometheusRule(m as IPrometheusRule),
 };
@@ -61,6 +66,7 @@ const apiVersions: Record<Kind, string> = {
   PodDisruptionBudget: "policy/v1",
   NetworkPolicy: "networking.k8s.io/v1",
   ScaledObject: "keda.sh/v1alpha1",
+  TriggerAuthentication: "keda.sh/v1alpha1",
   ServiceMonitor: "monitoring.coreos.com/v1",
   PrometheusRule: "monitoring.coreos.com/v1",
 };
@@ -99,6 +105,30 @@ function render(helm: HelmEngine, options: TemplateOptions = {}): Rendered[] {
   return manifests;
 }
 
+/**
+ * A deployment against a secured Kafka, registry and stores: SASL credentials from the Secret a
+ * Strimzi KafkaUser makes, registry credentials from the chart's Secret, PEM files from a
+ * cert-manager-style Secret.
+ */
+const securedValues: Record<string, string | boolean> = {
+  "config.KAFKA_SSL": "true",
+  "config.KAFKA_SASL_MECHANISM": "scram-sha-512",
+  "config.SCHEMA_REGISTRY_URL": "https://registry.example/apis/ccompat/v7",
+  "secretEnv.KAFKA_SASL_USERNAME.secret": "reflector-kafka-user",
+  "secretEnv.KAFKA_SASL_USERNAME.key": "username",
+  "secretEnv.KAFKA_SASL_PASSWORD.secret": "reflector-kafka-user",
+  "secretEnv.KAFKA_SASL_PASSWORD.key": "password",
+  "secretEnv.SCHEMA_REGISTRY_USERNAME.key": "SCHEMA_REGISTRY_USERNAME",
+  "secretEnv.SCHEMA_REGISTRY_PASSWORD.key": "SCHEMA_REGISTRY_PASSWORD",
+  "tls.existingSecret": "reflector-tls",
+  "tls.files.KAFKA_SSL_CA_FILE": "ca.crt",
+  "tls.files.KAFKA_SSL_CERT_FILE": "tls.crt",
+  "tls.files.KAFKA_SSL_KEY_FILE": "tls.key",
+  "tls.files.SCHEMA_REGISTRY_CA_FILE": "ca.crt",
+  "tls.files.DATABASE_SSL_CA_FILE": "ca.crt",
+  "tls.files.REDIS_TLS_CA_FILE": "ca.crt",
+};
+
 const byKind = (manifests: Rendered[], kind: Kind) => manifests.filter((m) => m.kind === kind);
 
 /** The one manifest of a kind, as its typed model. */
@@ -135,11 +165,100 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
     kedaOff = render(helm, { set: { "autoscaling.keda.enabled": false } });
   }, 330_000);
 
-  it("is linted clean by Helm (strict)", () => {
+  it("is linted clean by Helm (strict), with default and with secured values", () => {
     expect(helm.version()).toMatch(/^v3\./);
-    const lint = helm.lint(chart);
-    expect(lint.status, lint.stdout + lint.stderr).toBe(0);
-    expect(lint.stdout).not.toMatch(/\[(ERROR|WARNING)\]/);
+    for (const set of [{}, securedValues]) {
+      const lint = helm.lint(chart, { set });
+      expect(lint.status, lint.stdout + lint.stderr).toBe(0);
+      expect(lint.stdout).not.toMatch(/\[(ERROR|WARNING)\]/);
+    }
+  });
+
+  it("takes every credential from a Secret and mounts the PEM files in every container", () => {
+    const secured = render(helm, { set: securedValues });
+    const spec = podSpec(secured);
+    const containers = [...(spec.initContainers ?? []), ...spec.containers];
+    expect(containers.map((c) => c.name)).toEqual(["migrate", "topics", "reflector"]);
+    for (const container of containers) {
+      const env = new Map((container.env ?? []).map((e) => [e.name, e]));
+      for (const [name, secret, key] of [
+        ["KAFKA_SASL_USERNAME", "reflector-kafka-user", "username"],
+        ["KAFKA_SASL_PASSWORD", "reflector-kafka-user", "password"],
+        ["SCHEMA_REGISTRY_USERNAME", "reflector", "SCHEMA_REGISTRY_USERNAME"],
+        ["SCHEMA_REGISTRY_PASSWORD", "reflector", "SCHEMA_REGISTRY_PASSWORD"],
+        ["DATABASE_URL", "reflector", "DATABASE_URL"],
+      ] as const) {
+        expect(env.get(name)?.valueFrom?.secretKeyRef, `${container.name} ${name}`).toMatchObject({ name: secret, key });
+      }
+      expect(env.get("KAFKA_SSL_CA_FILE")?.value).toBe("/etc/reflector/tls/ca.crt");
+      expect(env.get("KAFKA_SSL_CERT_FILE")?.value).toBe("/etc/reflector/tls/tls.crt");
+      expect(env.get("KAFKA_SSL_KEY_FILE")?.value).toBe("/etc/reflector/tls/tls.key");
+      for (const name of ["SCHEMA_REGISTRY_CA_FILE", "DATABASE_SSL_CA_FILE", "REDIS_TLS_CA_FILE"]) {
+        expect(env.get(name)?.value, name).toBe("/etc/reflector/tls/ca.crt");
+      }
+      expect(container.volumeMounts).toContainEqual({ name: "tls", mountPath: "/etc/reflector/tls", readOnly: true });
+    }
+    const volume = (spec.volumes ?? []).find((v) => v.name === "tls");
+    expect(volume?.secret).toEqual({ secretName: "reflector-tls", defaultMode: 0o440 });
+    // No credential reaches the ConfigMap; what does is what config.ts reads.
+    const data = configData(secured);
+    expect(data).toMatchObject({ KAFKA_SSL: "true", KAFKA_SASL_MECHANISM: "scram-sha-512" });
+    const env = mainContainer(secured).env ?? [];
+    const names = [...Object.keys(data), ...env.map((e) => e.name)];
+    expect(names.filter((n) => !(envVariableNames as readonly string[]).includes(n))).toEqual([]);
+    for (const e of env) {
+      if (e.value !== undefined) expect(e.name, "only file paths are literal").toMatch(/_FILE$/);
+    }
+    // Plaintext deployments render no tls volume and no *_FILE variable.
+    expect((podSpec(defaults).volumes ?? []).map((v) => v.name)).toEqual(["tmp"]);
+  });
+
+  it("gives the KEDA trigger the pods' Kafka credentials", () => {
+    const secured = render(helm, { set: securedValues });
+    const auth = one(secured, "TriggerAuthentication");
+    const trigger = must(one(secured, "ScaledObject").spec.triggers[0], "trigger");
+    expect(trigger.authenticationRef?.name).toBe(auth.metadata?.name);
+    expect(trigger.metadata).toMatchObject({ sasl: "scram_sha512", tls: "enable" });
+    const refs = new Map((auth.spec.secretTargetRef ?? []).map((r) => [r.parameter, { name: r.name, key: r.key }]));
+    expect(Object.fromEntries(refs)).toEqual({
+      username: { name: "reflector-kafka-user", key: "username" },
+      password: { name: "reflector-kafka-user", key: "password" },
+      ca: { name: "reflector-tls", key: "ca.crt" },
+      cert: { name: "reflector-tls", key: "tls.crt" },
+      key: { name: "reflector-tls", key: "tls.key" },
+    });
+
+    const plain = render(helm, { set: { "config.KAFKA_SASL_MECHANISM": "plain", "secretEnv.KAFKA_SASL_USERNAME.key": "u", "secretEnv.KAFKA_SASL_PASSWORD.key": "p" } });
+    const plainTrigger = must(one(plain, "ScaledObject").spec.triggers[0], "trigger");
+    expect(plainTrigger.metadata).toMatchObject({ sasl: "plaintext", tls: "disable" });
+    const plainRefs = (one(plain, "TriggerAuthentication").spec.secretTargetRef ?? []).map((r) => r.parameter);
+    expect(plainRefs.sort()).toEqual(["password", "username"]);
+
+    const own = render(helm, { set: { ...securedValues, "autoscaling.keda.authenticationRef": "platform-kafka" } });
+    expect(byKind(own, "TriggerAuthentication")).toEqual([]);
+    expect(one(own, "ScaledObject").spec.triggers[0]?.authenticationRef?.name).toBe("platform-kafka");
+    expect(byKind(defaults, "TriggerAuthentication")).toEqual([]);
+    // TLS with the system's CAs needs no secret: the trigger says `tls: enable` and takes no auth.
+    const publicTls = render(helm, { set: { "config.KAFKA_SSL": "true" } });
+    expect(byKind(publicTls, "TriggerAuthentication")).toEqual([]);
+    const publicTrigger = must(one(publicTls, "ScaledObject").spec.triggers[0], "trigger");
+    expect(publicTrigger.metadata).toMatchObject({ sasl: "none", tls: "enable" });
+    expect(publicTrigger.authenticationRef).toBeUndefined();
+    expect(one(defaults, "ScaledObject").spec.triggers[0]?.authenticationRef).toBeUndefined();
+  });
+
+  it("refuses secured values the pods could not start with", () => {
+    const noUser = helm.template(chart, { set: { "config.KAFKA_SASL_MECHANISM": "scram-sha-256" } });
+    expect(noUser.status).toBe(1);
+    expect(noUser.stderr).toMatch(/add KAFKA_SASL_USERNAME to secretEnv/);
+    const noSecret = helm.template(chart, { set: { "tls.files.KAFKA_SSL_CA_FILE": "ca.crt" } });
+    expect(noSecret.status).toBe(1);
+    expect(noSecret.stderr).toMatch(/set tls.existingSecret/);
+    const passwordInConfigMap = helm.template(chart, { set: { "config.KAFKA_SASL_PASSWORD": "hunter2" } });
+    expect(passwordInConfigMap.status).toBe(1);
+    expect(passwordInConfigMap.stderr).toMatch(/schema[\s\S]*KAFKA_SASL_PASSWORD/);
+    const badMechanism = helm.template(chart, { set: { "config.KAFKA_SASL_MECHANISM": "gssapi" } });
+    expect(badMechanism.status).toBe(1);
   });
 
   it("renders every object with default values, each valid against its schema", () => {

@@ -11,8 +11,8 @@ describe("schema registry failures", () => {
     ).toBe(false);
   });
 
-  it("5xx, 429 and 408 are outages", () => {
-    for (const status of [500, 503, 429, 408])
+  it("5xx, 429, 408 and refused credentials (401, 403) are outages", () => {
+    for (const status of [500, 503, 429, 408, 401, 403])
       expect(registryUnavailable(responseError(status, "busy"))).toBe(true);
   });
 

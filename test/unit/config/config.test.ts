@@ -10,6 +10,8 @@ describe("config", () => {
       clientId: "reflector",
       groupId: "reflector",
       fromBeginning: true,
+      ssl: false,
+      sasl: undefined,
     });
     expect(config.topics.taskCompleted).toBe("agent.task.completed");
     expect(config.topics.deadLetter).toBe("agent.task.completed.dlq");

@@ -39,6 +39,23 @@ describe("secrets stay out of logs, errors, metrics and dead letters", () => {
     expect(text).not.toContain(openAiKey);
   });
 
+  it("logs redact SASL and registry passwords wherever a config or client options hold them", () => {
+    const { lines, logger } = captured();
+    const config = loadConfig({
+      KAFKA_SASL_MECHANISM: "scram-sha-512",
+      KAFKA_SASL_USERNAME: "reflector",
+      KAFKA_SASL_PASSWORD: "kafka-password-do-not-leak",
+      SCHEMA_REGISTRY_URL: "https://registry:8081",
+      SCHEMA_REGISTRY_USERNAME: "svc",
+      SCHEMA_REGISTRY_PASSWORD: "registry-password-do-not-leak",
+    });
+    logger.info({ config }, "started");
+    logger.warn({ sasl: config.kafka.sasl }, "connecting");
+    const text = lines.join("");
+    expect(text).toContain('"username":"reflector"');
+    expect(text).not.toContain("do-not-leak");
+  });
+
   it("a bad configuration lists its problems without the secret values", () => {
     let error: unknown;
     try {
@@ -47,6 +64,8 @@ describe("secrets stay out of logs, errors, metrics and dead letters", () => {
         OPENAI_API_KEY: openAiKey,
         API_KEYS: `${apiKey}:tenant-a,short:x`,
         REFLECTOR_MODE: "nonsense",
+        KAFKA_SASL_PASSWORD: dbPassword,
+        SCHEMA_REGISTRY_PASSWORD: dbPassword,
       });
     } catch (err) {
       error = err;
