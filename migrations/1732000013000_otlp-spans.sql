@@ -22,7 +22,9 @@ CREATE INDEX otlp_traces_closed ON otlp_traces (closed_at) WHERE state <> 'open'
 CREATE TABLE otlp_spans (
   trace_id  text NOT NULL REFERENCES otlp_traces (trace_id) ON DELETE CASCADE,
   span_id   text NOT NULL,
-  span      jsonb NOT NULL,
+  -- json, not jsonb: the span is written once and read back whole, never queried inside, and json
+  -- is stored as the text it is (no conversion on insert or on read).
+  span      json NOT NULL,
   -- The same span read twice (a batch re-read after a crash before its offsets were committed)
   -- is stored once.
   PRIMARY KEY (trace_id, span_id)

@@ -563,7 +563,7 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
   if (topic === undefined) {
     throw new ReflectorError("INTERNAL", "OTLP_TOPIC is not set: the bridge has no topic to read");
   }
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 4, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 12, connectionTimeoutMillis: 5_000 });
   pool.on("error", (err) => {
     logger.warn({ err }, "idle postgres connection failed");
   });

@@ -19,6 +19,11 @@ export interface OtlpBridgeSettings {
   sweepIntervalMs: number;
   /** Traces closed per transaction. */
   tracesPerSweep?: number;
+  /**
+   * Transactions closing traces at once: while one waits for Kafka or Postgres, another maps its
+   * traces (they claim different traces: `FOR UPDATE SKIP LOCKED`).
+   */
+  closers?: number;
 }
 
 export interface OtlpBridgeDeps {
@@ -44,7 +49,8 @@ const minForgetAfterMs = 3_600_000;
  */
 export function createOtlpBridge(deps: OtlpBridgeDeps) {
   const { store, publisher, clock, settings, observer } = deps;
-  const limit = settings.tracesPerSweep ?? 200;
+  const limit = settings.tracesPerSweep ?? 500;
+  const closers = settings.closers ?? 4;
   let timer: NodeJS.Timeout | null = null;
   let sweeping: Promise<void> = Promise.resolve();
   let running = false;
@@ -71,7 +77,7 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
     return outcome;
   }
 
-  async function sweepOnce(): Promise<void> {
+  async function closeAllReady(): Promise<void> {
     for (;;) {
       let published = 0;
       let invalid = 0;
@@ -90,6 +96,10 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
       if (invalid > 0) observer.traces("invalid", invalid);
       if (claimed < limit) break;
     }
+  }
+
+  async function sweepOnce(): Promise<void> {
+    await Promise.all(Array.from({ length: closers }, closeAllReady));
     const expired = await store.expire({
       now: clock.now(),
       timeoutMs: settings.timeoutMs,

@@ -243,11 +243,13 @@ describe("OTLP bridge across kill -9", () => {
         stdio: ["ignore", "ignore", "inherit"],
       });
 
-    const total = 60;
     const traces: { traceId: string; loopId: string }[] = [];
-    // One record per span, keyed by trace id as the Collector's partition_traces_by_id does.
+    // Traces keep coming while the first bridge works, until 20 after it was killed: the kill lands
+    // mid-stream. One record per span, keyed by trace id as the Collector's partition_traces_by_id does.
+    let afterKill = -1;
     const stream = (async () => {
-      for (let i = 0; i < total; i += 1) {
+      for (let i = 0; afterKill < 20 && i < 2_000; i += 1) {
+        if (afterKill >= 0) afterKill += 1;
         const loopId = `crash-${id}-${String(i)}`;
         const { run, spans } = sdkRun(loopId);
         traces.push({ traceId: run.traceId, loopId });
@@ -276,11 +278,13 @@ describe("OTLP bridge across kill -9", () => {
       timeoutMs: 60_000,
     });
     first.kill("SIGKILL");
+    afterKill = 0;
     await exited;
     const beforeRestart = await published();
     const second = start();
     try {
       await stream;
+      const total = traces.length;
       expect(beforeRestart).toBeLessThan(total);
       await waitFor(async () => (await published()) === total, {
         what: `${String(total)} traces published`,

@@ -105,6 +105,9 @@ export function createOtlpConsumer(options: OtlpConsumerOptions) {
       await consumer.connect();
       await consumer.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning });
       await consumer.run({
+        // Partitions are independent (each commits its own offsets after its own spans are
+        // stored): while one batch waits for Postgres, the next partition's is decoded.
+        partitionsConsumedConcurrently: 6,
         autoCommit: false,
         eachBatchAutoResolve: false,
         eachBatch: async (payload) => {

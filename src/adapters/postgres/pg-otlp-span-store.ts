@@ -10,11 +10,10 @@ import { withStoreErrors } from "./store-errors.js";
  */
 const addSql = `
 WITH input AS (
-  SELECT x->>'t' AS trace_id, x->>'s' AS span_id, x->'span' AS span, (x->>'r')::boolean AS root
-  FROM jsonb_array_elements($1::jsonb) AS x
+  SELECT * FROM unnest($1::text[], $2::text[], $3::json[], $4::boolean[]) AS x(trace_id, span_id, span, root)
 ), traces AS (
   INSERT INTO otlp_traces (trace_id, first_seen_at, root_seen_at)
-  SELECT trace_id, $2, CASE WHEN bool_or(root) THEN $2::timestamptz END
+  SELECT trace_id, $5, CASE WHEN bool_or(root) THEN $5::timestamptz END
   FROM input GROUP BY trace_id ORDER BY trace_id
   ON CONFLICT (trace_id) DO UPDATE
     SET root_seen_at = CASE
@@ -77,15 +76,16 @@ export function createPgOtlpSpanStore(pool: pg.Pool): OtlpSpanStore {
   return {
     add(spans, now) {
       if (spans.length === 0) return Promise.resolve({ stored: 0, late: 0 });
-      const rows = spans.map(({ span, rootCandidate }) => ({
-        t: span.traceId,
-        s: span.spanId,
-        r: rootCandidate,
-        span,
-      }));
+      const traceIds = spans.map(({ span }) => span.traceId);
+      const spanIds = spans.map(({ span }) => span.spanId);
+      const bodies = spans.map(({ span }) => JSON.stringify(span));
+      const roots = spans.map(({ rootCandidate }) => rootCandidate);
       return withStoreErrors(async () => {
         const result = await pool.query<{ stored: number; late: number }>(addSql, [
-          JSON.stringify(rows),
+          traceIds,
+          spanIds,
+          bodies,
+          roots,
           now,
         ]);
         const row = result.rows[0];
