@@ -1,3 +1,4 @@
+import { loadavg } from "node:os";
 import { Partitioners } from "kafkajs";
 import pg from "pg";
 import { createOtlpBridgeApp } from "../src/app.js";
@@ -22,7 +23,9 @@ import {
  * by `createOtlpBridgeApp` — decode, store in Postgres, commit offsets, close each trace, map,
  * publish its event — for each encoding. The rate is taken between the first and the last task
  * event on the input topic, so the group join is not counted; grace 0, so a trace is published as
- * soon as a sweep sees its root.
+ * soon as a sweep sees its root. Beside the rate it prints the spans per CPU-second the bridge's
+ * process used (user + system, the counting consumer included): what one core does when the
+ * machine is shared, which the wall-clock rate does not show.
  */
 export async function benchOtlpBridge(
   traces = Number(process.env.BENCH_OTLP_TRACES ?? 6000),
@@ -35,13 +38,24 @@ export async function benchOtlpBridge(
       const lines: string[] = [];
       const rates: number[] = [];
       for (const encoding of ["protobuf", "json"] as const) {
-        const { rate, spans, records } = await drain(setup, encoding, traces, spansPerRecord, traceIds);
+        const { rate, spans, records, perCpuSecond } = await drain(
+          setup,
+          encoding,
+          traces,
+          spansPerRecord,
+          traceIds,
+        );
         rates.push(rate);
         lines.push(
-          `${encoding.padEnd(8)} ${String(spans)} spans (${String(traces)} traces) in ${String(records)} records: ${rate.toFixed(0)} spans/s`,
+          `${encoding.padEnd(8)} ${String(spans)} spans (${String(traces)} traces) in ${String(records)} records: ${rate.toFixed(0)} spans/s; ${perCpuSecond.toFixed(0)} spans per CPU-second of the bridge process`,
         );
       }
       const lowest = Math.min(...rates);
+      lines.push(
+        `load average at the end (1, 5, 15 min): ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(", ")}`,
+      );
       return {
         name: "OTLP bridge (SDK spans → Postgres → one task event per trace, 6 partitions)",
         lines,
@@ -115,13 +129,22 @@ async function drain(
 
   const counter = await startCounter(setup.kafka, [config.topics.taskCompleted]);
   const app = createOtlpBridgeApp(config, silentLogger);
+  const cpuBefore = process.cpuUsage();
   await app.start();
+  let cpuSeconds: number;
   try {
     await counter.waitFor(traces, 300_000);
+    const cpu = process.cpuUsage(cpuBefore);
+    cpuSeconds = (cpu.user + cpu.system) / 1e6;
   } finally {
     await app.stop();
     await counter.stop();
   }
   const spansPerTrace = spans.length / traces;
-  return { rate: counter.rate() * spansPerTrace, spans: spans.length, records: records.length };
+  return {
+    rate: counter.rate() * spansPerTrace,
+    spans: spans.length,
+    records: records.length,
+    perCpuSecond: spans.length / cpuSeconds,
+  };
 }

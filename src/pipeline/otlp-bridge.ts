@@ -55,6 +55,18 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
   let sweeping: Promise<void> = Promise.resolve();
   let running = false;
 
+  // A Collector's resources carry a dozen attributes (host, process, SDK) on every span; only the
+  // ones the mapping reads are stored.
+  const resourceKeys = [deps.mapping.tenantAttribute, deps.mapping.projectAttribute, "service.name"];
+  function keptResource(span: OtlpSpan): OtlpSpan["resource"] {
+    const kept: OtlpSpan["resource"] = {};
+    for (const key of resourceKeys) {
+      const value = span.resource[key];
+      if (value !== undefined) kept[key] = value;
+    }
+    return kept;
+  }
+
   async function close(traces: { traceId: string; spans: OtlpSpan[] }[]): Promise<Map<string, TraceClosing>> {
     const outcome = new Map<string, TraceClosing>();
     const events: BridgedEvent[] = [];
@@ -126,7 +138,10 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
     async ingest(spans: readonly OtlpSpan[]): Promise<void> {
       if (spans.length === 0) return;
       const result = await store.add(
-        spans.map((span) => ({ span, rootCandidate: isRootCandidate(span) })),
+        spans.map((span) => ({
+          span: { ...span, resource: keptResource(span) },
+          rootCandidate: isRootCandidate(span),
+        })),
         clock.now(),
       );
       if (result.stored > 0) observer.spans("stored", result.stored);
