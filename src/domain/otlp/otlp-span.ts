@@ -53,33 +53,12 @@ const unixNano = z
   .refine((value) => value < maxUnixNano, "is beyond the dates this build can show")
   .transform((value) => value.toString());
 
-/** An `AnyValue` of OTLP/JSON, validated loosely (a producer's odd value is kept, not refused). */
-interface AnyValue {
-  stringValue?: string | undefined;
-  boolValue?: boolean | undefined;
-  intValue?: string | number | undefined;
-  doubleValue?: string | number | undefined;
-  bytesValue?: string | undefined;
-  arrayValue?: { values?: AnyValue[] | undefined } | undefined;
-  kvlistValue?: { values?: KeyValue[] | undefined } | undefined;
-}
-interface KeyValue {
-  key: string;
-  value?: AnyValue | undefined;
-}
-const anyValue: z.ZodType<AnyValue> = z.lazy(() =>
-  z.object({
-    stringValue: z.string().optional(),
-    boolValue: z.boolean().optional(),
-    intValue: z.union([z.string(), z.number()]).optional(),
-    doubleValue: z.union([z.string(), z.number()]).optional(),
-    bytesValue: z.string().optional(),
-    arrayValue: z.object({ values: z.array(anyValue).optional() }).optional(),
-    kvlistValue: z.object({ values: z.array(keyValue).optional() }).optional(),
-  }),
-);
-const keyValue: z.ZodType<KeyValue> = z.lazy(() => z.object({ key: z.string(), value: anyValue.optional() }));
-const attributeList = z.array(keyValue).optional();
+/**
+ * Attribute lists are read by `flatten` below, not by a zod schema: they are most of a record's
+ * bytes, a recursive schema over them cost more than the rest of the decoding, and an odd value
+ * (a producer's own shape) is kept as null rather than refusing the record.
+ */
+const attributeList = z.array(z.unknown()).optional();
 
 /** protojson may write enums by name; OTLP/JSON says numbers. Both are read. */
 const statusCode = z
@@ -125,29 +104,40 @@ function storable(text: string): string {
   return text.replaceAll("\u0000", "\uFFFD").toWellFormed();
 }
 
-function plainValue(value: AnyValue | undefined, depth: number): AttributeValue {
-  if (value === undefined) return null;
+function plainValue(value: unknown, depth: number): AttributeValue {
+  if (typeof value !== "object" || value === null) return null;
   if (depth > maxValueDepth) return "[nested too deep]";
-  if (value.stringValue !== undefined) return storable(value.stringValue);
-  if (value.boolValue !== undefined) return value.boolValue;
-  if (value.intValue !== undefined) {
-    const n = Number(value.intValue);
-    return Number.isSafeInteger(n) ? n : storable(String(value.intValue));
+  const v = value as Record<string, unknown>;
+  if (typeof v.stringValue === "string") return storable(v.stringValue);
+  if (typeof v.boolValue === "boolean") return v.boolValue;
+  if (typeof v.intValue === "string" || typeof v.intValue === "number") {
+    const n = Number(v.intValue);
+    return Number.isSafeInteger(n) ? n : storable(String(v.intValue));
   }
-  if (value.doubleValue !== undefined) {
-    const n = Number(value.doubleValue);
-    return Number.isFinite(n) ? n : storable(String(value.doubleValue));
+  if (typeof v.doubleValue === "string" || typeof v.doubleValue === "number") {
+    const n = Number(v.doubleValue);
+    return Number.isFinite(n) ? n : storable(String(v.doubleValue));
   }
-  if (value.bytesValue !== undefined) return storable(value.bytesValue);
-  if (value.arrayValue !== undefined)
-    return (value.arrayValue.values ?? []).map((item) => plainValue(item, depth + 1));
-  if (value.kvlistValue !== undefined) return flatten(value.kvlistValue.values, depth + 1);
+  if (typeof v.bytesValue === "string") return storable(v.bytesValue);
+  if (typeof v.arrayValue === "object" && v.arrayValue !== null) {
+    const values = (v.arrayValue as { values?: unknown }).values;
+    return Array.isArray(values) ? values.map((item) => plainValue(item, depth + 1)) : [];
+  }
+  if (typeof v.kvlistValue === "object" && v.kvlistValue !== null) {
+    return flatten((v.kvlistValue as { values?: unknown }).values, depth + 1);
+  }
   return null;
 }
 
-function flatten(list: KeyValue[] | undefined, depth = 0): Attributes {
+/** An OTLP `KeyValue` list as a plain object; entries without a string key are skipped. */
+function flatten(list: unknown, depth = 0): Attributes {
   const out: Attributes = {};
-  for (const { key, value } of list ?? []) out[storable(key)] = plainValue(value, depth);
+  if (!Array.isArray(list)) return out;
+  for (const item of list) {
+    if (typeof item !== "object" || item === null) continue;
+    const { key, value } = item as { key?: unknown; value?: unknown };
+    if (typeof key === "string") out[storable(key)] = plainValue(value, depth);
+  }
   return out;
 }
 

@@ -140,4 +140,37 @@ describe("OTLP decoder", () => {
     const { spans } = decoder.decode(Buffer.from(JSON.stringify(record)));
     expect(spans[0]?.name).toBe("bad\uFFFDname\uFFFD");
   });
+
+  it("keeps odd attribute entries out and cuts nesting deeper than eight levels", () => {
+    let nested: unknown = { stringValue: "bottom" };
+    for (let i = 0; i < 50; i += 1) nested = { kvlistValue: { values: [{ key: "k", value: nested }] } };
+    const record = {
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  traceId: "5b8efff798038103d269b633813fc60c",
+                  spanId: "eee19b7ec3c1b174",
+                  startTimeUnixNano: "1",
+                  endTimeUnixNano: "2",
+                  attributes: [
+                    { key: "deep", value: nested },
+                    { value: { stringValue: "no key" } },
+                    7,
+                    { key: "odd", value: { weird: 1 } },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const { spans } = decoder.decode(Buffer.from(JSON.stringify(record)));
+    expect(Object.keys(spans[0]?.attributes ?? {})).toEqual(["deep", "odd"]);
+    expect(spans[0]?.attributes.odd).toBeNull();
+    expect(JSON.stringify(spans[0]?.attributes.deep)).toContain("[nested too deep]");
+  });
 });
