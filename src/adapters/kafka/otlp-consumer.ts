@@ -113,34 +113,60 @@ export function createOtlpConsumer(options: OtlpConsumerOptions) {
         eachBatch: async (payload) => {
           const { batch } = payload;
           if (!payload.isRunning() || payload.isStale() || batch.messages.length === 0) return;
-          const spans: OtlpSpan[] = [];
+          const decoded: { message: KafkaMessage; encoding: string; spans: OtlpSpan[] }[] = [];
           const dead: ReturnType<typeof deadLetter>[] = [];
           const counts: { encoding: string; result: "ok" | "dead_lettered" }[] = [];
+          const refuse = (message: KafkaMessage, err: unknown) => {
+            const code: ErrorCode = err instanceof ReflectorError ? err.code : "DECODE_FAILED";
+            const reason = errorMessage(err);
+            dead.push(deadLetter(batch.partition, message, code, reason));
+            counts.push({ encoding: "unknown", result: "dead_lettered" });
+            log.warn(
+              { code, reason, partition: batch.partition, offset: message.offset },
+              "otlp record dead-lettered",
+            );
+          };
           for (const message of batch.messages) {
             if (!message.value || message.value.length === 0) continue;
             try {
-              const decoded = options.decode(message.value);
-              for (const span of decoded.spans) spans.push(span);
-              counts.push({ encoding: decoded.encoding, result: "ok" });
+              decoded.push({ message, ...options.decode(message.value) });
             } catch (err) {
-              const code: ErrorCode = err instanceof ReflectorError ? err.code : "DECODE_FAILED";
-              const reason = errorMessage(err);
-              dead.push(deadLetter(batch.partition, message, code, reason));
-              counts.push({ encoding: "unknown", result: "dead_lettered" });
-              log.warn(
-                { code, reason, partition: batch.partition, offset: message.offset },
-                "otlp record dead-lettered",
-              );
+              refuse(message, err);
             }
           }
-          // Dead letters first, then the spans, then the offsets: a crash anywhere before the
-          // commit reads the batch again (a dead letter may then be written twice, a span never lost).
+          // The batch's spans in one statement. Should Postgres refuse its data (it never should:
+          // the decoder makes text storable), each record is stored alone and the one it refuses
+          // is dead-lettered, instead of retrying the batch for ever.
+          const batchStore = { stored: false };
+          await untilDone("storing spans", async () => {
+            try {
+              await options.ingest(decoded.flatMap((record) => record.spans));
+              batchStore.stored = true;
+            } catch (err) {
+              if (classifyFailure(err) !== "dead-letter") throw err;
+            }
+          });
+          for (const record of batchStore.stored ? [] : decoded) {
+            await untilDone("storing spans", async () => {
+              try {
+                await options.ingest(record.spans);
+              } catch (err) {
+                if (classifyFailure(err) !== "dead-letter") throw err;
+                refuse(record.message, err);
+                record.encoding = "";
+              }
+            });
+          }
+          for (const record of decoded) {
+            if (record.encoding) counts.push({ encoding: record.encoding, result: "ok" });
+          }
+          // Then the dead letters, then the offsets: a crash anywhere before the commit reads the
+          // batch again (a dead letter may then be written twice, a span is never lost).
           if (dead.length > 0) {
             await untilDone("dead-lettering otlp records", async () => {
               await producer?.send({ topic: options.deadLetterTopic, messages: dead });
             });
           }
-          await untilDone("storing spans", () => options.ingest(spans));
           await payload.heartbeat();
           const last = batch.lastOffset();
           await consumer?.commitOffsets([
