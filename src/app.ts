@@ -563,6 +563,7 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
   if (topic === undefined) {
     throw new ReflectorError("INTERNAL", "OTLP_TOPIC is not set: the bridge has no topic to read");
   }
+  // Up to six partitions storing spans and four transactions closing traces at once.
   const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 12, connectionTimeoutMillis: 5_000 });
   pool.on("error", (err) => {
     logger.warn({ err }, "idle postgres connection failed");
