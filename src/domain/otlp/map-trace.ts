@@ -169,8 +169,13 @@ interface Step {
   error?: { message?: string; code?: string } | undefined;
 }
 
-function metadataOf(span: OtlpSpan): Record<string, string | number> {
-  const metadata: Record<string, string | number> = { spanId: span.spanId, span: span.name.slice(0, 200) };
+/**
+ * What a step's own fields do not say: the model and its token counts. The span id is already in
+ * the step's `eventId` (`<span id>.call`), and a step without any of these has no metadata (each
+ * open map costs the contract a depth and size check).
+ */
+function metadataOf(span: OtlpSpan): Record<string, string | number> | undefined {
+  const metadata: Record<string, string | number> = {};
   const model = cleanName(span.attributes["gen_ai.request.model"]);
   if (model) metadata.model = model;
   for (const [key, attribute] of [
@@ -180,7 +185,7 @@ function metadataOf(span: OtlpSpan): Record<string, string | number> {
     const value = span.attributes[attribute];
     if (typeof value === "number") metadata[key] = value;
   }
-  return metadata;
+  return Object.keys(metadata).length > 0 ? metadata : undefined;
 }
 
 function stepsOf(span: OtlpSpan, actor: string | undefined): Step[] {

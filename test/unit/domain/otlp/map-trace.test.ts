@@ -83,6 +83,8 @@ describe("mapTraceToTask", () => {
     const [, llm, , call, response, , failedResponse, exception] = event.events;
     expect(llm?.metadata).toMatchObject({ model: "gpt-4o", inputTokens: 412, outputTokens: 96 });
     expect(call?.content).toBe('{"query":"churn drivers SaaS 2026"}');
+    expect(call?.eventId).toMatch(/^[0-9a-f]{16}\.call$/);
+    expect(call?.metadata).toBeUndefined();
     expect(response?.content).toBe("3 articles on pricing changes");
     expect(failedResponse?.error).toEqual({
       message: "Query execution exceeded 30s limit",
