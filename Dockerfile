@@ -33,6 +33,8 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 COPY migrations ./migrations
+# The OTLP .proto files the OTLP bridge decodes protobuf records with (proto/README.md).
+COPY proto ./proto
 COPY schemas ./schemas
 # Where REFLECTOR_EMBEDDING_MODEL_DIR points by default: .services/models/ under the package root.
 COPY --from=model /build/.services/models ./.services/models

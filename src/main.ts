@@ -1,4 +1,4 @@
-import { createApp, type AppOverrides } from "./app.js";
+import { createApp, createOtlpBridgeApp, type AppOverrides } from "./app.js";
 import type { Config } from "./config/config.js";
 import type { Logger } from "./observability/logger.js";
 
@@ -56,5 +56,42 @@ export async function runProcessor(
   app.onCrash((error) => {
     logger.error({ err: error }, "consumer crashed");
     void exit(1, "consumer crashed");
+  });
+}
+
+/**
+ * `npx reflector otlp-bridge`: the OTLP bridge alone until SIGTERM/SIGINT (exit 0) or a crash of
+ * its consumer (exit 1, to be restarted from the committed offsets).
+ */
+export async function runOtlpBridge(config: Config, logger: Logger): Promise<void> {
+  const app = createOtlpBridgeApp(config, logger);
+  let exiting = false;
+  let starting: Promise<unknown> = Promise.resolve();
+  const exit = async (code: number, why: string) => {
+    if (exiting) return;
+    exiting = true;
+    logger.info({ why }, "stopping");
+    await starting.catch(() => undefined);
+    await app.stop();
+    process.exitCode = code;
+    setTimeout(() => {
+      logger.warn({ graceMs: exitGraceMs }, "handles still open after stop; exiting");
+      process.exit(code);
+    }, exitGraceMs).unref();
+  };
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => void exit(0, signal));
+  }
+  starting = app.start();
+  try {
+    await starting;
+  } catch (err) {
+    logger.error({ err }, "start-up failed");
+    await exit(1, "start-up failed");
+    return;
+  }
+  app.onCrash((error) => {
+    logger.error({ err: error }, "otlp consumer crashed");
+    void exit(1, "otlp consumer crashed");
   });
 }

@@ -2,7 +2,7 @@ import { Command, Option } from "commander";
 import { buildKafka, createTopics, migrateDatabase } from "../builders.js";
 import { configOrExit, failureLine } from "./config-or-exit.js";
 import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
-import { runProcessor } from "../main.js";
+import { runOtlpBridge, runProcessor } from "../main.js";
 import { createLogger } from "../observability/logger.js";
 import { registerMaintenanceCommands } from "./maintenance-commands.js";
 import { registerOpsCommands } from "./ops-commands.js";
@@ -27,6 +27,21 @@ program
   .action(async () => {
     const config = configOrExit();
     await runProcessor(config, createLogger(config.logLevel));
+  });
+
+program
+  .command("otlp-bridge")
+  .description("run only the OTLP ingest bridge: OpenTelemetry traces on OTLP_TOPIC in, task events out")
+  .action(async () => {
+    const config = configOrExit();
+    if (config.otlp.topic === undefined) {
+      process.stderr.write(
+        "reflector: invalid configuration:\n  - OTLP_TOPIC: the bridge needs the topic of OTLP trace records\n",
+      );
+      process.exitCode = 2;
+      return;
+    }
+    await runOtlpBridge(config, createLogger(config.logLevel));
   });
 
 program

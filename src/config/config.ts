@@ -224,6 +224,27 @@ const EnvSchema = z.object({
   PRUNE_MAX_IMPORTANCE: z.coerce.number().min(0).max(1).default(0.3),
   // ---- Secured connections: TLS, SASL and credentials (src/config/secured-connections.ts) ----
   ...SecuredConnectionsSchema.shape,
+
+  // --- OTLP ingest bridge (docs/otlp-ingest.md) ---
+  /** Topic of OTLP trace records (a Collector's Kafka exporter); set = `start` runs the bridge too. */
+  OTLP_TOPIC: topicName.optional(),
+  /** The bridge's consumer group; unset = `<KAFKA_GROUP_ID>.otlp`. */
+  OTLP_GROUP_ID: z.string().min(1).optional(),
+  OTLP_TENANT_ATTRIBUTE: z.string().min(1).max(200).default("reflector.tenant_id"),
+  OTLP_PROJECT_ATTRIBUTE: z.string().min(1).max(200).default("reflector.project_id"),
+  OTLP_DEFAULT_TENANT: z.string().trim().min(1).max(200).default("default"),
+  OTLP_DEFAULT_PROJECT: z.string().trim().min(1).max(200).default("default"),
+  /** How long after its root span arrived a trace waits for late children. */
+  OTLP_TRACE_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
+  /** A trace without a root this long after its first span is expired (dropped, counted). */
+  OTLP_TRACE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(7 * 86_400_000)
+    .default(1_800_000),
+  OTLP_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  // --- end of OTLP ingest bridge ---
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -322,6 +343,18 @@ export interface Config extends SpendAndTenancyConfig {
     pruneOlderThanDays: number;
     pruneMaxImportance: number;
   };
+  /** The OTLP ingest bridge (docs/otlp-ingest.md); `topic` undefined = not run by `start`. */
+  otlp: {
+    topic: string | undefined;
+    groupId: string;
+    tenantAttribute: string;
+    projectAttribute: string;
+    defaultTenant: string;
+    defaultProject: string;
+    graceMs: number;
+    timeoutMs: number;
+    sweepIntervalMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -373,6 +406,11 @@ function crossFieldProblems(env: Record<string, string | undefined>): string[] {
     if (missing.length > 0) {
       problems.push(`REFLECTOR_EMBEDDING_MODEL_DIR: ${modelDir} has no ${missing.join(" and ")}`);
     }
+  }
+  const grace = Number(env.OTLP_TRACE_GRACE_MS ?? 5_000);
+  const timeout = Number(env.OTLP_TRACE_TIMEOUT_MS ?? 1_800_000);
+  if (Number.isFinite(grace) && Number.isFinite(timeout) && timeout <= grace) {
+    problems.push("OTLP_TRACE_TIMEOUT_MS: must be longer than OTLP_TRACE_GRACE_MS");
   }
   return problems;
 }
@@ -494,13 +532,24 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       pruneOlderThanDays: e.PRUNE_OLDER_THAN_DAYS,
       pruneMaxImportance: e.PRUNE_MAX_IMPORTANCE,
     },
+    otlp: {
+      topic: e.OTLP_TOPIC,
+      groupId: e.OTLP_GROUP_ID ?? `${e.KAFKA_GROUP_ID}.otlp`,
+      tenantAttribute: e.OTLP_TENANT_ATTRIBUTE,
+      projectAttribute: e.OTLP_PROJECT_ATTRIBUTE,
+      defaultTenant: e.OTLP_DEFAULT_TENANT,
+      defaultProject: e.OTLP_DEFAULT_PROJECT,
+      graceMs: e.OTLP_TRACE_GRACE_MS,
+      timeoutMs: e.OTLP_TRACE_TIMEOUT_MS,
+      sweepIntervalMs: e.OTLP_SWEEP_INTERVAL_MS,
+    },
   });
 }
 
 /** Every variable Reflector reads; a test keeps the README's table in step with it. */
 export const envVariableNames = Object.keys(EnvSchema.shape) as (keyof Env)[];
 
-/** Every topic Reflector reads or writes: input, the three outputs, DLQ, retry and feedback. */
+/** Every topic Reflector reads or writes: input, the three outputs, DLQ, retry, feedback (and OTLP_TOPIC when set). */
 export function topicNames(config: Config): string[] {
   const t = config.topics;
   return [
@@ -511,5 +560,6 @@ export function topicNames(config: Config): string[] {
     t.deadLetter,
     t.retry,
     t.reflectionFeedback,
+    ...(config.otlp.topic !== undefined ? [config.otlp.topic] : []),
   ];
 }

@@ -1,0 +1,46 @@
+import { Counter, type Registry } from "prom-client";
+import type { BridgeObserver } from "../pipeline/otlp-bridge-ports.js";
+import type { Logger } from "./logger.js";
+
+/** The OTLP bridge's counters (docs/otlp-ingest.md#metrics); labels stay bounded. */
+export function createOtlpMetrics(registry: Registry, logger: Logger) {
+  const records = new Counter({
+    name: "reflector_otlp_records_total",
+    help: "OTLP trace records read by the bridge, by encoding (json, protobuf, unknown) and result (ok, dead_lettered).",
+    labelNames: ["encoding", "result"] as const,
+    registers: [registry],
+  });
+  const spans = new Counter({
+    name: "reflector_otlp_spans_total",
+    help: "Spans the bridge stored, or dropped as late (their trace was already closed).",
+    labelNames: ["result"] as const,
+    registers: [registry],
+  });
+  const traces = new Counter({
+    name: "reflector_otlp_traces_total",
+    help: "Traces the bridge closed: published as a task event, expired (no root within OTLP_TRACE_TIMEOUT_MS) or invalid (dead-lettered).",
+    labelNames: ["result"] as const,
+    registers: [registry],
+  });
+  const log = logger.child({ component: "otlp-bridge" });
+  const observer: BridgeObserver = {
+    spans: (result, count) => {
+      spans.inc({ result }, count);
+    },
+    traces: (result, count) => {
+      traces.inc({ result }, count);
+    },
+    expired: (traceId, spanCount) => {
+      log.warn({ traceId, spanCount }, "trace expired: its root span never arrived; its spans were dropped");
+    },
+    invalid: (traceId, reason) => {
+      log.warn({ traceId, reason }, "the event built from a trace does not fit the contract; dead-lettered");
+    },
+  };
+  return {
+    observer,
+    record: (encoding: string, result: "ok" | "dead_lettered") => {
+      records.inc({ encoding, result });
+    },
+  };
+}
