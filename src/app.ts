@@ -1,3 +1,4 @@
+import type { Tracer } from "@opentelemetry/api";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { Partitioners, type Producer } from "kafkajs";
@@ -5,6 +6,7 @@ import { createKafka } from "./adapters/kafka/kafka-client.js";
 import { createOutputPublisher } from "./adapters/kafka/output-publisher.js";
 import { createTaskConsumer, type TaskConsumer } from "./adapters/kafka/task-consumer.js";
 import { createEventRunner } from "./adapters/kafka/event-runner.js";
+import { traceRuns } from "./adapters/kafka/traced-event-runner.js";
 import { OutageGate } from "./adapters/kafka/outage-gate.js";
 import { readTopicLimits, type SizeLimits } from "./adapters/kafka/record-size.js";
 import { createTransactionalCommitter } from "./adapters/kafka/transactional-committer.js";
@@ -28,6 +30,7 @@ import type { Logger } from "./observability/logger.js";
 import { createLlmMetrics } from "./observability/llm-metrics.js";
 import { createConsumerMetrics } from "./observability/consumer-metrics.js";
 import { createMetrics } from "./observability/metrics.js";
+import { withSpans } from "./observability/traced-stage-timer.js";
 import { createLagMetrics } from "./observability/lag-metrics.js";
 import { createLagPoller } from "./ops/lag-poller.js";
 import { createKafkaHealthCheck } from "./adapters/kafka/kafka-health.js";
@@ -41,6 +44,8 @@ import { wireMaintenance } from "./maintenance/wire-maintenance.js";
 export interface AppOverrides {
   generator?: ReflectionGenerator;
   clock?: Clock;
+  /** Reflector's spans go to this tracer (src/observability/tracing.ts); none are made without it. */
+  tracer?: Tracer;
 }
 
 const systemClock: Clock = { now: () => new Date() };
@@ -140,7 +145,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     generator,
     embedder: llm.embedder,
     clock: overrides.clock ?? systemClock,
-    timer: metrics.timer,
+    timer: overrides.tracer ? withSpans(metrics.timer, overrides.tracer) : metrics.timer,
     quality: {
       ...defaultQualityConfig,
       maxAttempts: config.quality.maxAttempts,
@@ -192,7 +197,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       consumer.resume();
     },
   });
-  const runner = createEventRunner({
+  const untracedRunner = createEventRunner({
     groupId: config.kafka.groupId,
     retryTopic: config.topics.retry,
     deadLetterTopic: config.topics.deadLetter,
@@ -215,6 +220,13 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     retryBaseMs: config.handler.retryBaseMs,
     retryTopicDelayMs: config.consumer.retryTopicDelayMs,
   });
+  const runner = overrides.tracer
+    ? traceRuns(untracedRunner, overrides.tracer, {
+        groupId: config.kafka.groupId,
+        deadLetterTopic: config.topics.deadLetter,
+        retryTopic: config.topics.retry,
+      })
+    : untracedRunner;
   const consumer: TaskConsumer = createTaskConsumer({
     kafka,
     committer,
