@@ -15,7 +15,14 @@ export function spanAttributes(attributes: StageAttributes | undefined): Attribu
 }
 
 /**
- * The stage timer with a span around every stage: the same wrapper times the stage (histogram)
+ * Stages that are timed but get no span of their own: each is one Redis or Postgres read, which
+ * the pg and ioredis instrumentations already show as a span (under the event's span), and they
+ * run several times per event, so a span of theirs would double the count and add nothing.
+ */
+export const unspannedStages: ReadonlySet<string> = new Set(["index", "store-read"]);
+
+/**
+ * The stage timer with a span around every stage (but `unspannedStages`): the same wrapper times the stage (histogram)
  * and traces it, so stages stay free of both. The span is the active one while the stage runs,
  * so what the stage calls (Postgres, Redis, the LLM's HTTP request) nests under it. Built only
  * when tracing is on: with tracing off the plain timer is used and nothing here runs.
@@ -23,6 +30,7 @@ export function spanAttributes(attributes: StageAttributes | undefined): Attribu
 export function withSpans(timer: StageTimer, tracer: Tracer): StageTimer {
   return {
     time(stage, work, describe) {
+      if (unspannedStages.has(stage)) return timer.time(stage, work);
       return tracer.startActiveSpan(
         stageSpanName(stage),
         { attributes: spanAttributes(describe?.attributes) },
