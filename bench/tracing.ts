@@ -1,4 +1,4 @@
-import type { ExportResult } from "@opentelemetry/core";
+import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { loadConfig } from "../src/config/config.js";
 import type { TaskCompleted } from "../src/domain/contracts/index.js";
@@ -29,7 +29,7 @@ function discardingExporter() {
   const exporter: SpanExporter = {
     export(batch: ReadableSpan[], done: (result: ExportResult) => void) {
       spans += batch.length;
-      done({ code: 0 });
+      done({ code: ExportResultCode.SUCCESS });
     },
     shutdown: () => Promise.resolve(),
   };
