@@ -39,8 +39,11 @@ export async function runProcessor(
     // the rest of start connect them again after "stopped".
     await starting.catch(() => undefined);
     await app.stop();
-    await tracing.shutdown(tracingFlushMs);
+    const flushed = await tracing.shutdown(tracingFlushMs);
     process.exitCode = code;
+    // Everything else is closed; an export still retrying against a collector that is down would
+    // only hold the process until the grace period below.
+    if (!flushed) process.exit(code);
     // Everything is committed and closed; a handle some client forgot must not keep the pod
     // alive past its termination grace period. unref: a clean exit does not wait for this.
     setTimeout(() => {

@@ -11,13 +11,17 @@ export interface Tracing {
   readonly enabled: boolean;
   /** The tracer of Reflector's spans (the API's no-op tracer when tracing is off). */
   readonly tracer: Tracer;
-  /** Exports the spans still buffered, within `deadlineMs`, and stops the SDK. */
-  shutdown(deadlineMs: number): Promise<void>;
+  /**
+   * Exports the spans still buffered, within `deadlineMs`, and stops the SDK. False when the
+   * export did not finish in time: its retries (a collector that is down) may still hold the
+   * event loop, and the caller should not wait for them.
+   */
+  shutdown(deadlineMs: number): Promise<boolean>;
 }
 
 /** Tracing off: the API's tracer with no SDK behind it, so every span is a non-recording no-op. */
 function off(): Tracing {
-  return { enabled: false, tracer: trace.getTracer(tracerName), shutdown: () => Promise.resolve() };
+  return { enabled: false, tracer: trace.getTracer(tracerName), shutdown: () => Promise.resolve(true) };
 }
 
 /**
@@ -116,7 +120,7 @@ export async function startTracing(
     enabled: true,
     tracer: trace.getTracer(tracerName),
     async shutdown(deadlineMs) {
-      if (stopped) return;
+      if (stopped) return true;
       stopped = true;
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<"late">((resolve) => {
@@ -126,9 +130,12 @@ export async function startTracing(
       });
       try {
         const result = await Promise.race([provider.shutdown().then(() => "done" as const), deadline]);
-        if (result === "late") logger.warn({ deadlineMs }, "spans not all exported before the deadline");
+        if (result === "done") return true;
+        logger.warn({ deadlineMs }, "spans not all exported before the deadline");
+        return false;
       } catch (err) {
         logger.warn({ err }, "tracing shutdown failed");
+        return false;
       } finally {
         clearTimeout(timer);
         trace.disable();
