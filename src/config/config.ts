@@ -206,7 +206,8 @@ export interface TracingConfig {
 }
 
 function tracingConfigOf(e: z.infer<typeof TracingEnvSchema>): TracingConfig {
-  const base = e.OTEL_EXPORTER_OTLP_ENDPOINT?.replace(/\/+$/, "");
+  let base = e.OTEL_EXPORTER_OTLP_ENDPOINT;
+  while (base?.endsWith("/")) base = base.slice(0, -1);
   const url = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? `${base}/v1/traces` : null);
   return {
     enabled: url !== null && !e.OTEL_SDK_DISABLED,
