@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|memory|calibration|otlp`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|memory|calibration|otlp|tracing`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -13,6 +13,7 @@ import { benchMemory } from "./memory.js";
 import { benchOtlpBridge } from "./otlp-bridge.js";
 import { benchRss } from "./rss.js";
 import { machine, report, type BenchResult } from "./support.js";
+import { benchTracing } from "./tracing.js";
 
 const all: Record<string, () => Promise<BenchResult>> = {
   e2e: () => benchE2e(),
@@ -25,6 +26,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   memory: () => benchMemory(),
   calibration: () => benchCalibration(),
   otlp: () => benchOtlpBridge(),
+  tracing: () => benchTracing(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a in all);

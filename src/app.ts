@@ -1,7 +1,9 @@
+import type { Tracer } from "@opentelemetry/api";
 import { Partitioners, type Producer } from "kafkajs";
 import { createOutputPublisher } from "./adapters/kafka/output-publisher.js";
 import { createTaskConsumer, type TaskConsumer } from "./adapters/kafka/task-consumer.js";
 import { createEventRunner } from "./adapters/kafka/event-runner.js";
+import { traceRuns } from "./adapters/kafka/traced-event-runner.js";
 import { OutageGate } from "./adapters/kafka/outage-gate.js";
 import { readTopicLimits, type SizeLimits } from "./adapters/kafka/record-size.js";
 import { createTransactionalCommitter } from "./adapters/kafka/transactional-committer.js";
@@ -26,6 +28,7 @@ import type { Logger } from "./observability/logger.js";
 import { createLlmMetrics } from "./observability/llm-metrics.js";
 import { createConsumerMetrics } from "./observability/consumer-metrics.js";
 import { createMetrics } from "./observability/metrics.js";
+import { withSpans } from "./observability/traced-stage-timer.js";
 import { createLagMetrics } from "./observability/lag-metrics.js";
 import { createLagPoller } from "./ops/lag-poller.js";
 import { createKafkaHealthCheck } from "./adapters/kafka/kafka-health.js";
@@ -58,6 +61,8 @@ import type { Registry } from "prom-client";
 export interface AppOverrides {
   generator?: ReflectionGenerator;
   clock?: Clock;
+  /** Reflector's spans go to this tracer (src/observability/tracing.ts); none are made without it. */
+  tracer?: Tracer;
 }
 
 function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
@@ -145,7 +150,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     generator,
     embedder: llm.embedder,
     clock: overrides.clock ?? systemClock,
-    timer: metrics.timer,
+    timer: overrides.tracer ? withSpans(metrics.timer, overrides.tracer) : metrics.timer,
     quality: {
       ...defaultQualityConfig,
       maxAttempts: config.quality.maxAttempts,
@@ -206,7 +211,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       consumer.resume();
     },
   });
-  const runner = createEventRunner({
+  const untracedRunner = createEventRunner({
     groupId: config.kafka.groupId,
     retryTopic: config.topics.retry,
     deadLetterTopic: config.topics.deadLetter,
@@ -246,6 +251,13 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
           return found;
         }
       : undefined;
+  const runner = overrides.tracer
+    ? traceRuns(untracedRunner, overrides.tracer, {
+        groupId: config.kafka.groupId,
+        deadLetterTopic: config.topics.deadLetter,
+        retryTopic: config.topics.retry,
+      })
+    : untracedRunner;
   const consumer: TaskConsumer = createTaskConsumer({
     kafka,
     committer,

@@ -1,9 +1,12 @@
 import { createApp, createOtlpBridgeApp, type AppOverrides } from "./app.js";
 import type { Config } from "./config/config.js";
 import type { Logger } from "./observability/logger.js";
+import { startTracing } from "./observability/tracing.js";
 
 /** After a stop, the process must be gone within this long even if a client leaves a handle open. */
 const exitGraceMs = 5_000;
+/** How long the spans still buffered at stop may take to export (within the exit grace period). */
+const tracingFlushMs = 2_000;
 
 /**
  * Runs the processor until SIGTERM/SIGINT (graceful stop, exit 0) or a consumer crash
@@ -14,12 +17,15 @@ export async function runProcessor(
   logger: Logger,
   overrides: AppOverrides = {},
 ): Promise<void> {
+  // Before any client is built; a no-op without OTEL_EXPORTER_OTLP_ENDPOINT.
+  const tracing = await startTracing(config.tracing, logger);
   let app: ReturnType<typeof createApp>;
   try {
     // Wiring opens no connection, so a failure here (a missing embedding model) leaves nothing to close.
-    app = createApp(config, logger, overrides);
+    app = createApp(config, logger, tracing.enabled ? { tracer: tracing.tracer, ...overrides } : overrides);
   } catch (err) {
     logger.error({ err }, "start-up failed");
+    await tracing.shutdown(tracingFlushMs);
     process.exitCode = 1;
     return;
   }
@@ -33,7 +39,11 @@ export async function runProcessor(
     // the rest of start connect them again after "stopped".
     await starting.catch(() => undefined);
     await app.stop();
+    const flushed = await tracing.shutdown(tracingFlushMs);
     process.exitCode = code;
+    // Everything else is closed; an export still retrying against a collector that is down would
+    // only hold the process until the grace period below.
+    if (!flushed) process.exit(code);
     // Everything is committed and closed; a handle some client forgot must not keep the pod
     // alive past its termination grace period. unref: a clean exit does not wait for this.
     setTimeout(() => {

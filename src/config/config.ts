@@ -122,7 +122,7 @@ function tenancyProblems(raw: string | undefined, ownTopics: string[] | null): s
 // ---- end of LLM spend limits and the tenant trust model ----
 
 /** Every setting Reflector reads, from environment variables. Documented in README.md. */
-const EnvSchema = z.object({
+const CoreEnvSchema = z.object({
   ...spendAndTenancyEnv,
   KAFKA_BROKERS: csv.default(["127.0.0.1:9092"]),
   KAFKA_CLIENT_ID: z.string().min(1).default("reflector"),
@@ -247,6 +247,111 @@ const EnvSchema = z.object({
   // --- end of OTLP ingest bridge ---
 });
 
+// ---------------------------------------------------------------------------------------------
+// OpenTelemetry tracing: the standard OTEL_* variables (docs/operations.md#tracing). Kept in one
+// block because the entry point parses it alone, before the rest of the program is loaded: the
+// libraries it traces must be hooked before they are imported.
+// ---------------------------------------------------------------------------------------------
+
+const otlpUrl = z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional();
+
+const otlpProtocol = z.enum(["http/protobuf", "http/json"], {
+  error: "http/protobuf or http/json (gRPC is not supported: use the collector's HTTP port, 4318)",
+});
+
+/** `key=value,key=value` with percent-encoded values (the OTLP headers and resource attributes format). */
+const keyValueList = z.string().transform((value, ctx) => {
+  const out: Record<string, string> = {};
+  for (const part of value.split(",")) {
+    if (part.trim() === "") continue;
+    const at = part.indexOf("=");
+    const key = at > 0 ? part.slice(0, at).trim() : "";
+    if (!key) {
+      ctx.addIssue({ code: "custom", message: "each entry must be key=value" });
+      return z.NEVER;
+    }
+    try {
+      out[key] = decodeURIComponent(part.slice(at + 1).trim());
+    } catch {
+      ctx.addIssue({ code: "custom", message: `the value of ${key} is not valid percent-encoding` });
+      return z.NEVER;
+    }
+  }
+  return out;
+});
+
+const TracingEnvSchema = z.object({
+  /** Base URL of an OTLP/HTTP receiver; spans go to `<endpoint>/v1/traces`. Unset = no tracing. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl,
+  /** The full URL for spans, overriding OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlpUrl,
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.default("http/protobuf"),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: keyValueList.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: keyValueList.optional(),
+  OTEL_EXPORTER_OTLP_TIMEOUT: z.coerce.number().int().min(1).max(600_000).default(10_000),
+  OTEL_SERVICE_NAME: z.string().min(1).default("reflector"),
+  OTEL_RESOURCE_ATTRIBUTES: keyValueList.optional(),
+  OTEL_TRACES_SAMPLER: z
+    .enum([
+      "always_on",
+      "always_off",
+      "traceidratio",
+      "parentbased_always_on",
+      "parentbased_always_off",
+      "parentbased_traceidratio",
+    ])
+    .default("parentbased_always_on"),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
+  OTEL_SDK_DISABLED: boolFlag.default(false),
+});
+
+export interface TracingConfig {
+  /** An endpoint is set and the SDK is not disabled. */
+  enabled: boolean;
+  /** Where spans are sent (OTLP/HTTP); null when tracing is off. */
+  url: string | null;
+  protocol: z.infer<typeof otlpProtocol>;
+  /** Sent with every export (an API key, say): never logged. */
+  headers: Readonly<Record<string, string>>;
+  timeoutMs: number;
+  serviceName: string;
+  resourceAttributes: Readonly<Record<string, string>>;
+  sampler: z.infer<typeof TracingEnvSchema.shape.OTEL_TRACES_SAMPLER>;
+  /** The ratio of the `traceidratio` samplers (default 1). */
+  samplerRatio: number;
+}
+
+function tracingConfigOf(e: z.infer<typeof TracingEnvSchema>): TracingConfig {
+  let base = e.OTEL_EXPORTER_OTLP_ENDPOINT;
+  while (base?.endsWith("/")) base = base.slice(0, -1);
+  const url = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? `${base}/v1/traces` : null);
+  return {
+    enabled: url !== null && !e.OTEL_SDK_DISABLED,
+    url: e.OTEL_SDK_DISABLED ? null : url,
+    protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL,
+    headers: { ...e.OTEL_EXPORTER_OTLP_HEADERS, ...e.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
+    timeoutMs: e.OTEL_EXPORTER_OTLP_TIMEOUT,
+    serviceName: e.OTEL_SERVICE_NAME,
+    resourceAttributes: e.OTEL_RESOURCE_ATTRIBUTES ?? {},
+    sampler: e.OTEL_TRACES_SAMPLER,
+    samplerRatio: e.OTEL_TRACES_SAMPLER_ARG ?? 1,
+  };
+}
+
+/**
+ * The tracing settings alone, for the entry point (before the program's modules load). Invalid
+ * values mean "no tracing" here: `loadConfig` lists them with every other problem and stops.
+ */
+export function loadTracingConfig(env: Record<string, string | undefined>): TracingConfig | null {
+  const parsed = TracingEnvSchema.safeParse(presentOnly(env));
+  return parsed.success ? tracingConfigOf(parsed.data) : null;
+}
+
+// --------------------------------------------- end of the tracing block ----------------------
+
+const EnvSchema = CoreEnvSchema.extend(TracingEnvSchema.shape);
+
 export type Env = z.infer<typeof EnvSchema>;
 
 export interface Config extends SpendAndTenancyConfig {
@@ -325,6 +430,8 @@ export interface Config extends SpendAndTenancyConfig {
     maxCrashingRecords: number;
   };
   shutdownDeadlineMs: number;
+  /** OpenTelemetry tracing of the processor (src/observability/tracing.ts). */
+  tracing: TracingConfig;
   /** Consumer-lag gauges' refresh interval (src/ops/lag-poller.ts); 0 = off. */
   lagRefreshMs: number;
   /** Loop guardrails (docs/specification.md#loop-guardrails). */
@@ -415,10 +522,18 @@ function crossFieldProblems(env: Record<string, string | undefined>): string[] {
   return problems;
 }
 
+/** An empty variable means "not set": shells and compose files export them that way. */
+function presentOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== "",
+    ),
+  );
+}
+
 /** Parses the environment once; lists every problem at once rather than the first. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
-  // An empty variable means "not set": shells and compose files export them that way.
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const present = presentOnly(env);
   const parsed = EnvSchema.safeParse(present);
   const crossProblems = [...crossFieldProblems(present), ...securedConnectionsProblems(present)];
   if (!parsed.success || crossProblems.length > 0) {
@@ -517,6 +632,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxCrashingRecords: e.CONSUMER_MAX_CRASHING_RECORDS,
     },
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
+    tracing: tracingConfigOf(e),
     lagRefreshMs: e.LAG_REFRESH_MS,
     guardrails: {
       alignmentThreshold: e.GUARDRAIL_ALIGNMENT_THRESHOLD,

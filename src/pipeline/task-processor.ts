@@ -217,7 +217,10 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
             answerEvaluation,
           }),
         ),
-      evaluate: judge.evaluate,
+      evaluate: (reflection) =>
+        timer.time("judge", () => judge.evaluate(reflection), {
+          outcome: (v) => ({ "reflector.quality_score": v.qualityScore }),
+        }),
     });
     const judgement = judge.judgementOf(result.reflection);
     const verdict = decideVerdict(result.validation, quality);
@@ -313,7 +316,14 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       const [taskVector] = await timer.time("embed", () => embedder.embed([task]));
       if (!taskVector) throw new Error("embedder returned no vector");
       const chosen = (await route()) === "offline" && deps.spend ? deps.spend.generator : generator;
-      judged = await reflect(facts, { text: task, vector: taskVector }, answerEvaluation, chosen);
+      judged = await timer.time(
+        "reflect",
+        () => reflect(facts, { text: task, vector: taskVector }, answerEvaluation, chosen),
+        {
+          attributes: { "reflector.signature": matched.candidate.signature },
+          outcome: (j) => ({ "reflector.verdict": j.verdict, "reflector.attempts": j.attempts }),
+        },
+      );
     }
     const { op, created } = storeOperation(facts, matched, traceVector, judged, rejudged);
     return { matched, judged, rejudged, op, created };
@@ -342,47 +352,57 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     };
     const judged = memoryOutcome?.judged ?? null;
     const persist = (loop: LoopDecisionResult) =>
-      timer.time("persist", () =>
-        store.commit(
-          {
-            event,
-            signature: memoryOutcome?.matched.candidate.signature ?? null,
-            store: memoryOutcome?.op ?? null,
-            loop,
-            answerEvaluation,
-            episode: facts.episode,
-            judgement: judged
-              ? {
-                  verdict: judged.verdict,
-                  qualityScore: judged.validation.qualityScore,
-                  violations: judged.validation.violations,
-                  generator: judged.generator,
-                  attempts: judged.attempts,
-                  stored: memoryOutcome?.op != null,
-                }
-              : null,
-            decidedAt: now,
-            sourceRecord,
+      timer.time(
+        "persist",
+        () =>
+          store.commit(
+            {
+              event,
+              signature: memoryOutcome?.matched.candidate.signature ?? null,
+              store: memoryOutcome?.op ?? null,
+              loop,
+              answerEvaluation,
+              episode: facts.episode,
+              judgement: judged
+                ? {
+                    verdict: judged.verdict,
+                    qualityScore: judged.validation.qualityScore,
+                    violations: judged.validation.violations,
+                    generator: judged.generator,
+                    attempts: judged.attempts,
+                    stored: memoryOutcome?.op != null,
+                  }
+                : null,
+              decidedAt: now,
+              sourceRecord,
+            },
+            (occurrences) => [
+              ...(memoryOutcome
+                ? [
+                    outcomeMessage(
+                      event,
+                      memoryOutcome.matched.candidate.signature,
+                      outcomeBody(memoryOutcome, {
+                        facts,
+                        answerEvaluation,
+                        generator: judged?.generator ?? generator.name,
+                        occurrences,
+                      }),
+                      now,
+                    ),
+                  ]
+                : []),
+              decisionMessage(event, loop, now),
+            ],
+          ),
+        {
+          attributes: {
+            "reflector.signature": memoryOutcome?.matched.candidate.signature,
+            "reflector.verdict": judged?.verdict,
+            "reflector.decision": loop.decision,
           },
-          (occurrences) => [
-            ...(memoryOutcome
-              ? [
-                  outcomeMessage(
-                    event,
-                    memoryOutcome.matched.candidate.signature,
-                    outcomeBody(memoryOutcome, {
-                      facts,
-                      answerEvaluation,
-                      generator: judged?.generator ?? generator.name,
-                      occurrences,
-                    }),
-                    now,
-                  ),
-                ]
-              : []),
-            decisionMessage(event, loop, now),
-          ],
-        ),
+          outcome: (r) => ({ "reflector.committed": r.committed }),
+        },
       );
     for (let attempt = 0; attempt <= maxLoopStateRetries; attempt += 1) {
       const loop = await decide();
