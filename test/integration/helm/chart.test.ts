@@ -247,6 +247,16 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
     expect(one(defaults, "ScaledObject").spec.triggers[0]?.authenticationRef).toBeUndefined();
   });
 
+  it("scales on every topic the group reads when tenants are bound to topics", () => {
+    expect(must(one(defaults, "ScaledObject").spec.triggers[0], "trigger").metadata).toMatchObject({
+      topic: "agent.task.completed",
+    });
+    const bound = render(helm, { set: { "config.TENANT_TOPIC_BINDING": "acme=agents.acme." } });
+    const trigger = must(one(bound, "ScaledObject").spec.triggers[0], "trigger");
+    expect(trigger.metadata).not.toHaveProperty("topic");
+    expect(trigger.metadata).toMatchObject({ consumerGroup: "reflector" });
+  });
+
   it("refuses secured values the pods could not start with", () => {
     const noUser = helm.template(chart, { set: { "config.KAFKA_SASL_MECHANISM": "scram-sha-256" } });
     expect(noUser.status).toBe(1);
