@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|memory|calibration`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|memory|calibration|model-bound`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -10,6 +10,7 @@ import { benchFloor } from "./floor.js";
 import { benchLatency } from "./latency.js";
 import { benchLlmBound, benchLlmCalls } from "./llm.js";
 import { benchMemory } from "./memory.js";
+import { benchModelBound } from "./model-bound.js";
 import { benchRss } from "./rss.js";
 import { machine, report, type BenchResult } from "./support.js";
 
@@ -23,6 +24,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   embeddings: () => benchEmbeddings(),
   memory: () => benchMemory(),
   calibration: () => benchCalibration(),
+  "model-bound": () => benchModelBound(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a in all);

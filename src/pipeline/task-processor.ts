@@ -29,6 +29,7 @@ import type {
   AnswerEvaluator,
   Clock,
   Embedder,
+  LoopContext,
   NewReflection,
   OutboundMessage,
   Rejudgement,
@@ -321,10 +322,12 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     answerEvaluation: AnswerEvaluation | null,
     now: Date,
     sourceRecord: string | null,
+    prefetched: Promise<LoopContext>,
   ) {
     const { event } = facts;
-    const decide = async () => {
-      const loopContext = await timer.time("store-read", () => store.loopContext(event));
+    const decide = async (attempt: number) => {
+      const loopContext =
+        attempt === 0 ? await prefetched : await timer.time("store-read", () => store.loopContext(event));
       return decideLoop(
         { event, ...loopContext, answerNeedsRetry: answerEvaluation?.shouldRetry ?? false },
         guardrails,
@@ -375,7 +378,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
         ),
       );
     for (let attempt = 0; attempt <= maxLoopStateRetries; attempt += 1) {
-      const loop = await decide();
+      const loop = await decide(attempt);
       const result = await persist(loop);
       if (!result.staleLoopState) return { result, loop };
     }
@@ -419,6 +422,12 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       if (processed) return alreadyCommitted(processed.outputs, processed.sourceRecord, sourceRecord);
     }
     const now = clock.now();
+    // The loop context depends on the event alone, so it is read while the lesson is found rather
+    // than after (one round trip less on the way): the family's earlier events have committed
+    // before this one started, and the tenant's bias history is checked again by the commit.
+    const loopContext = timer.time("store-read", () => store.loopContext(event));
+    // Awaited in decideAndPersist; a failure of the work before it must not leave it unhandled.
+    loopContext.catch(() => undefined);
     // Judging the agent's answer costs what a reflection costs, so it follows the same selection.
     const answerEvaluation =
       facts.candidates.length > 0
@@ -431,6 +440,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       answerEvaluation,
       now,
       sourceRecord,
+      loopContext,
     );
     if (!result.committed) return alreadyCommitted(result.outputs, result.committedBy, sourceRecord);
 
