@@ -4,7 +4,7 @@ import { createLocalEmbedder } from "../src/adapters/embedding/local-embedder.js
 import { defaultEmbeddingModelDir } from "../src/config/config.js";
 import type { Embedder } from "../src/pipeline/ports.js";
 import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../test/support/fakes.js";
-import { benchEvent, report, type BenchResult } from "./support.js";
+import { benchEvent, report, withDeadline, type BenchResult } from "./support.js";
 
 /** The local model behind a counter: texts it was asked for, wall time its runs took, and calls. */
 function counted(inner: Embedder) {
@@ -39,7 +39,14 @@ function counted(inner: Embedder) {
  * 2. a burst: all of them at once, as the latency benchmark's first second delivers them (the
  *    model's worker answers concurrent calls in shared runs): the best throughput it reaches.
  */
-export async function benchModelBound(signatures = Number(process.env.BENCH_MODEL_SIGNATURES ?? 75)) {
+export function benchModelBound(signatures = Number(process.env.BENCH_MODEL_SIGNATURES ?? 75)) {
+  // A model that stops answering must fail the run, not hang it.
+  return withDeadline("model-bound", Number(process.env.BENCH_MODEL_DEADLINE_MS ?? 900_000), () =>
+    measure(signatures),
+  );
+}
+
+async function measure(signatures: number): Promise<BenchResult> {
   const local = createLocalEmbedder({ modelDir: defaultEmbeddingModelDir });
   // Loading the model is start-up, not per-signature work.
   await local.embed(["warm-up: the model loads once per process"]);
@@ -106,7 +113,7 @@ export async function benchModelBound(signatures = Number(process.env.BENCH_MODE
     ratio: p99FloorMs / (5 * pipeP99Ms),
     goal: "report: > 1 means the latency goal is out of reach with the local model",
     met: p99FloorMs <= 5 * pipeP99Ms,
-  } satisfies BenchResult;
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1] ?? ""}`) {
