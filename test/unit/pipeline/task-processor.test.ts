@@ -286,7 +286,7 @@ describe("task processor (in-memory ports)", () => {
     let contexts = 0;
     let contextsAtGenerate = -1;
     const failing: ReflectionGenerator = {
-      name: "failing",
+      name: "heuristic",
       generate: () => {
         contextsAtGenerate = contexts;
         return Promise.reject(new Error("generator down"));
