@@ -15,19 +15,20 @@ import {
 } from "./support.js";
 
 /**
- * What the e2e goal (≥ 0.5 of a bare consume→produce pipe) leaves room for. On the same backlog
+ * What the e2e goal (≥ 0.25 of a bare consume→produce pipe) leaves room for. On the same backlog
  * and machine, in one run, it measures pipes that do only the least that issue 5's effectively-
  * once guarantee requires, and the CPU of Reflector's own per-event logic without any I/O:
  *   1. the bare kafkajs pipe (the e2e bench's ceiling): eachBatch + sendBatch, auto-commit;
  *   2. the same pipe made exactly-once: read_committed, one transactional producer per partition,
  *      outputs and consumed offsets in one Kafka transaction per batch;
  *   3. 2 + the idempotency record in Postgres, batched: one INSERT … ON CONFLICT DO NOTHING of the
- *      whole batch's event ids before the Kafka transaction (no real processor can batch this far:
- *      events finish at different times, and a row per event is the least it can write);
+ *      whole batch's event ids before the Kafka transaction (the most group commit can do: events
+ *      finish at different times, so a real group is smaller than a batch);
  *   4. 2 + that record written per event: one autocommit INSERT round trip per event, ten at once;
  *   5. Reflector's processor on in-memory ports (decode, validate, signature, heuristic reflection
  *      and judging for new signatures, loop decision, output JSON), one core, no I/O at all.
- * If 3 or 4 is far below 0.5 of 1, no processor that keeps the guarantee can meet the goal here.
+ * 3 and 5 in series (1 ÷ (1/3 + 1/5)) is the most a processor with group commit and this logic
+ * could reach with one core for its logic; far below 0.25 of 1, the goal is out of reach here.
  */
 
 export async function benchFloor(
@@ -72,6 +73,7 @@ export async function benchFloor(
     const bare = Math.max(bareFirst, await barePipe(setup, "bare-again", events));
     const compute = await computeOnly(stream.map((e) => Buffer.from(JSON.stringify(e))));
     const ratio = (rate: number) => (rate / bare).toFixed(3);
+    const combined = 1 / (1 / batched + 1 / compute.rate);
     return {
       name: "exactly-once floor (what the e2e goal leaves room for, 6 partitions)",
       lines: [
@@ -82,10 +84,11 @@ export async function benchFloor(
         `4 2 + idempotency row, one INSERT an event  ${perEvent.toFixed(0)} events/s  ${ratio(perEvent)} of 1`,
         `5 processor logic, in-memory ports, no I/O  ${compute.rate.toFixed(0)} events/s  ${ratio(compute.rate)} of 1 (one core, ${(1000 / compute.rate).toFixed(3)} ms CPU per event)`,
         `  per event: ${compute.breakdown}`,
+        `3 and 5 in series (group commit + logic)    ${combined.toFixed(0)} events/s  ${ratio(combined)} of 1`,
       ],
-      ratio: perEvent / bare,
-      goal: "context for e2e: 4 ≥ 0.5 of 1 would make the goal reachable",
-      met: perEvent / bare >= 0.5,
+      ratio: combined / bare,
+      goal: "context for e2e: 3 and 5 in series ≥ 0.25 of 1 would leave room for e2e's goal",
+      met: combined / bare >= 0.25,
     };
   } finally {
     await pool.query("DROP TABLE IF EXISTS bench_floor_events").catch(() => undefined);

@@ -7,6 +7,7 @@ import {
   deleteTopics,
   report,
   silentLogger,
+  phaseMeans,
   stageMeans,
   startCounter,
   type BenchResult,
@@ -65,6 +66,7 @@ export async function benchLatency(
   const total = rate * seconds;
   const results: Record<string, number[]> = {};
   let stages = "";
+  let phases = "";
   for (const mode of ["pipe", "reflector"] as const) {
     const setup = await benchSetup(`lat-${mode}`, 6);
     const { kafka, config, tenantId } = setup;
@@ -115,6 +117,7 @@ export async function benchLatency(
         rate,
       );
       stages = await stageMeans(app);
+      phases = await phaseMeans(app);
       await app.stop();
     }
     await cleanTenant(tenantId);
@@ -130,6 +133,7 @@ export async function benchLatency(
     lines: [
       line("bare kafkajs pipe", pipe),
       line("reflector        ", reflector),
+      `reflector mean phase times ${phases}`,
       `reflector mean stage times ${stages}`,
     ],
     ratio,

@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|memory|calibration|otlp|tracing`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|memory|calibration|model-bound|otlp|tracing`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -11,6 +11,7 @@ import { benchLatency } from "./latency.js";
 import { benchLlmBound, benchLlmCalls } from "./llm.js";
 import { benchMemory } from "./memory.js";
 import { benchOtlpBridge } from "./otlp-bridge.js";
+import { benchModelBound } from "./model-bound.js";
 import { benchRss } from "./rss.js";
 import { machine, report, type BenchResult } from "./support.js";
 import { benchTracing } from "./tracing.js";
@@ -27,6 +28,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   calibration: () => benchCalibration(),
   otlp: () => benchOtlpBridge(),
   tracing: () => benchTracing(),
+  "model-bound": () => benchModelBound(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a in all);

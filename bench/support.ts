@@ -239,27 +239,38 @@ export async function withDeadline<T>(name: string, deadlineMs: number, work: ()
 }
 
 /**
- * Mean and 99th percentile (a histogram bucket's upper bound) per pipeline stage, from the app's
- * own histogram: "index 1.1 ms (p99 ≤ 5 ms), …".
+ * Mean and 99th percentile (a histogram bucket's upper bound) per label value of one of the app's
+ * histograms: "index 1.1 ms (p99 ≤ 5 ms), …".
  */
-export async function stageMeans(app: App): Promise<string> {
-  const stageMetric = await app.metrics.registry.getSingleMetric("reflector_stage_duration_seconds")?.get();
-  const stages = new Map<string, { sum: number; count: number; buckets: [number, number][] }>();
-  for (const v of stageMetric?.values ?? []) {
-    const stage = String(v.labels.stage);
-    const entry = stages.get(stage) ?? { sum: 0, count: 0, buckets: [] };
+export async function histogramMeans(app: App, metricName: string, label: string): Promise<string> {
+  const metric = await app.metrics.registry.getSingleMetric(metricName)?.get();
+  const groups = new Map<string, { sum: number; count: number; buckets: [number, number][] }>();
+  for (const v of metric?.values ?? []) {
+    const key = String(v.labels[label]);
+    const entry = groups.get(key) ?? { sum: 0, count: 0, buckets: [] };
     const name = (v as { metricName?: string }).metricName ?? "";
     if (name.endsWith("_sum")) entry.sum = v.value;
     if (name.endsWith("_count")) entry.count = v.value;
     if (name.endsWith("_bucket")) entry.buckets.push([Number(v.labels.le), v.value]);
-    stages.set(stage, entry);
+    groups.set(key, entry);
   }
-  return [...stages]
+  return [...groups]
     .filter(([, v]) => v.count > 0)
-    .map(([stage, v]) => {
+    .map(([key, v]) => {
       const p99 = v.buckets.sort((x, y) => x[0] - y[0]).find(([, n]) => n >= 0.99 * v.count)?.[0];
       const bound = p99 === undefined || !Number.isFinite(p99) ? "" : ` (p99 ≤ ${String(1000 * p99)} ms)`;
-      return `${stage} ${((1000 * v.sum) / v.count).toFixed(1)} ms${bound}`;
+      return `${key} ${((1000 * v.sum) / v.count).toFixed(1)} ms${bound}`;
     })
     .join(", ");
 }
+
+/** Mean and p99 bound per pipeline stage, from the app's own stage histogram. */
+export const stageMeans = (app: App): Promise<string> =>
+  histogramMeans(app, "reflector_stage_duration_seconds", "stage");
+
+/**
+ * Mean and p99 bound per phase of an input record (fetch, queue, run, ordered, commit): where an
+ * event's end-to-end time goes.
+ */
+export const phaseMeans = (app: App): Promise<string> =>
+  histogramMeans(app, "reflector_event_phase_seconds", "phase");

@@ -1,4 +1,4 @@
-import { Counter, Gauge, type Registry } from "prom-client";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
 /** The consumer's own metrics (concurrency, pauses, retry topic, transactions). */
 export function createConsumerMetrics(registry: Registry) {
@@ -22,6 +22,13 @@ export function createConsumerMetrics(registry: Registry) {
     assignedPartitions: new Gauge({
       name: "reflector_consumer_assigned_partitions",
       help: "Input and retry partitions assigned to this instance; 0 while it is not a member of its group.",
+      registers: [registry],
+    }),
+    eventPhases: new Histogram({
+      name: "reflector_event_phase_seconds",
+      help: "Where an input record's time goes, by phase: fetch (record timestamp to its batch reaching the consumer), queue (waiting for a slot, its loop family or the signature gate), run (processing), ordered (done, waiting for earlier offsets of its partition), commit (its Kafka transaction).",
+      labelNames: ["phase"] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
     producerReplacements: new Counter({

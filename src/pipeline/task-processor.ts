@@ -29,6 +29,7 @@ import type {
   AnswerEvaluator,
   Clock,
   Embedder,
+  LoopContext,
   NewReflection,
   OutboundMessage,
   Rejudgement,
@@ -341,10 +342,12 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     answerEvaluation: AnswerEvaluation | null,
     now: Date,
     sourceRecord: string | null,
+    prefetched: Promise<LoopContext>,
   ) {
     const { event } = facts;
-    const decide = async () => {
-      const loopContext = await timer.time("store-read", () => store.loopContext(event));
+    const decide = async (attempt: number) => {
+      const loopContext =
+        attempt === 0 ? await prefetched : await timer.time("store-read", () => store.loopContext(event));
       return decideLoop(
         { event, ...loopContext, answerNeedsRetry: answerEvaluation?.shouldRetry ?? false },
         guardrails,
@@ -405,7 +408,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
         },
       );
     for (let attempt = 0; attempt <= maxLoopStateRetries; attempt += 1) {
-      const loop = await decide();
+      const loop = await decide(attempt);
       const result = await persist(loop);
       if (!result.staleLoopState) return { result, loop };
     }
@@ -453,6 +456,12 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     let routed: Promise<"model" | "offline"> | null = null;
     const route = () =>
       (routed ??= deps.spend ? deps.spend.gate.admit(event.tenantId) : Promise.resolve("model"));
+    // The loop context depends on the event alone, so it is read while the lesson is found rather
+    // than after (one round trip less on the way): the family's earlier events have committed
+    // before this one started, and the tenant's bias history is checked again by the commit.
+    const loopContext = timer.time("store-read", () => store.loopContext(event));
+    // Awaited in decideAndPersist; a failure of the work before it must not leave it unhandled.
+    loopContext.catch(() => undefined);
     // Judging the agent's answer costs what a reflection costs, so it follows the same selection.
     const evaluator = async () =>
       deps.spend && hasAnswerToJudge(event) && (await route()) === "offline"
@@ -469,6 +478,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       answerEvaluation,
       now,
       sourceRecord,
+      loopContext,
     );
     if (!result.committed) return alreadyCommitted(result.outputs, result.committedBy, sourceRecord);
 

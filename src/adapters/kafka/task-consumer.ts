@@ -6,6 +6,7 @@ import type { Metrics } from "../../observability/metrics.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
 import { loopFamilyKey, PartitionScheduler, SlotPool } from "../../pipeline/ordered-scheduler.js";
 import type { EventRunner, Done, Work } from "./event-runner.js";
+import { EventPhases } from "./event-phases.js";
 import type { OutageGate } from "./outage-gate.js";
 import { SignatureGate } from "./signature-gate.js";
 import { isFenced, type TransactionalCommitter } from "./transactional-committer.js";
@@ -141,8 +142,11 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
     let commitFailures = 0;
     let lastHeartbeat = Date.now();
     const log = logger.child({ topic: batch.topic, partition: batch.partition });
+    const fetchedAt = Date.now();
+    const phases = new Map<string, EventPhases>();
     try {
       for (const message of batch.messages) {
+        phases.set(message.offset, new EventPhases(Number(message.timestamp), fetchedAt));
         const { key, work } = await prepare(batch.topic, batch.partition, message);
         scheduler.add(message.offset, key, work);
       }
@@ -168,10 +172,13 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
           if (signature !== null) signatures.started(signature);
           metrics.inFlight.inc();
           const signal = abandon.signal;
+          const phase = phases.get(runnable.offset);
+          phase?.started(Date.now());
           runner
             .run(runnable.item, signal)
             .then(
               (done) => {
+                phase?.finished(Date.now());
                 if (!signal.aborted) scheduler.complete(runnable.offset, done);
               },
               (err: unknown) => {
@@ -188,6 +195,7 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
         const prefix = committingHere ? null : scheduler.committable();
         if (prefix && !isAborted(abandon.signal)) {
           committingHere = true;
+          const commitStartedAt = Date.now();
           const last = prefix.entries.at(-1)?.offset ?? "";
           committer
             .commit(
@@ -202,7 +210,14 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
                 scheduler.markCommitted(prefix.entries.length);
                 payload.resolveOffset(last);
                 commitFailures = 0;
-                for (const entry of prefix.entries) entry.result.afterCommit();
+                const committedAt = Date.now();
+                for (const entry of prefix.entries) {
+                  entry.result.afterCommit();
+                  phases
+                    .get(entry.offset)
+                    ?.committed(consumerMetrics.eventPhases, commitStartedAt, committedAt);
+                  phases.delete(entry.offset);
+                }
               },
               (err: unknown) => {
                 commitFailures += 1;

@@ -140,6 +140,9 @@ export function createPgReflectionStore(
   options: PgReflectionStoreOptions = {},
 ): ReflectionStore {
   const embeddingModel = options.embeddingModel ?? "hashing-256";
+  // One group at a time. Two at once measured 115–118 events/s against 348–382 with one (e2e,
+  // hashing), the persist stage 401–461 ms against 83–89: groups of one tenant's events lock the
+  // same rows (lessons' counts, the bias history), so the second waits for the first anyway.
   const group = createGroupCommit(pool, { maxUnits: 64, maxGroups: 1 });
   async function findProcessed(tenantId: string, eventId: string): Promise<ProcessedEvent | null> {
     const res = await pool.query<{ outputs: OutboundMessage[]; source_record: string | null }>(

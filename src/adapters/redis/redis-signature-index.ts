@@ -65,13 +65,15 @@ export function createRedisSignatureIndex(redis: Redis, options: RedisSignatureI
       }),
     markProcessed: (tenantId, eventId, stored) =>
       withIndexErrors(async () => {
-        const pipeline = redis.pipeline();
-        if (stored)
-          pipeline.set(sigKey(tenantId, stored.signature), JSON.stringify(stored), "EX", signatureTtl);
-        pipeline.set(evtKey(tenantId, eventId), "1", "EX", processedTtl);
-        // A pipeline resolves with one [error, reply] per command instead of rejecting.
-        const failed = (await pipeline.exec())?.find(([err]) => err);
-        if (failed?.[0]) throw failed[0];
+        // Plain commands, not a pipeline of their own: with auto-pipelining, the commands of every
+        // event whose group commit resolved in the same turn of the event loop go out together in
+        // one pipeline (one write, one round trip) instead of one pipeline per event.
+        await Promise.all([
+          ...(stored
+            ? [redis.set(sigKey(tenantId, stored.signature), JSON.stringify(stored), "EX", signatureTtl)]
+            : []),
+          redis.set(evtKey(tenantId, eventId), "1", "EX", processedTtl),
+        ]);
       }),
   };
 }

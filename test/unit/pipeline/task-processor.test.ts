@@ -281,4 +281,26 @@ describe("task processor (in-memory ports)", () => {
     expect(calls()).toBe(callsAtFirstCommit);
     expect(decisionOf(result.outputs)).toMatchObject({ decision: "halt", biasEcho: true });
   });
+
+  it("reads the loop context while it finds the lesson, and a failure before the decision leaves no read unhandled", async () => {
+    let contexts = 0;
+    let contextsAtGenerate = -1;
+    const failing: ReflectionGenerator = {
+      name: "heuristic",
+      generate: () => {
+        contextsAtGenerate = contexts;
+        return Promise.reject(new Error("generator down"));
+      },
+    };
+    const { processor, store } = setup(failing);
+    store.store.loopContext = () => {
+      contexts += 1;
+      return Promise.reject(new Error("postgres down"));
+    };
+    // The generator's failure is the event's; the loop context's rejection is not left unhandled
+    // (vitest fails the run on an unhandled rejection).
+    await expect(processor.process(taskEvent())).rejects.toThrow("generator down");
+    expect(contextsAtGenerate).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+  });
 });
