@@ -165,7 +165,10 @@ export function buildLlm(config: Config, deps: LlmAdapterDeps = {}): Llm {
 
 /** The store of reflections; vectors are stored under the embedder's name. */
 export function buildReflectionStore(pool: pg.Pool, embedder: Pick<Embedder, "name">) {
-  return createPgReflectionStore(pool, { embeddingModel: embedder.name });
+  return createPgReflectionStore(pool, {
+    embeddingModel: embedder.name,
+    patternValidity: defaultQualityConfig.patternValidity,
+  });
 }
 
 /** The read side's stores (loops, lessons, feedback), each behind its feature's port. */

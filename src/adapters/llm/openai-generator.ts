@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type OpenAI from "openai";
 import { locateFailure } from "../../domain/attribution/attribute-failure.js";
 import type { Reflection } from "../../domain/contracts/index.js";
+import { defaultQualityConfig } from "../../domain/quality/quality-config.js";
 import type { GenerationRequest, ReflectionGenerator } from "../../pipeline/ports.js";
 import { callLlm, type LlmCallPolicy } from "./llm-call.js";
 import { LlmOutputError, toReflectorError } from "./llm-errors.js";
@@ -40,7 +41,7 @@ type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
  * gives a usable one, else the offline one (attribute-failure.ts).
  */
 export function createOpenAiGenerator(options: OpenAiGeneratorOptions): ReflectionGenerator {
-  const guidance = options.guidance ?? { analysisMinChars: 100, learningMinChars: 50 };
+  const guidance = options.guidance ?? defaultQualityConfig.guidance;
   const randomToken = options.randomToken ?? (() => randomBytes(12).toString("hex"));
   const maxTokens = options.promptMaxTokens ?? defaultPromptMaxTokens;
 

@@ -7,6 +7,7 @@ import {
 } from "../../domain/evaluation/adaptive-insights.js";
 import { ReflectorError } from "../../domain/errors.js";
 import { episodeMatchesPattern } from "../../domain/quality/pattern-validity.js";
+import { defaultQualityConfig, type QualityConfig } from "../../domain/quality/quality-config.js";
 import type {
   CommitResult,
   LoopContext,
@@ -133,6 +134,8 @@ export interface PgReflectionStoreOptions {
    * have other dimensions and meanings.
    */
   embeddingModel?: string;
+  /** How pattern evidence is gathered: episodes retrieved per pattern and the keyword share of a match. */
+  patternValidity?: Pick<QualityConfig["patternValidity"], "topK" | "keywordMatchShare">;
 }
 
 export function createPgReflectionStore(
@@ -140,6 +143,7 @@ export function createPgReflectionStore(
   options: PgReflectionStoreOptions = {},
 ): ReflectionStore {
   const embeddingModel = options.embeddingModel ?? "hashing-256";
+  const { topK, keywordMatchShare } = options.patternValidity ?? defaultQualityConfig.patternValidity;
   // One group at a time. Two at once measured 115–118 events/s against 348–382 with one (e2e,
   // hashing), the persist stage 401–461 ms against 83–89: groups of one tenant's events lock the
   // same rows (lessons' counts, the bias history), so the second waits for the first anyway.
@@ -185,16 +189,18 @@ export function createPgReflectionStore(
             evidence.set(pattern, { occurrences: 0, total: 0 });
             continue;
           }
-          // Retrieve the tenant's 50 most relevant episodes, then count the matching ones
+          // Retrieve the tenant's topK most relevant episodes, then count the matching ones
           // (docs/specification.md#quality-metrics).
           const res = await pool.query<{ task_text: string }>(
             `SELECT task_text FROM loop_traces
               WHERE tenant_id = $1 AND to_tsvector('english', task_text) @@ to_tsquery('english', $2)
               ORDER BY ts_rank(to_tsvector('english', task_text), to_tsquery('english', $2)) DESC
-              LIMIT 50`,
-            [tenantId, query],
+              LIMIT $3`,
+            [tenantId, query, topK],
           );
-          const occurrences = res.rows.filter((r) => episodeMatchesPattern(r.task_text, pattern)).length;
+          const occurrences = res.rows.filter((r) =>
+            episodeMatchesPattern(r.task_text, pattern, keywordMatchShare),
+          ).length;
           evidence.set(pattern, { occurrences, total: res.rows.length });
         }
         return evidence;

@@ -65,7 +65,6 @@ export const QualityConfig = z.object({
   patternValidity: z.object({
     minThreshold: z.number().default(0.75),
     minOccurrences: z.number().int().default(3),
-    minConfidence: z.number().default(0.75),
     /** Share of a pattern's keywords an episode must contain to count as an occurrence. */
     keywordMatchShare: z.number().default(0.7),
     /** Episodes retrieved per pattern. */
