@@ -1,6 +1,7 @@
 import type { Decision, TaskCompleted } from "../contracts/index.js";
 import type { GuardrailConfig } from "./guardrail-config.js";
 import { loopFamilyRoot, rerunDepthFromId } from "./loop-family.js";
+import { answerRetryBelow } from "../evaluation/answer-evaluation.js";
 
 /** The stored trace of an earlier loop of the same family, as far as the decision needs it. */
 export interface PreviousLoop {
@@ -127,7 +128,7 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
   }
   if (input.answerNeedsRetry) {
     triggers.push("self_evaluation");
-    reasons.push("the answer's self-evaluation scored below 0.5");
+    reasons.push(`the answer's self-evaluation scored below ${String(answerRetryBelow)}`);
   }
 
   const base = {
