@@ -94,6 +94,10 @@ async function run(): Promise<BenchResult> {
     let reused = 0;
     let reusedRight = 0;
     let merged = 0;
+    // Merges against the ground truth: into a lesson of the same root cause, or of another one,
+    // with the similarity of the new trace to the trace the lesson was first written for.
+    const lessonSource = new Map<string, number[]>();
+    const mergeSources = { same: [] as number[], mixed: [] as number[] };
     let attributed = 0;
     let stepRight = 0;
     let actorRight = 0;
@@ -101,7 +105,7 @@ async function run(): Promise<BenchResult> {
     const actions = new Map<string, number>();
     const seenCauses = new Set<string>();
     let recurrences = 0;
-    for (const trace of corpus) {
+    for (const [traceIndex, trace] of corpus.entries()) {
       const result = await processor.process(trace.event);
       const outcome = result.outputs.find((o) => o.role !== "loopDecision")?.value as
         ReflectionOutcome | undefined;
@@ -118,7 +122,15 @@ async function run(): Promise<BenchResult> {
           if (causes.has(trace.causeId)) reusedRight += 1;
           if (recurrence) recurrencesReused += 1;
         }
-        if (action === "update" || action === "noop") merged += 1;
+        if (action === "update" || action === "noop") {
+          merged += 1;
+          const source = lessonSource.get(outcome.reflectionId);
+          const vector = vectors[traceIndex];
+          const sourceSimilarity = source && vector ? cosineSimilarity(vector, source) : Number.NaN;
+          (causes.has(trace.causeId) ? mergeSources.same : mergeSources.mixed).push(sourceSimilarity);
+        }
+        const vector = vectors[traceIndex];
+        if (action === "add" && vector) lessonSource.set(outcome.reflectionId, vector);
         causes.add(trace.causeId);
         lessonCauses.set(outcome.reflectionId, causes);
       }
@@ -192,6 +204,17 @@ async function run(): Promise<BenchResult> {
         `memory actions: ${[...actions].map(([a, c]) => `${a} ${String(c)}`).join(", ")}`,
         `reused lessons: ${String(reused)}/${String(n)} = ${(100 * reuseShare).toFixed(1)} % (right cause ${String(reusedRight)}/${String(reused)}; recurrences reused ${String(recurrencesReused)}/${String(recurrences)})`,
         `lessons stored ${String(stored)}, merged into a stored one ${String(merged)}, lessons holding more than one root cause ${String(mixed)}`,
+        `merges into a lesson of the same root cause ${String(mergeSources.same.length)}, of another root cause ${String(mergeSources.mixed.length)}`,
+        ...(mergeSources.same.length
+          ? [
+              `  trace similarity to the lesson's source trace, same-cause merges: ${spread(mergeSources.same)}`,
+            ]
+          : []),
+        ...(mergeSources.mixed.length
+          ? [
+              `  trace similarity to the lesson's source trace, mixed-cause merges: ${spread(mergeSources.mixed)}`,
+            ]
+          : []),
         `generator calls ${String(generatorCalls)}; ${(n / seconds).toFixed(1)} events/s`,
         bigLine,
         `attribution on ${String(attributed)}/${String(n)} = ${(100 * attributionShare).toFixed(1)} %; ground-truth step ${String(stepRight)}/${String(n)}, agent ${String(actorRight)}/${String(n)}`,

@@ -10,6 +10,7 @@ import type {
 import type { CommonIssue } from "../domain/evaluation/adaptive-insights.js";
 import type { AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
 import type { LoopDecisionResult, LoopOverride, PreviousLoop } from "../domain/guardrails/decide-loop.js";
+import type { FailingStepIdentity } from "../domain/memory/same-lesson.js";
 
 /** The ports the pipeline needs; adapters implement them and `app.ts` wires them. */
 
@@ -118,6 +119,8 @@ export interface Neighbour {
   id: string;
   embedding: number[];
   qualityScore: number;
+  /** The agent and tool of the failing step the lesson blames; null or absent when it names none. */
+  failingStep?: FailingStepIdentity | null;
 }
 
 /** A stored lesson judged again because its evidence changed (pattern validity). */

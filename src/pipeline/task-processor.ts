@@ -7,6 +7,7 @@ import { ReflectorError } from "../domain/errors.js";
 import { decideLoop, type LoopDecisionResult } from "../domain/guardrails/decide-loop.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { decideStorage } from "../domain/memory/decide-storage.js";
+import { nearestSameLesson } from "../domain/memory/same-lesson.js";
 import { attributeFailure } from "../domain/attribution/attribute-failure.js";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { episodeText, taskText, traceText } from "../domain/memory/trace-text.js";
@@ -226,15 +227,11 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     const judgement = judge.judgementOf(result.reflection);
     const verdict = decideVerdict(result.validation, quality);
     deps.observer?.observe({ validation: result.validation, verdict, attempts: result.attempts });
-    const nearestId = judgement.nearest?.id;
-    const nearest =
-      judgement.nearest && nearestId
-        ? {
-            id: nearestId,
-            similarity: judgement.nearest.similarity,
-            qualityScore: neighbours.find((n) => n.id === nearestId)?.qualityScore ?? 1,
-          }
-        : null;
+    // The lesson it may merge into: the most similar stored one that blames the same failing step.
+    const nearest = nearestSameLesson(
+      { embedding: judgement.embedding, failingStep: result.reflection.attribution ?? null },
+      neighbours.map((n) => ({ ...n, failingStep: n.failingStep ?? null })),
+    );
     const storage = decideStorage(
       {
         verdict,

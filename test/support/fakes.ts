@@ -70,7 +70,12 @@ export function createFakeStore() {
         [...reflections.values()]
           .filter((r) => r.tenantId === tenantId)
           .slice(-limit)
-          .map((r) => ({ id: r.id, embedding: r.embedding, qualityScore: r.qualityScore })),
+          .map((r) => ({
+            id: r.id,
+            embedding: r.embedding,
+            qualityScore: r.qualityScore,
+            failingStep: r.reflection.attribution ?? null,
+          })),
       ),
     loopContext: (event: TaskCompleted) => {
       const previous = event.rerunOf ? traces.get(key(event.tenantId, event.rerunOf)) : undefined;

@@ -208,14 +208,26 @@ export function createPgReflectionStore(
 
     nearbyReflections: (tenantId, text, limit) =>
       withStoreErrors(async () => {
-        const res = await pool.query<{ id: string; embedding: number[]; quality_score: number }>(
-          `SELECT id, embedding, quality_score FROM reflections WHERE tenant_id = $1 AND embedding_model = $4
+        const res = await pool.query<{
+          id: string;
+          embedding: number[];
+          quality_score: number;
+          attribution: Attribution | null;
+        }>(
+          `SELECT id, embedding, quality_score, attribution FROM reflections WHERE tenant_id = $1 AND embedding_model = $4
             ORDER BY CASE WHEN $2 = '' THEN 0 ELSE ts_rank(search, to_tsquery('english', $2)) END DESC,
                      last_seen_at DESC
             LIMIT $3`,
           [tenantId, orQuery(text), limit, embeddingModel],
         );
-        return res.rows.map((r) => ({ id: r.id, embedding: r.embedding, qualityScore: r.quality_score }));
+        return res.rows.map((r) => ({
+          id: r.id,
+          embedding: r.embedding,
+          qualityScore: r.quality_score,
+          failingStep: r.attribution
+            ? { actor: r.attribution.actor, toolName: r.attribution.toolName }
+            : null,
+        }));
       }),
 
     loopContext: (event) =>

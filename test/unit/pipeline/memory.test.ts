@@ -178,6 +178,60 @@ describe("memory: one lesson per root cause", () => {
     expect(third).toMatchObject({ reflectionId: first.reflectionId, generator: "reused", occurrences: 3 });
     expect(calls()).toBe(callsBefore);
   });
+
+  it("does not merge alike lessons that blame different failing steps", async () => {
+    // One wording for both, as a template generator writes it; only the blamed step differs.
+    const lesson = (event: TaskCompleted): Reflection => {
+      const step = event.events[0];
+      return {
+        reflectionText:
+          `For "${event.task.description}" the ${step?.actor ?? "agent"} answered from a ${step?.toolName ?? "tool"} ` +
+          "result because it assumed the figure was current; the strategy skipped confirming it on the source " +
+          "page, a systematic error in how it verifies facts.",
+        strategyText: "Open the cited page and confirm the figure before answering.",
+        importance: 0.7,
+        confidence: 0.8,
+        tags: ["verification"],
+        errorCategory: "unverified_claim",
+        patterns: ["answer from unconfirmed figure"],
+        adjustments: [
+          "add constraint: open the source page before using a figure from a search result",
+          "set max_answers_from_snippets = 0",
+        ],
+        learning: "Figures taken from search results must be confirmed on the source page before answering.",
+        attribution: { stepIndex: 0, actor: step?.actor, toolName: step?.toolName, confidence: 0.8 },
+      };
+    };
+    const { outcome, store } = setup(
+      { name: "heuristic", generate: ({ event }) => Promise.resolve(lesson(event)) },
+      { reuseMinSimilarity: 0.75, mergeMinSimilarity: 0.8 },
+    );
+    const first = await outcome(
+      wrongAnswer("Population of Lyon in 2021", "WebSurfer", "web_search", "snippet says 513,000 (2019)"),
+    );
+    const second = await outcome(
+      wrongAnswer(
+        "Height of the Burj Khalifa spire",
+        "WebSurfer",
+        "fetch_page",
+        "page says 828 m (old figure)",
+      ),
+    );
+    console.log(
+      JSON.stringify([first.memory, second.memory, second.verdict, second.qualityScore, first.qualityScore]),
+    );
+    expect(second.memory?.action).toBe("add");
+    expect(second.reflectionId).not.toBe(first.reflectionId);
+    expect(store.reflections.size).toBe(2);
+
+    // The same step failing again under another task is the same lesson, merged.
+    const third = await outcome(
+      wrongAnswer("Area of Lake Geneva", "WebSurfer", "web_search", "snippet: 580 km2 (old figure)"),
+    );
+    expect(third.memory?.action).toMatch(/^(update|noop)$/);
+    expect(third.reflectionId).toBe(first.reflectionId);
+    expect(store.reflections.size).toBe(2);
+  });
 });
 
 describe("memory: a verdict that follows the evidence", () => {

@@ -1,0 +1,44 @@
+import type { Attribution } from "../contracts/index.js";
+import { cosineSimilarity } from "../embedding/hashing-embedding.js";
+
+/** Who failed and with which tool, as a lesson's attribution names the failing step. */
+export type FailingStepIdentity = Pick<Attribution, "actor" | "toolName">;
+
+/** A stored lesson of the tenant, as a merge candidate. */
+export interface MergeCandidate {
+  id: string;
+  embedding: readonly number[];
+  qualityScore: number;
+  /** The failing step the stored lesson blames; null when it names none (successes, old lessons). */
+  failingStep: FailingStepIdentity | null;
+}
+
+/**
+ * Whether two lessons blame the same failing step: the same agent with the same tool. A lesson
+ * that names no failing step cannot contradict another, so it agrees with any.
+ */
+export function sameFailingStep(a: FailingStepIdentity | null, b: FailingStepIdentity | null): boolean {
+  if (!a || !b) return true;
+  return (a.actor ?? null) === (b.actor ?? null) && (a.toolName ?? null) === (b.toolName ?? null);
+}
+
+/**
+ * The stored lesson a new one may be merged into: the most similar (by lesson embedding) of those
+ * that blame the same failing step. Alike wording alone is not the same root cause: two failures
+ * of one kind of task often read alike, yet one went wrong in the planner and the other in the
+ * coder. Whether it is close enough to merge is the storage decision's.
+ */
+export function nearestSameLesson(
+  lesson: { embedding: readonly number[]; failingStep: FailingStepIdentity | null },
+  candidates: readonly MergeCandidate[],
+): { id: string; similarity: number; qualityScore: number } | null {
+  let nearest: { id: string; similarity: number; qualityScore: number } | null = null;
+  for (const candidate of candidates) {
+    if (candidate.embedding.length !== lesson.embedding.length) continue;
+    if (!sameFailingStep(lesson.failingStep, candidate.failingStep)) continue;
+    const similarity = cosineSimilarity(lesson.embedding, candidate.embedding);
+    if (!nearest || similarity > nearest.similarity)
+      nearest = { id: candidate.id, similarity, qualityScore: candidate.qualityScore };
+  }
+  return nearest;
+}

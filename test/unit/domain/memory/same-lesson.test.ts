@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import {
+  nearestSameLesson,
+  sameFailingStep,
+  type MergeCandidate,
+} from "../../../../src/domain/memory/same-lesson.js";
+
+const surfer = { actor: "WebSurfer", toolName: "web_search" };
+const planner = { actor: "Orchestrator" };
+const candidate = (id: string, embedding: number[], failingStep: MergeCandidate["failingStep"]) => ({
+  id,
+  embedding,
+  qualityScore: 0.8,
+  failingStep,
+});
+
+describe("same failing step", () => {
+  it("agrees when agent and tool are the same, and not when either differs", () => {
+    expect(sameFailingStep(surfer, { actor: "WebSurfer", toolName: "web_search" })).toBe(true);
+    expect(sameFailingStep(surfer, { actor: "WebSurfer", toolName: "fetch_page" })).toBe(false);
+    expect(sameFailingStep(surfer, { actor: "Coder", toolName: "web_search" })).toBe(false);
+    expect(sameFailingStep(planner, { actor: "Orchestrator", toolName: "plan" })).toBe(false);
+    expect(sameFailingStep({}, {})).toBe(true);
+  });
+
+  it("lets a lesson that names no failing step agree with any", () => {
+    expect(sameFailingStep(null, surfer)).toBe(true);
+    expect(sameFailingStep(surfer, null)).toBe(true);
+  });
+});
+
+describe("nearest same lesson", () => {
+  it("is the most similar stored lesson that blames the same step", () => {
+    const nearest = nearestSameLesson({ embedding: [1, 0], failingStep: surfer }, [
+      candidate("planner", [1, 0], planner), // identical text, another step: not the same lesson
+      candidate("far", [0, 1], surfer),
+      candidate("near", [0.96, 0.28], surfer),
+    ]);
+    expect(nearest?.id).toBe("near");
+    expect(nearest?.similarity).toBeCloseTo(0.96, 5);
+    expect(nearest?.qualityScore).toBe(0.8);
+  });
+
+  it("is none when every stored lesson blames another step, however alike the text", () => {
+    expect(
+      nearestSameLesson({ embedding: [1, 0], failingStep: surfer }, [candidate("planner", [1, 0], planner)]),
+    ).toBeNull();
+  });
+
+  it("compares text alone when either lesson names no failing step", () => {
+    expect(
+      nearestSameLesson({ embedding: [1, 0], failingStep: null }, [candidate("planner", [1, 0], planner)])
+        ?.id,
+    ).toBe("planner");
+    expect(
+      nearestSameLesson({ embedding: [1, 0], failingStep: surfer }, [candidate("old", [1, 0], null)])?.id,
+    ).toBe("old");
+  });
+
+  it("skips vectors of another size (another embedder)", () => {
+    expect(
+      nearestSameLesson({ embedding: [1, 0], failingStep: surfer }, [candidate("other", [1, 0, 0], surfer)]),
+    ).toBeNull();
+  });
+});
