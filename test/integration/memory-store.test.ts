@@ -175,6 +175,30 @@ describe("memory in Postgres", () => {
 });
 
 describe("group commit in Postgres", () => {
+  it("gives merge candidates the failing step their lesson blames", async () => {
+    const tenantId = `memory-${randomUUID().slice(0, 8)}`;
+    const event = (n: number) => taskEvent({ tenantId, eventId: `evt-${String(n)}-${randomUUID()}` });
+    const blamed = newReflection(randomUUID(), "blamed", [1, 0, 0]);
+    blamed.reflection.attribution = {
+      stepIndex: 2,
+      actor: "WebSurfer",
+      toolName: "web_search",
+      confidence: 0.8,
+    };
+    const unblamed = newReflection(randomUUID(), "unblamed", [0, 1, 0]);
+    await commit(event(1), "sig-blamed", { kind: "insert", reflection: blamed });
+    await commit(event(2), "sig-unblamed", { kind: "insert", reflection: unblamed });
+    const near = await store.nearbyReflections(tenantId, "search snippet source page", 10);
+    expect(
+      near.map(({ id, failingStep }) => ({ id, failingStep })).sort((a, b) => a.id.localeCompare(b.id)),
+    ).toEqual(
+      [
+        { id: blamed.id, failingStep: { actor: "WebSurfer", toolName: "web_search" } },
+        { id: unblamed.id, failingStep: null },
+      ].sort((a, b) => a.id.localeCompare(b.id)),
+    );
+  });
+
   it("commits concurrent events in groups, a bad one alone failing, and the committing record kept", async () => {
     const tenantId = `group-${randomUUID().slice(0, 8)}`;
     const events = Array.from({ length: 12 }, (_, n) =>
