@@ -13,13 +13,20 @@ export interface MergeCandidate {
   failingStep: FailingStepIdentity | null;
 }
 
+/** A name as written by a model or a trace: case and surrounding space do not matter. */
+function nameKey(name: string | undefined): string | null {
+  const key = name?.trim().toLowerCase();
+  return key === undefined || key === "" ? null : key;
+}
+
 /**
- * Whether two lessons blame the same failing step: the same agent with the same tool. A lesson
- * that names no failing step cannot contradict another, so it agrees with any.
+ * Whether two lessons blame the same failing step: the same agent with the same tool (names
+ * compared without regard to case). A lesson that names no failing step cannot contradict
+ * another, so it agrees with any.
  */
 export function sameFailingStep(a: FailingStepIdentity | null, b: FailingStepIdentity | null): boolean {
   if (!a || !b) return true;
-  return (a.actor ?? null) === (b.actor ?? null) && (a.toolName ?? null) === (b.toolName ?? null);
+  return nameKey(a.actor) === nameKey(b.actor) && nameKey(a.toolName) === nameKey(b.toolName);
 }
 
 /**

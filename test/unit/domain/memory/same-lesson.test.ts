@@ -21,6 +21,7 @@ describe("same failing step", () => {
     expect(sameFailingStep(surfer, { actor: "Coder", toolName: "web_search" })).toBe(false);
     expect(sameFailingStep(planner, { actor: "Orchestrator", toolName: "plan" })).toBe(false);
     expect(sameFailingStep({}, {})).toBe(true);
+    expect(sameFailingStep(surfer, { actor: " websurfer", toolName: "Web_Search" })).toBe(true);
   });
 
   it("lets a lesson that names no failing step agree with any", () => {
