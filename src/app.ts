@@ -45,18 +45,12 @@ import {
   buildRedis,
   buildReflectionStore,
   systemClock,
+  withDeadline,
+  defaultMaxMessageBytes,
 } from "./builders.js";
 import { createTaskProcessor } from "./pipeline/task-processor.js";
 import { createMaintenanceSchedule } from "./maintenance/maintenance-schedule.js";
-import { createOtlpDecoder } from "./adapters/otlp/otlp-decoder.js";
-import { createOtlpConsumer } from "./adapters/kafka/otlp-consumer.js";
-import { createBridgePublisher } from "./adapters/kafka/bridge-publisher.js";
-import { createPgOtlpSpanStore } from "./adapters/postgres/pg-otlp-span-store.js";
-import { createOtlpBridge } from "./pipeline/otlp-bridge.js";
-import { createOtlpMetrics } from "./observability/otlp-metrics.js";
-import type { Kafka } from "kafkajs";
-import type { ValueCodec } from "./pipeline/ports.js";
-import type { Registry } from "prom-client";
+import { buildOtlpBridge } from "./otlp-bridge-app.js";
 
 export interface AppOverrides {
   generator?: ReflectionGenerator;
@@ -64,21 +58,6 @@ export interface AppOverrides {
   /** Reflector's spans go to this tracer (src/observability/tracing.ts); none are made without it. */
   tracer?: Tracer;
 }
-
-function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`${what} did not finish within ${ms} ms`));
-    }, ms);
-  });
-  return Promise.race([work, deadline]).finally(() => {
-    clearTimeout(timer);
-  });
-}
-
-/** Kafka's default `max.message.bytes`, for a topic whose limit could not be read. */
-const defaultMaxMessageBytes = 1_048_588;
 
 /**
  * The composition root, with its builders (builders.ts): builds every adapter from config and
@@ -529,131 +508,3 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
 }
 
 export type App = ReturnType<typeof createApp>;
-
-/** What the OTLP bridge shares with the processor when both run in one process. */
-interface OtlpBridgeDeps {
-  kafka: Kafka;
-  pool: ReturnType<typeof buildPostgresPool>;
-  codec: ValueCodec;
-  limits: SizeLimits;
-  logger: Logger;
-  registry: Registry;
-  clock: Clock;
-}
-
-/**
- * The OTLP ingest bridge (docs/otlp-ingest.md): its own consumer group on `topic`, spans kept in
- * Postgres until each trace is complete, one task event per trace on the input topic.
- */
-export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeDeps) {
-  const o = config.otlp;
-  const otlpMetrics = createOtlpMetrics(deps.registry, deps.logger);
-  const publisher = createBridgePublisher({
-    kafka: deps.kafka,
-    topic: config.topics.taskCompleted,
-    deadLetterTopic: config.topics.deadLetter,
-    sourceTopic: topic,
-    groupId: o.groupId,
-    encode: (event) => deps.codec.encode(config.topics.taskCompleted, "task-completed.v1", event),
-  });
-  const bridge = createOtlpBridge({
-    store: createPgOtlpSpanStore(deps.pool),
-    publisher,
-    clock: deps.clock,
-    mapping: {
-      tenantAttribute: o.tenantAttribute,
-      projectAttribute: o.projectAttribute,
-      defaultTenant: o.defaultTenant,
-      defaultProject: o.defaultProject,
-    },
-    settings: { graceMs: o.graceMs, timeoutMs: o.timeoutMs, sweepIntervalMs: o.sweepIntervalMs },
-    observer: otlpMetrics.observer,
-    onSweepError: (err) => {
-      deps.logger.warn({ err }, "otlp bridge sweep failed; the next one tries again");
-    },
-  });
-  const decoder = createOtlpDecoder();
-  const crashListeners: ((error: Error) => void)[] = [];
-  const consumer = createOtlpConsumer({
-    kafka: deps.kafka,
-    groupId: o.groupId,
-    topic,
-    deadLetterTopic: config.topics.deadLetter,
-    limits: deps.limits,
-    fromBeginning: config.kafka.fromBeginning,
-    sessionTimeoutMs: config.consumer.sessionTimeoutMs,
-    decode: (value) => decoder.decode(value),
-    ingest: (spans) => bridge.ingest(spans),
-    logger: deps.logger,
-    retryBaseMs: config.handler.retryBaseMs,
-    observe: { record: otlpMetrics.record },
-    onCrash: (error) => {
-      for (const listener of crashListeners) listener(error);
-    },
-  });
-  return {
-    bridge,
-    async start(): Promise<void> {
-      await publisher.connect();
-      await consumer.start();
-      bridge.start();
-      deps.logger.info({ topic, groupId: o.groupId }, "otlp bridge started");
-    },
-    onCrash(listener: (error: Error) => void): void {
-      crashListeners.push(listener);
-    },
-    async stop(): Promise<void> {
-      await consumer.stop();
-      await bridge.stop();
-      await publisher.disconnect();
-    },
-  };
-}
-
-/** `npx reflector otlp-bridge`: the bridge alone, with its own clients (no processor, no HTTP). */
-export function createOtlpBridgeApp(config: Config, logger: Logger) {
-  const topic = config.otlp.topic;
-  if (topic === undefined) {
-    throw new ReflectorError("INTERNAL", "OTLP_TOPIC is not set: the bridge has no topic to read");
-  }
-  // Up to six partitions storing spans and four transactions closing traces at once.
-  const pool = buildPostgresPool(config, { max: 12, logger });
-  const kafka = buildKafka(config, logger);
-  const codec = buildCodec(config);
-  const metrics = createMetrics();
-  const otlp = buildOtlpBridge(config, topic, {
-    kafka,
-    pool,
-    codec,
-    limits: { topicBytes: () => defaultMaxMessageBytes, requestBytes: config.consumer.maxRequestBytes },
-    logger,
-    registry: metrics.registry,
-    clock: systemClock,
-  });
-  return {
-    metrics,
-    bridge: otlp.bridge,
-    async start(): Promise<void> {
-      const pending = await pendingMigrations(pool);
-      if (pending.length > 0) {
-        throw new ReflectorError(
-          "SCHEMA_BEHIND",
-          `the database lacks ${String(pending.length)} migration(s) this build needs (${pending.join(", ")}); run \`npx reflector migrate\` first`,
-        );
-      }
-      await otlp.start();
-    },
-    onCrash: (listener: (error: Error) => void) => {
-      otlp.onCrash(listener);
-    },
-    async stop(): Promise<void> {
-      await withDeadline(otlp.stop(), config.shutdownDeadlineMs, "stopping the otlp bridge").catch(
-        (err: unknown) => {
-          logger.error({ err }, "otlp bridge did not stop cleanly");
-        },
-      );
-      await pool.end();
-      logger.info("otlp bridge stopped");
-    },
-  };
-}

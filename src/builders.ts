@@ -52,6 +52,22 @@ import type {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/** `work`, or an error naming `what` once `ms` have passed. */
+export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`${what} did not finish within ${ms} ms`));
+    }, ms);
+  });
+  return Promise.race([work, deadline]).finally(() => {
+    clearTimeout(timer);
+  });
+}
+
+/** Kafka's default `max.message.bytes`, for a topic whose limit could not be read. */
+export const defaultMaxMessageBytes = 1_048_588;
+
 export interface PoolOptions {
   max?: number;
   connectionTimeoutMillis?: number;

@@ -1,4 +1,5 @@
-import { createApp, createOtlpBridgeApp, type AppOverrides } from "./app.js";
+import { createApp, type AppOverrides } from "./app.js";
+import { createOtlpBridgeApp } from "./otlp-bridge-app.js";
 import type { Config } from "./config/config.js";
 import type { Logger } from "./observability/logger.js";
 import { startTracing } from "./observability/tracing.js";

@@ -225,7 +225,11 @@ export function createPgReflectionStore(
           embedding: r.embedding,
           qualityScore: r.quality_score,
           failingStep: r.attribution
-            ? { actor: r.attribution.actor, toolName: r.attribution.toolName }
+            ? {
+                actor: r.attribution.actor,
+                toolName: r.attribution.toolName,
+                confidence: r.attribution.confidence,
+              }
             : null,
         }));
       }),

@@ -1,8 +1,18 @@
 import type { Attribution } from "../contracts/index.js";
 import { cosineSimilarity } from "../embedding/hashing-embedding.js";
 
-/** Who failed and with which tool, as a lesson's attribution names the failing step. */
-export type FailingStepIdentity = Pick<Attribution, "actor" | "toolName">;
+/** Who failed and with which tool, as a lesson's attribution names the failing step, and how sure it is. */
+export type FailingStepIdentity = Pick<Attribution, "actor" | "toolName"> & { confidence?: number };
+
+/**
+ * Below this confidence an attribution is a guess (the last step before the answer, a repeated
+ * step): it names no failing step firmly enough to keep two alike lessons apart.
+ */
+export const stepIdentityMinConfidence = 0.5;
+
+function firm(step: FailingStepIdentity | null): FailingStepIdentity | null {
+  return step && (step.confidence ?? 1) >= stepIdentityMinConfidence ? step : null;
+}
 
 /** A stored lesson of the tenant, as a merge candidate. */
 export interface MergeCandidate {
@@ -21,12 +31,14 @@ function nameKey(name: string | undefined): string | null {
 
 /**
  * Whether two lessons blame the same failing step: the same agent with the same tool (names
- * compared without regard to case). A lesson that names no failing step cannot contradict
- * another, so it agrees with any.
+ * compared without regard to case). A lesson that names no failing step, or only guesses one
+ * (confidence below `stepIdentityMinConfidence`), cannot contradict another, so it agrees with any.
  */
 export function sameFailingStep(a: FailingStepIdentity | null, b: FailingStepIdentity | null): boolean {
-  if (!a || !b) return true;
-  return nameKey(a.actor) === nameKey(b.actor) && nameKey(a.toolName) === nameKey(b.toolName);
+  const x = firm(a);
+  const y = firm(b);
+  if (!x || !y) return true;
+  return nameKey(x.actor) === nameKey(y.actor) && nameKey(x.toolName) === nameKey(y.toolName);
 }
 
 /**

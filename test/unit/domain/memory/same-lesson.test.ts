@@ -28,6 +28,16 @@ describe("same failing step", () => {
     expect(sameFailingStep(null, surfer)).toBe(true);
     expect(sameFailingStep(surfer, null)).toBe(true);
   });
+
+  it("lets a guessed step (confidence below 0.5) agree with any, a firm one keep lessons apart", () => {
+    const guessBook = { actor: "Booker", toolName: "hotel_book", confidence: 0.3 };
+    const guessCancel = { actor: "Booker", toolName: "hotel_cancel", confidence: 0.3 };
+    expect(sameFailingStep(guessBook, guessCancel)).toBe(true);
+    expect(sameFailingStep({ ...guessBook, confidence: 0.5 }, { ...guessCancel, confidence: 0.9 })).toBe(
+      false,
+    );
+    expect(sameFailingStep({ ...guessBook, confidence: 0.8 }, guessCancel)).toBe(true);
+  });
 });
 
 describe("nearest same lesson", () => {

@@ -1,0 +1,156 @@
+import type { Kafka } from "kafkajs";
+import type { Registry } from "prom-client";
+import { createBridgePublisher } from "./adapters/kafka/bridge-publisher.js";
+import { createOtlpConsumer } from "./adapters/kafka/otlp-consumer.js";
+import type { SizeLimits } from "./adapters/kafka/record-size.js";
+import { createOtlpDecoder } from "./adapters/otlp/otlp-decoder.js";
+import { pendingMigrations } from "./adapters/postgres/migrate.js";
+import { createPgOtlpSpanStore } from "./adapters/postgres/pg-otlp-span-store.js";
+import {
+  buildCodec,
+  buildKafka,
+  buildPostgresPool,
+  defaultMaxMessageBytes,
+  systemClock,
+  withDeadline,
+} from "./builders.js";
+import type { Config } from "./config/config.js";
+import { ReflectorError } from "./domain/errors.js";
+import type { Logger } from "./observability/logger.js";
+import { createMetrics } from "./observability/metrics.js";
+import { createOtlpMetrics } from "./observability/otlp-metrics.js";
+import { createOtlpBridge } from "./pipeline/otlp-bridge.js";
+import type { Clock, ValueCodec } from "./pipeline/ports.js";
+
+/**
+ * The OTLP ingest bridge's part of the composition root: built beside the processor by `app.ts`
+ * when OTLP_TOPIC is set, or alone by `reflector otlp-bridge`.
+ */
+
+/** What the OTLP bridge shares with the processor when both run in one process. */
+interface OtlpBridgeDeps {
+  kafka: Kafka;
+  pool: ReturnType<typeof buildPostgresPool>;
+  codec: ValueCodec;
+  limits: SizeLimits;
+  logger: Logger;
+  registry: Registry;
+  clock: Clock;
+}
+
+/**
+ * The OTLP ingest bridge (docs/otlp-ingest.md): its own consumer group on `topic`, spans kept in
+ * Postgres until each trace is complete, one task event per trace on the input topic.
+ */
+export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeDeps) {
+  const o = config.otlp;
+  const otlpMetrics = createOtlpMetrics(deps.registry, deps.logger);
+  const publisher = createBridgePublisher({
+    kafka: deps.kafka,
+    topic: config.topics.taskCompleted,
+    deadLetterTopic: config.topics.deadLetter,
+    sourceTopic: topic,
+    groupId: o.groupId,
+    encode: (event) => deps.codec.encode(config.topics.taskCompleted, "task-completed.v1", event),
+  });
+  const bridge = createOtlpBridge({
+    store: createPgOtlpSpanStore(deps.pool),
+    publisher,
+    clock: deps.clock,
+    mapping: {
+      tenantAttribute: o.tenantAttribute,
+      projectAttribute: o.projectAttribute,
+      defaultTenant: o.defaultTenant,
+      defaultProject: o.defaultProject,
+    },
+    settings: { graceMs: o.graceMs, timeoutMs: o.timeoutMs, sweepIntervalMs: o.sweepIntervalMs },
+    observer: otlpMetrics.observer,
+    onSweepError: (err) => {
+      deps.logger.warn({ err }, "otlp bridge sweep failed; the next one tries again");
+    },
+  });
+  const decoder = createOtlpDecoder();
+  const crashListeners: ((error: Error) => void)[] = [];
+  const consumer = createOtlpConsumer({
+    kafka: deps.kafka,
+    groupId: o.groupId,
+    topic,
+    deadLetterTopic: config.topics.deadLetter,
+    limits: deps.limits,
+    fromBeginning: config.kafka.fromBeginning,
+    sessionTimeoutMs: config.consumer.sessionTimeoutMs,
+    decode: (value) => decoder.decode(value),
+    ingest: (spans) => bridge.ingest(spans),
+    logger: deps.logger,
+    retryBaseMs: config.handler.retryBaseMs,
+    observe: { record: otlpMetrics.record },
+    onCrash: (error) => {
+      for (const listener of crashListeners) listener(error);
+    },
+  });
+  return {
+    bridge,
+    async start(): Promise<void> {
+      await publisher.connect();
+      await consumer.start();
+      bridge.start();
+      deps.logger.info({ topic, groupId: o.groupId }, "otlp bridge started");
+    },
+    onCrash(listener: (error: Error) => void): void {
+      crashListeners.push(listener);
+    },
+    async stop(): Promise<void> {
+      await consumer.stop();
+      await bridge.stop();
+      await publisher.disconnect();
+    },
+  };
+}
+
+/** `npx reflector otlp-bridge`: the bridge alone, with its own clients (no processor, no HTTP). */
+export function createOtlpBridgeApp(config: Config, logger: Logger) {
+  const topic = config.otlp.topic;
+  if (topic === undefined) {
+    throw new ReflectorError("INTERNAL", "OTLP_TOPIC is not set: the bridge has no topic to read");
+  }
+  // Up to six partitions storing spans and four transactions closing traces at once.
+  const pool = buildPostgresPool(config, { max: 12, logger });
+  const kafka = buildKafka(config, logger);
+  const codec = buildCodec(config);
+  const metrics = createMetrics();
+  const otlp = buildOtlpBridge(config, topic, {
+    kafka,
+    pool,
+    codec,
+    limits: { topicBytes: () => defaultMaxMessageBytes, requestBytes: config.consumer.maxRequestBytes },
+    logger,
+    registry: metrics.registry,
+    clock: systemClock,
+  });
+  return {
+    metrics,
+    bridge: otlp.bridge,
+    async start(): Promise<void> {
+      const pending = await pendingMigrations(pool);
+      if (pending.length > 0) {
+        throw new ReflectorError(
+          "SCHEMA_BEHIND",
+          `the database lacks ${String(pending.length)} migration(s) this build needs (${pending.join(", ")}); run \`npx reflector migrate\` first`,
+        );
+      }
+      await otlp.start();
+    },
+    onCrash: (listener: (error: Error) => void) => {
+      otlp.onCrash(listener);
+    },
+    async stop(): Promise<void> {
+      await withDeadline(otlp.stop(), config.shutdownDeadlineMs, "stopping the otlp bridge").catch(
+        (err: unknown) => {
+          logger.error({ err }, "otlp bridge did not stop cleanly");
+        },
+      );
+      await pool.end();
+      logger.info("otlp bridge stopped");
+    },
+  };
+}
