@@ -6,16 +6,21 @@ import { z } from "zod";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { parseApiKeys } from "./api-keys-setting.js";
 import {
-  matchesBinding,
-  parseTenantTopicBinding,
-  type TenantTopicBinding,
-} from "../domain/tenant-topic-binding.js";
+  spendAndTenancyConfig,
+  spendAndTenancyEnv,
+  tenancyProblems,
+  type SpendAndTenancyConfig,
+} from "./spend-and-tenancy.js";
+import { boolFlag, presentOnly } from "./env-parsing.js";
+import { TracingEnvSchema, tracingConfigOf, type TracingConfig } from "./tracing-settings.js";
 import {
   securedConnections,
   securedConnectionsProblems,
   SecuredConnectionsSchema,
   type SecuredConnections,
 } from "./secured-connections.js";
+
+export { loadTracingConfig, type TracingConfig } from "./tracing-settings.js";
 
 const csv = z
   .string()
@@ -29,7 +34,6 @@ const csv = z
 
 const topicName = z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, "letters, digits, '.', '_' and '-' only");
 const optionalUrl = z.url().optional();
-const boolFlag = z.enum(["true", "false", "1", "0"]).transform((value) => value === "true" || value === "1");
 
 /**
  * Where `scripts/services.sh models` puts the local embedding model: under the package root (two
@@ -38,88 +42,6 @@ const boolFlag = z.enum(["true", "false", "1", "0"]).transform((value) => value 
 export const defaultEmbeddingModelDir = fileURLToPath(
   new URL("../../.services/models/all-minilm-l6-v2", import.meta.url),
 );
-
-// ---- LLM spend limits and the tenant trust model: settings, their Config part and checks ----
-
-const spendAndTenancyEnv = {
-  /** HTTP requests to the LLM endpoint in flight at once in one process, shared in turn by tenant. */
-  LLM_MAX_CONCURRENT_CALLS: z.coerce.number().int().min(1).max(10_000).default(16),
-  /** Tokens (prompt + completion, as reported) a tenant may spend per window; 0 = no budget. */
-  LLM_TENANT_TOKEN_BUDGET: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
-  /** The budget's window, in whole seconds (the Redis count's expiry). */
-  LLM_TENANT_BUDGET_WINDOW_MS: z.coerce
-    .number()
-    .int()
-    .min(1_000)
-    .max(31 * 24 * 3_600_000)
-    .multipleOf(1_000, "must be whole seconds (a multiple of 1000)")
-    .default(3_600_000),
-  /** Over budget: `heuristic` = the offline generator and evaluator stand in; `wait` = the event is held. */
-  LLM_OVER_BUDGET: z.enum(["heuristic", "wait"]).default("heuristic"),
-  /** Tenants with their own label on the per-tenant LLM metrics; the rest are counted as `_other`. */
-  LLM_METRICS_MAX_TENANTS: z.coerce.number().int().min(1).max(10_000).default(50),
-  /** `tenant=topic` or `tenant=prefix*`, comma-separated; unset = any tenant on TOPIC_TASK_COMPLETED. */
-  TENANT_TOPIC_BINDING: z.string().optional(),
-  /** How often bound prefixes are matched against the cluster's topics again; 0 = only at start. */
-  TENANT_TOPIC_REFRESH_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
-};
-
-export interface SpendAndTenancyConfig {
-  /** LLM spend limits (docs/operations.md, "LLM spend limits"). */
-  spend: {
-    maxConcurrentCalls: number;
-    /** Null: no per-tenant budget. */
-    tenantTokenBudget: number | null;
-    budgetWindowMs: number;
-    overBudget: "heuristic" | "wait";
-    metricsMaxTenants: number;
-  };
-  /** The tenant trust model (docs/operations.md, "Tenants and topics"); null = no binding. */
-  tenancy: { binding: TenantTopicBinding | null; topicRefreshMs: number };
-}
-
-type SpendAndTenancyEnv = z.infer<z.ZodObject<typeof spendAndTenancyEnv>>;
-
-function spendAndTenancyConfig(e: SpendAndTenancyEnv): SpendAndTenancyConfig {
-  return {
-    spend: {
-      maxConcurrentCalls: e.LLM_MAX_CONCURRENT_CALLS,
-      tenantTokenBudget: e.LLM_TENANT_TOKEN_BUDGET > 0 ? e.LLM_TENANT_TOKEN_BUDGET : null,
-      budgetWindowMs: e.LLM_TENANT_BUDGET_WINDOW_MS,
-      overBudget: e.LLM_OVER_BUDGET,
-      metricsMaxTenants: e.LLM_METRICS_MAX_TENANTS,
-    },
-    tenancy: {
-      binding: e.TENANT_TOPIC_BINDING ? parseTenantTopicBinding(e.TENANT_TOPIC_BINDING) : null,
-      topicRefreshMs: e.TENANT_TOPIC_REFRESH_MS,
-    },
-  };
-}
-
-/**
- * A binding that does not parse, or that covers one of Reflector's own topics (outputs, DLQ,
- * retry, feedback): the processor would read its own dead letters as input.
- */
-function tenancyProblems(raw: string | undefined, ownTopics: string[] | null): string[] {
-  if (!raw) return [];
-  let binding: TenantTopicBinding;
-  try {
-    binding = parseTenantTopicBinding(raw);
-  } catch (err) {
-    return [`TENANT_TOPIC_BINDING: ${(err as Error).message}`];
-  }
-  if (binding.length === 0) return ["TENANT_TOPIC_BINDING: binds no topic"];
-  return (ownTopics ?? []).flatMap((topic) =>
-    binding
-      .filter((b) => matchesBinding(b, topic))
-      .map(
-        (b) =>
-          `TENANT_TOPIC_BINDING: ${b.tenantId}=${b.topic}${b.prefix ? "*" : ""} covers ${topic}, one of Reflector's own topics`,
-      ),
-  );
-}
-
-// ---- end of LLM spend limits and the tenant trust model ----
 
 /** Every setting Reflector reads, from environment variables. Documented in README.md. */
 const CoreEnvSchema = z.object({
@@ -246,109 +168,6 @@ const CoreEnvSchema = z.object({
   OTLP_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
   // --- end of OTLP ingest bridge ---
 });
-
-// ---------------------------------------------------------------------------------------------
-// OpenTelemetry tracing: the standard OTEL_* variables (docs/operations.md#tracing). Kept in one
-// block because the entry point parses it alone, before the rest of the program is loaded: the
-// libraries it traces must be hooked before they are imported.
-// ---------------------------------------------------------------------------------------------
-
-const otlpUrl = z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional();
-
-const otlpProtocol = z.enum(["http/protobuf", "http/json"], {
-  error: "http/protobuf or http/json (gRPC is not supported: use the collector's HTTP port, 4318)",
-});
-
-/** `key=value,key=value` with percent-encoded values (the OTLP headers and resource attributes format). */
-const keyValueList = z.string().transform((value, ctx) => {
-  const out: Record<string, string> = {};
-  for (const part of value.split(",")) {
-    if (part.trim() === "") continue;
-    const at = part.indexOf("=");
-    const key = at > 0 ? part.slice(0, at).trim() : "";
-    if (!key) {
-      ctx.addIssue({ code: "custom", message: "each entry must be key=value" });
-      return z.NEVER;
-    }
-    try {
-      out[key] = decodeURIComponent(part.slice(at + 1).trim());
-    } catch {
-      ctx.addIssue({ code: "custom", message: `the value of ${key} is not valid percent-encoding` });
-      return z.NEVER;
-    }
-  }
-  return out;
-});
-
-const TracingEnvSchema = z.object({
-  /** Base URL of an OTLP/HTTP receiver; spans go to `<endpoint>/v1/traces`. Unset = no tracing. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl,
-  /** The full URL for spans, overriding OTEL_EXPORTER_OTLP_ENDPOINT. */
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlpUrl,
-  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.default("http/protobuf"),
-  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
-  OTEL_EXPORTER_OTLP_HEADERS: keyValueList.optional(),
-  OTEL_EXPORTER_OTLP_TRACES_HEADERS: keyValueList.optional(),
-  OTEL_EXPORTER_OTLP_TIMEOUT: z.coerce.number().int().min(1).max(600_000).default(10_000),
-  OTEL_SERVICE_NAME: z.string().min(1).default("reflector"),
-  OTEL_RESOURCE_ATTRIBUTES: keyValueList.optional(),
-  OTEL_TRACES_SAMPLER: z
-    .enum([
-      "always_on",
-      "always_off",
-      "traceidratio",
-      "parentbased_always_on",
-      "parentbased_always_off",
-      "parentbased_traceidratio",
-    ])
-    .default("parentbased_always_on"),
-  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
-  OTEL_SDK_DISABLED: boolFlag.default(false),
-});
-
-export interface TracingConfig {
-  /** An endpoint is set and the SDK is not disabled. */
-  enabled: boolean;
-  /** Where spans are sent (OTLP/HTTP); null when tracing is off. */
-  url: string | null;
-  protocol: z.infer<typeof otlpProtocol>;
-  /** Sent with every export (an API key, say): never logged. */
-  headers: Readonly<Record<string, string>>;
-  timeoutMs: number;
-  serviceName: string;
-  resourceAttributes: Readonly<Record<string, string>>;
-  sampler: z.infer<typeof TracingEnvSchema.shape.OTEL_TRACES_SAMPLER>;
-  /** The ratio of the `traceidratio` samplers (default 1). */
-  samplerRatio: number;
-}
-
-function tracingConfigOf(e: z.infer<typeof TracingEnvSchema>): TracingConfig {
-  let base = e.OTEL_EXPORTER_OTLP_ENDPOINT;
-  while (base?.endsWith("/")) base = base.slice(0, -1);
-  const url = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base ? `${base}/v1/traces` : null);
-  return {
-    enabled: url !== null && !e.OTEL_SDK_DISABLED,
-    url: e.OTEL_SDK_DISABLED ? null : url,
-    protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL,
-    headers: { ...e.OTEL_EXPORTER_OTLP_HEADERS, ...e.OTEL_EXPORTER_OTLP_TRACES_HEADERS },
-    timeoutMs: e.OTEL_EXPORTER_OTLP_TIMEOUT,
-    serviceName: e.OTEL_SERVICE_NAME,
-    resourceAttributes: e.OTEL_RESOURCE_ATTRIBUTES ?? {},
-    sampler: e.OTEL_TRACES_SAMPLER,
-    samplerRatio: e.OTEL_TRACES_SAMPLER_ARG ?? 1,
-  };
-}
-
-/**
- * The tracing settings alone, for the entry point (before the program's modules load). Invalid
- * values mean "no tracing" here: `loadConfig` lists them with every other problem and stops.
- */
-export function loadTracingConfig(env: Record<string, string | undefined>): TracingConfig | null {
-  const parsed = TracingEnvSchema.safeParse(presentOnly(env));
-  return parsed.success ? tracingConfigOf(parsed.data) : null;
-}
-
-// --------------------------------------------- end of the tracing block ----------------------
 
 const EnvSchema = CoreEnvSchema.extend(TracingEnvSchema.shape);
 
@@ -520,15 +339,6 @@ function crossFieldProblems(env: Record<string, string | undefined>): string[] {
     problems.push("OTLP_TRACE_TIMEOUT_MS: must be longer than OTLP_TRACE_GRACE_MS");
   }
   return problems;
-}
-
-/** An empty variable means "not set": shells and compose files export them that way. */
-function presentOnly(env: Record<string, string | undefined>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(env).filter(
-      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== "",
-    ),
-  );
 }
 
 /** Parses the environment once; lists every problem at once rather than the first. */

@@ -1,0 +1,15 @@
+import { z } from "zod";
+
+/** A flag: `true`/`1` or `false`/`0`. */
+export const boolFlag = z
+  .enum(["true", "false", "1", "0"])
+  .transform((value) => value === "true" || value === "1");
+
+/** An empty variable means "not set": shells and compose files export them that way. */
+export function presentOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== "",
+    ),
+  );
+}
