@@ -30,6 +30,37 @@ export async function runProcessor(
     process.exitCode = 1;
     return;
   }
+  await runUntilStopped(app, logger, {
+    crashed: "consumer crashed",
+    afterStop: () => tracing.shutdown(tracingFlushMs),
+  });
+}
+
+/**
+ * `npx reflector otlp-bridge`: the OTLP bridge alone until SIGTERM/SIGINT (exit 0) or a crash of
+ * its consumer (exit 1, to be restarted from the committed offsets).
+ */
+export async function runOtlpBridge(config: Config, logger: Logger): Promise<void> {
+  await runUntilStopped(createOtlpBridgeApp(config, logger), logger, { crashed: "otlp consumer crashed" });
+}
+
+/** What `runUntilStopped` runs: the processor's app or the bridge's. */
+interface Runnable {
+  start(): Promise<unknown>;
+  stop(): Promise<unknown>;
+  onCrash(listener: (error: Error) => void): void;
+}
+
+/**
+ * Starts `app` and stops it on SIGTERM/SIGINT (exit 0), a failed start or a crash (exit 1, so the
+ * orchestrator restarts it from the committed offsets). `afterStop` flushes what must leave
+ * before exit; false means it could not, and the process exits at once.
+ */
+async function runUntilStopped(
+  app: Runnable,
+  logger: Logger,
+  options: { crashed: string; afterStop?: () => Promise<boolean> },
+): Promise<void> {
   let exiting = false;
   let starting: Promise<unknown> = Promise.resolve();
   const exit = async (code: number, why: string) => {
@@ -40,7 +71,7 @@ export async function runProcessor(
     // the rest of start connect them again after "stopped".
     await starting.catch(() => undefined);
     await app.stop();
-    const flushed = await tracing.shutdown(tracingFlushMs);
+    const flushed = options.afterStop ? await options.afterStop() : true;
     process.exitCode = code;
     // Everything else is closed; an export still retrying against a collector that is down would
     // only hold the process until the grace period below.
@@ -65,44 +96,7 @@ export async function runProcessor(
     return;
   }
   app.onCrash((error) => {
-    logger.error({ err: error }, "consumer crashed");
-    void exit(1, "consumer crashed");
-  });
-}
-
-/**
- * `npx reflector otlp-bridge`: the OTLP bridge alone until SIGTERM/SIGINT (exit 0) or a crash of
- * its consumer (exit 1, to be restarted from the committed offsets).
- */
-export async function runOtlpBridge(config: Config, logger: Logger): Promise<void> {
-  const app = createOtlpBridgeApp(config, logger);
-  let exiting = false;
-  let starting: Promise<unknown> = Promise.resolve();
-  const exit = async (code: number, why: string) => {
-    if (exiting) return;
-    exiting = true;
-    logger.info({ why }, "stopping");
-    await starting.catch(() => undefined);
-    await app.stop();
-    process.exitCode = code;
-    setTimeout(() => {
-      logger.warn({ graceMs: exitGraceMs }, "handles still open after stop; exiting");
-      process.exit(code);
-    }, exitGraceMs).unref();
-  };
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.once(signal, () => void exit(0, signal));
-  }
-  starting = app.start();
-  try {
-    await starting;
-  } catch (err) {
-    logger.error({ err }, "start-up failed");
-    await exit(1, "start-up failed");
-    return;
-  }
-  app.onCrash((error) => {
-    logger.error({ err: error }, "otlp consumer crashed");
-    void exit(1, "otlp consumer crashed");
+    logger.error({ err: error }, options.crashed);
+    void exit(1, options.crashed);
   });
 }
