@@ -193,7 +193,7 @@ describe("group commit in Postgres", () => {
       near.map(({ id, failingStep }) => ({ id, failingStep })).sort((a, b) => a.id.localeCompare(b.id)),
     ).toEqual(
       [
-        { id: blamed.id, failingStep: { actor: "WebSurfer", toolName: "web_search" } },
+        { id: blamed.id, failingStep: { actor: "WebSurfer", toolName: "web_search", confidence: 0.8 } },
         { id: unblamed.id, failingStep: null },
       ].sort((a, b) => a.id.localeCompare(b.id)),
     );
