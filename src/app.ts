@@ -14,8 +14,6 @@ import { createRedisTenantBudget } from "./adapters/redis/tenant-token-budget.js
 import { boundTopics, watchBoundTopics } from "./adapters/kafka/tenant-topics.js";
 import { createSpendMetrics } from "./observability/spend-metrics.js";
 import { createRedisSignatureIndex } from "./adapters/redis/redis-signature-index.js";
-import { pendingMigrations } from "./adapters/postgres/migrate.js";
-import { ReflectorError } from "./domain/errors.js";
 import type { Config } from "./config/config.js";
 import { defaultGuardrailConfig } from "./domain/guardrails/guardrail-config.js";
 import { defaultQualityConfig } from "./domain/quality/quality-config.js";
@@ -45,6 +43,7 @@ import {
   buildRedis,
   buildReflectionStore,
   systemClock,
+  assertSchemaCurrent,
   withDeadline,
   defaultMaxMessageBytes,
 } from "./builders.js";
@@ -410,13 +409,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     embedderName: llm.embedder.name,
 
     async start(): Promise<void> {
-      const pending = await pendingMigrations(pool);
-      if (pending.length > 0) {
-        throw new ReflectorError(
-          "SCHEMA_BEHIND",
-          `the database lacks ${String(pending.length)} migration(s) this build needs (${pending.join(", ")}); run \`npx reflector migrate\` first`,
-        );
-      }
+      await assertSchemaCurrent(pool);
       await redis.connect();
       const admin = kafka.admin();
       try {

@@ -8,7 +8,7 @@ import { createKafka } from "./adapters/kafka/kafka-client.js";
 import { createLogOffsetsReader, type LogOffsetsReader } from "./adapters/kafka/log-offsets.js";
 import { ensureTopics } from "./adapters/kafka/topics.js";
 import { createLlmAdapters, type LlmAdapterDeps } from "./adapters/llm/llm-adapters.js";
-import { migrate } from "./adapters/postgres/migrate.js";
+import { migrate, pendingMigrations } from "./adapters/postgres/migrate.js";
 import { pgClientConfig } from "./adapters/postgres/pg-connection.js";
 import { createPgFeedbackStore } from "./adapters/postgres/pg-feedback-store.js";
 import { createPgLessonStore } from "./adapters/postgres/pg-lesson-store.js";
@@ -22,6 +22,7 @@ import { createRedisClient } from "./adapters/redis/redis-connection.js";
 import { createRedisSignatureEvictor } from "./adapters/redis/redis-signature-evictor.js";
 import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
 import { topicNames, type Config } from "./config/config.js";
+import { ReflectorError } from "./domain/errors.js";
 import { defaultQualityConfig } from "./domain/quality/quality-config.js";
 import { runsPeriodicReflection } from "./domain/select-for-reflection.js";
 import type { FeedbackStore } from "./features/feedback/feedback-store.js";
@@ -143,6 +144,17 @@ export function createTopics(config: Config, kafka: Kafka) {
     partitions: config.topics.partitions,
     replicationFactor: config.topics.replicationFactor,
   });
+}
+
+/** Refuses to run against a database that lacks migrations this build needs (`SCHEMA_BEHIND`). */
+export async function assertSchemaCurrent(pool: pg.Pool): Promise<void> {
+  const pending = await pendingMigrations(pool);
+  if (pending.length > 0) {
+    throw new ReflectorError(
+      "SCHEMA_BEHIND",
+      `the database lacks ${String(pending.length)} migration(s) this build needs (${pending.join(", ")}); run \`npx reflector migrate\` first`,
+    );
+  }
 }
 
 /** Creates the database if needed and applies pending migrations (or rolls `down` back). */

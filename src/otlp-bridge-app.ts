@@ -4,9 +4,9 @@ import { createBridgePublisher } from "./adapters/kafka/bridge-publisher.js";
 import { createOtlpConsumer } from "./adapters/kafka/otlp-consumer.js";
 import type { SizeLimits } from "./adapters/kafka/record-size.js";
 import { createOtlpDecoder } from "./adapters/otlp/otlp-decoder.js";
-import { pendingMigrations } from "./adapters/postgres/migrate.js";
 import { createPgOtlpSpanStore } from "./adapters/postgres/pg-otlp-span-store.js";
 import {
+  assertSchemaCurrent,
   buildCodec,
   buildKafka,
   buildPostgresPool,
@@ -131,13 +131,7 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
     metrics,
     bridge: otlp.bridge,
     async start(): Promise<void> {
-      const pending = await pendingMigrations(pool);
-      if (pending.length > 0) {
-        throw new ReflectorError(
-          "SCHEMA_BEHIND",
-          `the database lacks ${String(pending.length)} migration(s) this build needs (${pending.join(", ")}); run \`npx reflector migrate\` first`,
-        );
-      }
+      await assertSchemaCurrent(pool);
       await otlp.start();
     },
     onCrash: (listener: (error: Error) => void) => {

@@ -5,6 +5,7 @@ import type { FeedbackInput, FeedbackResult, ValueCodec } from "../../pipeline/p
 import type { Logger } from "../../observability/logger.js";
 import { deadLetterMessage } from "./failure-records.js";
 import { fitsAlone, type SizeLimits } from "./record-size.js";
+import { pause } from "./wakeup.js";
 
 export interface FeedbackConsumerOptions {
   kafka: Kafka;
@@ -62,19 +63,6 @@ export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
   let stopping = false;
   // Wakes a retry back-off when the app stops, so shutdown never waits out a 30 s sleep.
   let wake = new AbortController();
-
-  function pause(ms: number): Promise<void> {
-    const signal = wake.signal;
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      }
-      signal.addEventListener("abort", done, { once: true });
-    });
-  }
 
   async function handle(message: KafkaMessage): Promise<void> {
     if (!message.value) throw new ReflectorError("DECODE_FAILED", "the message has no value");
@@ -173,7 +161,7 @@ export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
               if (action === "crash" || stopping) throw err;
               const delayMs = Math.min(30_000, retryBaseMs * 2 ** Math.min(attempt - 1, 10));
               log.warn({ err, attempt, delayMs, offset: message.offset }, "feedback failed, retrying");
-              await pause(delayMs * (0.5 + Math.random() / 2));
+              await pause(delayMs * (0.5 + Math.random() / 2), wake.signal);
             }
           }
         },

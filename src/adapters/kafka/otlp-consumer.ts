@@ -4,6 +4,7 @@ import type { OtlpSpan } from "../../domain/otlp/otlp-span.js";
 import type { Logger } from "../../observability/logger.js";
 import { deadLetterMessage } from "./failure-records.js";
 import { fitsAlone, type SizeLimits } from "./record-size.js";
+import { pause } from "./wakeup.js";
 
 export interface OtlpConsumerOptions {
   kafka: Kafka;
@@ -41,19 +42,6 @@ export function createOtlpConsumer(options: OtlpConsumerOptions) {
   let stopping = false;
   let wake = new AbortController();
 
-  function pause(ms: number): Promise<void> {
-    const signal = wake.signal;
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      }
-      signal.addEventListener("abort", done, { once: true });
-    });
-  }
-
   function deadLetter(partition: number, message: KafkaMessage, code: ErrorCode, reason: string) {
     return deadLetterMessage(
       { topic: options.topic, partition, message },
@@ -72,7 +60,7 @@ export function createOtlpConsumer(options: OtlpConsumerOptions) {
         if (stopping || classifyFailure(err) === "crash") throw err;
         const delayMs = Math.min(30_000, options.retryBaseMs * 2 ** Math.min(attempt - 1, 10));
         log.warn({ err, attempt, delayMs }, `${what} failed, retrying`);
-        await pause(delayMs * (0.5 + Math.random() / 2));
+        await pause(delayMs * (0.5 + Math.random() / 2), wake.signal);
       }
     }
   }

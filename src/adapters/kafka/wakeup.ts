@@ -22,6 +22,19 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** Sleeps `ms`, or less: resolves as soon as the signal aborts (a back-off that shutdown cuts short). */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
 /** Resolves on `notify()` or after `ms`, whichever comes first; a notify with no waiter is kept. */
 export class Wakeup {
   private waiter: (() => void) | null = null;
