@@ -1,0 +1,288 @@
+/**
+ * Real agent failure logs that no one on this project wrote, read from where they were fetched and
+ * turned into `agent.task.completed` events with the labels their authors published. The logs are
+ * never committed; a benchmark that needs them reads the folder named by `REFLECTOR_REAL_LOGS_DIR`
+ * and says plainly when it is absent.
+ *
+ * Sources (each under its own sub-folder of `REFLECTOR_REAL_LOGS_DIR`):
+ * - `who-and-when/Who&When/{Hand-Crafted,Algorithm-Generated}/*.json`: the Who&When failure
+ *   attribution set (Zhang et al., "Which Agent Causes Task Failures and When?", ICML 2025; the
+ *   `Who&When` folder of github.com/ag2ai/Agents_Failure_Attribution). 58 Magentic-One runs
+ *   (web-browsing team, 5–130 steps) and 126 AG2 CaptainAgent runs (coding teams, 5–10 steps),
+ *   each failed, each annotated by people with the mistaken agent, the decisive step and a reason.
+ * - `tau-bench/gpt-4o-airline.json`: τ-bench's published gpt-4o airline trajectories (Yao et al.,
+ *   2024; `historical_trajectories/` of github.com/sierra-research/tau-bench): 50 tasks × 4
+ *   trials of a tool-calling customer-service agent. The label of a failed run is derived from
+ *   the task's published expected actions, not by Reflector: the decisive step is the agent's
+ *   first write call that the task did not call for.
+ *
+ * Step indexes: `events[i]` of the event is the log's i-th entry (Who&When's `mistake_step` indexes
+ * its `history`), so an attribution's `stepIndex` compares with the label directly.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { TaskCompleted, TraceEvent } from "../../src/domain/contracts/index.js";
+
+export const realLogsSetting = "REFLECTOR_REAL_LOGS_DIR";
+
+export type RealLogSource = "who-and-when/hand-crafted" | "who-and-when/algorithm-generated" | "tau-bench/airline";
+
+export interface RealFailure {
+  /** Stable id: source and file or task/trial. */
+  id: string;
+  source: RealLogSource;
+  event: TaskCompleted;
+  label: {
+    /** The agent that made the decisive mistake, as the source names it. */
+    agent: string | undefined;
+    /** Index into `event.events` of the decisive step; undefined when the source gives none. */
+    step: number | undefined;
+    /** The annotators' one-line reason (Who&When) or the derivation (τ-bench). */
+    reason: string;
+  };
+  /** For τ-bench: the task id, so that repeated failures of one task can be grouped. */
+  taskKey: string;
+  /** Deterministic split: about a third of every source is held out from tuning. */
+  split: "tune" | "holdout";
+}
+
+/** The folder of the real logs, or a sentence saying why there is none. */
+export function realLogsDir(env: NodeJS.ProcessEnv = process.env): { dir: string } | { absent: string } {
+  const dir = env[realLogsSetting];
+  if (!dir)
+    return {
+      absent:
+        `${realLogsSetting} is not set: this benchmark runs on public agent failure logs that are not in ` +
+        "this repository. Fetch github.com/ag2ai/Agents_Failure_Attribution (its `Who&When` folder) into " +
+        "<dir>/who-and-when/ and sierra-research/tau-bench's historical_trajectories/gpt-4o-airline.json " +
+        `into <dir>/tau-bench/, then set ${realLogsSetting}=<dir>.`,
+    };
+  if (!existsSync(dir)) return { absent: `${realLogsSetting}=${dir} does not exist` };
+  return { dir };
+}
+
+export function splitOf(id: string): "tune" | "holdout" {
+  const byte = createHash("sha256").update(id).digest()[0] ?? 0;
+  return byte % 3 === 0 ? "holdout" : "tune";
+}
+
+const at = (i: number) => new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString();
+
+function base(id: string, description: string, events: TraceEvent[], message: string): TaskCompleted {
+  const key = id.replace(/[^A-Za-z0-9_.-]/g, "-");
+  return {
+    schemaVersion: 1,
+    eventId: `real-${key}`,
+    tenantId: "real-logs",
+    projectId: id.split("/")[0] ?? "real",
+    agentId: id.split("/")[0] ?? "real",
+    taskId: key,
+    loopId: `loop-${key}`,
+    occurredAt: at(0),
+    task: { description: description.trim().slice(0, 16_000) || "(no description)" },
+    outcome: "failure",
+    error: { category: "task_failure", message },
+    events,
+  };
+}
+
+interface WhoAndWhenFile {
+  history: { content: string | null; role: string; name?: string }[];
+  question: string;
+  mistake_agent?: string;
+  mistake_step?: string | number;
+  mistake_reason?: string;
+}
+
+/** `Orchestrator (-> WebSurfer)` is the Orchestrator speaking; the name before the bracket is the agent. */
+function whoAndWhenActor(entry: { role: string; name?: string }): string {
+  if (entry.name) return entry.name;
+  return entry.role.replace(/\s*\(.*\)\s*$/, "").trim() || entry.role;
+}
+
+const terminalActors = new Set(["ComputerTerminal", "Computer_terminal"]);
+
+function loadWhoAndWhen(dir: string, subset: "Hand-Crafted" | "Algorithm-Generated"): RealFailure[] {
+  const folder = join(dir, "who-and-when", "Who&When", subset);
+  if (!existsSync(folder)) return [];
+  const source: RealLogSource =
+    subset === "Hand-Crafted" ? "who-and-when/hand-crafted" : "who-and-when/algorithm-generated";
+  return readdirSync(folder)
+    .filter((f) => f.endsWith(".json"))
+    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }))
+    .map((file) => {
+      const raw = JSON.parse(readFileSync(join(folder, file), "utf8")) as WhoAndWhenFile;
+      const id = `${source}/${file.replace(/\.json$/, "")}`;
+      const events: TraceEvent[] = raw.history.map((entry, i) => {
+        const actor = whoAndWhenActor(entry);
+        const terminal = terminalActors.has(actor);
+        return {
+          eventId: `step-${String(i)}`,
+          type: entry.role === "human" ? "system_event" : terminal ? "tool_response" : "llm_response",
+          timestamp: at(i + 1),
+          content: entry.content ?? "",
+          actor,
+          ...(terminal ? { toolName: "code_executor" } : {}),
+        };
+      });
+      const step = raw.mistake_step === undefined ? undefined : Number(raw.mistake_step);
+      return {
+        id,
+        source,
+        event: base(
+          id,
+          raw.question,
+          events,
+          "The team's final answer was judged wrong against the task's reference answer.",
+        ),
+        label: {
+          agent: raw.mistake_agent,
+          step: step !== undefined && Number.isInteger(step) ? step : undefined,
+          reason: raw.mistake_reason ?? "",
+        },
+        taskKey: id,
+        split: splitOf(id),
+      };
+    });
+}
+
+interface TauToolCall {
+  function: { name: string; arguments: string };
+}
+interface TauMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | null;
+  name?: string;
+  tool_calls?: TauToolCall[] | null;
+}
+interface TauRun {
+  task_id: number;
+  reward: number;
+  trial: number;
+  traj: TauMessage[];
+  info: { task: { instruction: string; actions: { name: string; kwargs: Record<string, unknown> }[] } };
+}
+
+/** Tools that only read; every other airline tool changes the booking database or hands off. */
+const readOnlyTool = /^(get_|search_|list_|calculate|think)/;
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object")
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
+  return JSON.stringify(value);
+}
+
+function loadTauAirline(dir: string): RealFailure[] {
+  const file = join(dir, "tau-bench", "gpt-4o-airline.json");
+  if (!existsSync(file)) return [];
+  const runs = JSON.parse(readFileSync(file, "utf8")) as TauRun[];
+  const source: RealLogSource = "tau-bench/airline";
+  return runs
+    .filter((run) => run.reward < 1)
+    .map((run) => {
+      const id = `${source}/task-${String(run.task_id)}/trial-${String(run.trial)}`;
+      const expected = new Set(run.info.task.actions.map((a) => `${a.name}${canonical(a.kwargs)}`));
+      const events: TraceEvent[] = [];
+      let decisive: number | undefined;
+      let decisiveWhat = "";
+      for (const message of run.traj) {
+        const i = events.length;
+        if (message.role === "system") {
+          events.push({
+            eventId: `step-${String(i)}`,
+            type: "system_event",
+            timestamp: at(i + 1),
+            content: message.content ?? "",
+            actor: "system",
+          });
+        } else if (message.role === "user") {
+          events.push({
+            eventId: `step-${String(i)}`,
+            type: "llm_response",
+            timestamp: at(i + 1),
+            content: message.content ?? "",
+            actor: "user",
+          });
+        } else if (message.role === "tool") {
+          events.push({
+            eventId: `step-${String(i)}`,
+            type: "tool_response",
+            timestamp: at(i + 1),
+            content: message.content ?? "",
+            toolName: message.name ?? "tool",
+            actor: "agent",
+          });
+        } else if (message.tool_calls?.length) {
+          for (const call of message.tool_calls) {
+            const j = events.length;
+            let kwargs: unknown = call.function.arguments;
+            try {
+              kwargs = JSON.parse(call.function.arguments);
+            } catch {
+              // Kept as the string the model wrote.
+            }
+            events.push({
+              eventId: `step-${String(j)}`,
+              type: "tool_call",
+              timestamp: at(j + 1),
+              content: JSON.stringify(kwargs),
+              toolName: call.function.name,
+              actor: "agent",
+            });
+            const name = call.function.name;
+            if (
+              decisive === undefined &&
+              !readOnlyTool.test(name) &&
+              !expected.has(`${name}${canonical(kwargs)}`)
+            ) {
+              decisive = j;
+              decisiveWhat = name;
+            }
+          }
+        } else {
+          events.push({
+            eventId: `step-${String(i)}`,
+            type: "llm_response",
+            timestamp: at(i + 1),
+            content: message.content ?? "",
+            actor: "agent",
+          });
+        }
+      }
+      const firstUser = run.traj.find((m) => m.role === "user")?.content ?? "";
+      return {
+        id,
+        source,
+        event: base(
+          id,
+          `Airline customer service: help the user with their request. The user opened with: ${firstUser}`,
+          events,
+          "The final reservation database did not match the expected outcome.",
+        ),
+        label: {
+          agent: decisive === undefined ? undefined : "agent",
+          step: decisive,
+          reason:
+            decisive === undefined
+              ? "no write call outside the expected actions (a missing or incomplete action)"
+              : `first write call not among the task's expected actions: ${decisiveWhat}`,
+        },
+        taskKey: `task-${String(run.task_id)}`,
+        split: splitOf(`${source}/task-${String(run.task_id)}`),
+      };
+    });
+}
+
+/** Every real failure found under the folder, by source; empty sources are left out. */
+export function loadRealFailures(dir: string): RealFailure[] {
+  return [
+    ...loadWhoAndWhen(dir, "Hand-Crafted"),
+    ...loadWhoAndWhen(dir, "Algorithm-Generated"),
+    ...loadTauAirline(dir),
+  ];
+}
