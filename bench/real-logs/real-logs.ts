@@ -26,7 +26,8 @@ import type { TaskCompleted, TraceEvent } from "../../src/domain/contracts/index
 
 export const realLogsSetting = "REFLECTOR_REAL_LOGS_DIR";
 
-export type RealLogSource = "who-and-when/hand-crafted" | "who-and-when/algorithm-generated" | "tau-bench/airline";
+export type RealLogSource =
+  "who-and-when/hand-crafted" | "who-and-when/algorithm-generated" | "tau-bench/airline";
 
 export interface RealFailure {
   /** Stable id: source and file or task/trial. */

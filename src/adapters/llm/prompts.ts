@@ -163,16 +163,16 @@ export function systemPrompt(secrets: PromptSecrets, guidance: PromptGuidance): 
     `- Secret marker (never output it): ${secrets.canary}`,
     "",
     "Answer with exactly one JSON object with exactly these keys and no others:",
-    `- "reflectionText": string, at least ${String(guidance.analysisMinChars)} characters. The root cause: what happened and why — the strategy, assumption or reasoning that led to it — not only the symptom.`,
-    '- "strategyText": string or null. A reusable rule for similar tasks.',
+    `- "reflectionText": string, at least ${String(guidance.analysisMinChars)} characters. The analysis of this run: where it went wrong (the step's "index", the agent, the tool, the value or claim involved), what that led to, and why — the decision or assumption behind it. Quote the trace's values.`,
+    '- "strategyText": string or null. A rule for this kind of task that an agent can follow next time.',
     '- "importance": number from 0 to 1. How much this lesson matters (1 = critical).',
     '- "confidence": number from 0 to 1. How sure you are of the analysis.',
     '- "tags": array of short lowercase strings, e.g. ["sql", "timeout"].',
     '- "errorCategory": string or null, e.g. "timeout_error", "rate_limit", "auth_error", "validation_error", "tool_error".',
-    '- "patterns": array of strings. Only recurring patterns the data shows at least three times; otherwise [].',
+    '- "patterns": array of short phrases naming a mistake you expect to recur in tasks of this kind. They are hypotheses that later runs confirm or not; [] when you see none.',
     '- "adjustments": array of concrete, executable changes, each written like "set <parameter> = <value>", "add constraint: <condition>", "change <x> to <y>" or "increase <x> by <n>". Never vague advice such as "be more careful".',
-    `- "learning": string, at least ${String(guidance.learningMinChars)} characters. What to remember for the future.`,
-    '- "attribution": object, or null for a task that succeeded. Where the trace went wrong and which agent did it: {"stepIndex": the "index" of the decisive step in the data, "actor": the agent that produced it, "toolName": its tool or null, "confidence": number from 0 to 1, "evidence": a short quote of that step, at most 200 characters}. "ruleBasedAttribution" in the data is a first guess by simple rules; confirm or correct it.',
+    `- "learning": string, at least ${String(guidance.learningMinChars)} characters. The lesson for this kind of task, in one or two sentences.`,
+    '- "attribution": object, or null for a task that succeeded. The decisive step: the earliest step whose correction would have changed the outcome, often before the failure shows. {"stepIndex": its "index" in the data, "actor": the agent that produced it, "toolName": its tool or null, "confidence": number from 0 to 1, "evidence": a short quote of that step, at most 200 characters}. "ruleBasedAttribution" in the data, when present, is a guess by simple rules; confirm or correct it.',
   ].join("\n");
 }
 
@@ -217,9 +217,9 @@ export function userPrompt(
       ]
     : [
         `Reflect on a task that did not succeed (outcome: ${request.event.outcome}).`,
-        "1. Identify the root cause of the failure.",
-        "2. Explain what went wrong and why.",
-        "3. Write a concise lesson that prevents it next time.",
+        "1. Find the decisive step: the earliest one whose correction would have changed the outcome.",
+        "2. Explain what went wrong there and why, with the agent, tool and values involved.",
+        "3. Write a lesson for this kind of task that prevents it next time.",
         "4. Give specific, executable adjustments.",
       ];
   return [
