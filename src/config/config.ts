@@ -88,6 +88,11 @@ const CoreEnvSchema = z.object({
   REFLECTOR_EVALUATOR_MODEL: z.string().min(1).optional(),
   REFLECTOR_MODE: z.enum(["lite", "full"]).default("full"),
   STORAGE_MIN_QUALITY: z.coerce.number().min(0).max(1).default(0.8),
+  /**
+   * How the judge reads an analysis's depth: `grounded` (by what it names of the trace) or `literal`
+   * (the quality rules' indicator words, as written).
+   */
+  REFLECTOR_DEPTH_MODE: z.enum(["grounded", "literal"]).default("grounded"),
   MAX_REFLECTION_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
   MEMORY_REUSE_MIN_SIMILARITY: z.coerce
     .number()
@@ -232,7 +237,7 @@ export interface Config extends SpendAndTenancyConfig {
   /** The local embedder's model directory, absolute (used when `embeddings` is `local`). */
   embeddingModelDir: string;
   mode: "lite" | "full";
-  quality: { storageMinQuality: number; maxAttempts: number };
+  quality: { storageMinQuality: number; maxAttempts: number; depthMode: "grounded" | "literal" };
   /** When a stored lesson fits a trace, and when a new lesson is a stored one again. */
   memory: MemoryConfig;
   handler: { maxAttempts: number; retryBaseMs: number };
@@ -423,7 +428,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       ? resolve(e.REFLECTOR_EMBEDDING_MODEL_DIR)
       : defaultEmbeddingModelDir,
     mode: e.REFLECTOR_MODE,
-    quality: { storageMinQuality: e.STORAGE_MIN_QUALITY, maxAttempts: e.MAX_REFLECTION_ATTEMPTS },
+    quality: {
+      storageMinQuality: e.STORAGE_MIN_QUALITY,
+      maxAttempts: e.MAX_REFLECTION_ATTEMPTS,
+      depthMode: e.REFLECTOR_DEPTH_MODE,
+    },
     memory: {
       reuseMinSimilarity: e.MEMORY_REUSE_MIN_SIMILARITY,
       mergeMinSimilarity: e.MEMORY_MERGE_MIN_SIMILARITY,

@@ -1,9 +1,11 @@
 import type { QualityMetrics, Reflection, Verdict } from "../contracts/index.js";
 import { assessDepth } from "./assess-depth.js";
 import { checkCompleteness } from "./check-completeness.js";
+import { assessGroundedDepth, depthShortfall } from "./grounded-depth.js";
 import { patternValidity } from "./pattern-validity.js";
 import type { QualityConfig } from "./quality-config.js";
 import { scoreActionability } from "./score-actionability.js";
+import { textFacts, type TraceFacts } from "./trace-facts.js";
 
 export interface QualityEvidence {
   /** Per pattern: matching episodes and episodes retrieved, counted from stored data. */
@@ -12,6 +14,16 @@ export interface QualityEvidence {
   relevance: number;
   /** 1 − the highest similarity to the tenant's stored reflections. */
   novelty: number;
+  /**
+   * The trace the reflection is about, for the grounded reading of depth and actionability.
+   * Absent or null there: nothing grounds the analysis (the literal reading ignores it).
+   */
+  trace?: TraceFacts | null;
+  /**
+   * Depth and actionability as judged when the lesson was written: a stored lesson judged again
+   * for new pattern evidence keeps them (its trace is not the one at hand).
+   */
+  judged?: { depthScore: number; actionabilityScore: number };
 }
 
 export interface ValidationResult {
@@ -29,8 +41,19 @@ export interface ValidationResult {
   retryable: boolean;
 }
 
-/** How a violation about a pattern without enough evidence begins (stored with the lesson). */
-export const patternViolationPrefix = "Invalid pattern";
+/**
+ * How the note about a pattern without enough evidence yet begins (stored with the lesson). A
+ * proposed pattern is a hypothesis: the note keeps the verdict below `accepted` until the tenant's
+ * episodes confirm it, but never blocks storage and is never retried.
+ */
+export const patternViolationPrefix = "Unproven pattern";
+/** The same note as lessons stored before hypotheses were named so. */
+const legacyPatternViolationPrefix = "Invalid pattern";
+
+/** Whether a stored violation is an unproven-pattern note (which new evidence may lift). */
+export function isPatternViolation(violation: string): boolean {
+  return violation.startsWith(patternViolationPrefix) || violation.startsWith(legacyPatternViolationPrefix);
+}
 
 const clamp = (value: number) => Math.min(1, Math.max(0, value));
 const round = (value: number) => Math.round(value * 1e4) / 1e4;
@@ -59,21 +82,33 @@ export function validateReflection(
     );
   }
 
-  const depthScore = assessDepth(reflection.reflectionText, config.depth);
+  const grounded = config.depth.mode === "grounded";
+  const facts = grounded ? (evidence.trace ?? textFacts("")) : undefined;
+  let depthScore: number;
+  let depthDetail = "Need root cause analysis, not just symptoms.";
+  if (evidence.judged) depthScore = evidence.judged.depthScore;
+  else if (facts) {
+    const depth = assessGroundedDepth(reflection.reflectionText, facts, config.depth, reflection.attribution);
+    depthScore = depth.score;
+    depthDetail = `Need root cause analysis of this trace, not just symptoms. ${depthShortfall(depth)}`;
+  } else depthScore = assessDepth(reflection.reflectionText, config.depth);
   if (depthScore < config.depth.minThreshold) {
     retryable = true;
     violations.push(
-      `Shallow reflection: depth=${fixed(depthScore)} < ${config.depth.minThreshold}. ` +
-        "Need root cause analysis, not just symptoms.",
+      `Shallow reflection: depth=${fixed(depthScore)} < ${config.depth.minThreshold}. ${depthDetail}`,
     );
   }
 
-  const actionabilityScore = scoreActionability(reflection.adjustments, config.actionability);
+  const actionabilityScore =
+    evidence.judged?.actionabilityScore ??
+    scoreActionability(reflection.adjustments, config.actionability, facts);
   if (actionabilityScore < config.actionability.minThreshold) {
     retryable = true;
     violations.push(
       `Not actionable: ${fixed(actionabilityScore)} < ${config.actionability.minThreshold}. ` +
-        "Adjustments must be concrete and executable.",
+        (facts
+          ? "Adjustments must be concrete and executable, naming what to set or check for this kind of task."
+          : "Adjustments must be concrete and executable."),
     );
   }
 
@@ -87,8 +122,11 @@ export function validateReflection(
     validities.push(validity);
     if (validity < config.patternValidity.minThreshold) {
       invalidPatterns.push(pattern);
+      const seen = evidence.patternEvidence.get(pattern)?.occurrences ?? 0;
       violations.push(
-        `${patternViolationPrefix} '${pattern}': confidence=${fixed(validity)} < ${config.patternValidity.minThreshold}`,
+        `${patternViolationPrefix} '${pattern}': confidence=${fixed(validity)} < ${config.patternValidity.minThreshold} ` +
+          `(${String(seen)} matching episode${seen === 1 ? "" : "s"}, ${String(config.patternValidity.minOccurrences)} needed); ` +
+          "a hypothesis until the tenant's episodes confirm it",
       );
     }
   }
@@ -148,7 +186,33 @@ export function decideVerdict(
   return "accepted_with_warnings";
 }
 
+/**
+ * Why a judged reflection is not worth storing, or null when it is: the storage rules that do not
+ * depend on memory (docs/specification.md#storage-bar), the same as the pipeline's `decideStorage`
+ * before it looks for a stored lesson to merge into. Rejected, about another task (relevance
+ * below its threshold), missing a required part, or below the storage bar. Unproven patterns are
+ * not a reason: they are hypotheses.
+ */
+export function storageProblem(
+  verdict: Verdict,
+  validation: Pick<ValidationResult, "qualityScore" | "metrics" | "missingFields">,
+  config: Pick<QualityConfig, "relevance" | "completeness" | "storageMinQuality">,
+): string | null {
+  if (verdict === "rejected") return "rejected by the quality judge";
+  if (validation.metrics.relevanceScore < config.relevance.minThreshold)
+    return `not about this task: relevance ${validation.metrics.relevanceScore.toFixed(2)} is below ${config.relevance.minThreshold}`;
+  if (validation.metrics.completeness < config.completeness.minThreshold)
+    return `incomplete: ${validation.missingFields.join(", ") || "required parts"} missing`;
+  if (validation.qualityScore < config.storageMinQuality)
+    return `quality ${validation.qualityScore.toFixed(2)} is below the storage minimum ${config.storageMinQuality}`;
+  return null;
+}
+
 /** Storage has its own bar (quality ≥ 0.8 by default): docs/specification.md#storage-bar. */
-export function shouldStore(verdict: Verdict, qualityScore: number, config: QualityConfig): boolean {
-  return verdict !== "rejected" && qualityScore >= config.storageMinQuality;
+export function shouldStore(
+  verdict: Verdict,
+  validation: Pick<ValidationResult, "qualityScore" | "metrics" | "missingFields">,
+  config: Pick<QualityConfig, "relevance" | "completeness" | "storageMinQuality">,
+): boolean {
+  return storageProblem(verdict, validation, config) === null;
 }

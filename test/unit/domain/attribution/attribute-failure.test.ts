@@ -279,7 +279,7 @@ describe("the heuristic generator's attribution", () => {
     const reflection = generateHeuristicReflection(event);
     expect(reflection.attribution).toMatchObject({ stepIndex: 13, actor: "WebSurfer" });
     expect(reflection.reflectionText).toContain(
-      "The trace went wrong at step 13 (step-13, WebSurfer on web_browser)",
+      "The attribution rules point at step 13 (step-13, WebSurfer on web_browser)",
     );
     expect(reflection.reflectionText).toContain("guessed, assumed, stopped early or skipped a check");
   });
