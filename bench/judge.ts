@@ -151,6 +151,10 @@ async function judgeItem(
     },
     literal,
   );
+  if (process.env.BENCH_JUDGE_ITEMS)
+    console.log(
+      `  item score ${validation.qualityScore.toFixed(3)} stored ${String(stored(validation))} ${JSON.stringify(validation.metrics)} ${validation.violations.filter((v) => !v.startsWith("Unproven")).join(" | ")}`,
+    );
   return {
     qualityScore: validation.qualityScore,
     depthScore: validation.metrics.depthScore,
@@ -282,6 +286,7 @@ async function run(): Promise<BenchResult> {
       if (!raw) throw new Error(`${answerId}: no recorded ${item.kind} answer`);
       reflection = readAnswer(raw, promptDir, rec.promptFile, origin.event);
     }
+    if (process.env.BENCH_JUDGE_ITEMS) console.log(`${item.kind} ${item.label} ${item.id}`);
     const judged = await judgeItem(
       reflection,
       event,

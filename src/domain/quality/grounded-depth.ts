@@ -10,8 +10,10 @@ import { wordsOf, type TraceFacts } from "./trace-facts.js";
  * - **specifics**: step indexes (or step ids) that exist in the trace, its agents and tools by
  *   name, quoted text, numbers and identifiers (`NY.GDS.TOTL.ZS`, `book_reservation`, `HAT123`)
  *   found in the trace. A specific the trace does not hold (a step past its end, a quote or value
- *   from elsewhere) is ungrounded; an analysis with more of those than grounded ones describes
- *   another run and counts as a symptom.
+ *   from elsewhere, a step said to be another agent's) is ungrounded; when those are a large share
+ *   of its specifics, the analysis describes another run and counts as a symptom. What the task
+ *   statement already says (its names, its numbers) grounds nothing: restating the question is not
+ *   reading the run. A step index counts when what the sentence says of it is in that step.
  * - **where**: a grounded step, agent or tool; **what**: a grounded value, quote or identifier.
  * - **mechanism** ("because", "so", "led to", "instead of", …) and **decision or assumption**
  *   ("assumed", "accepted", "did not check", "chose", …) cues, counted only in a sentence that
@@ -22,8 +24,8 @@ import { wordsOf, type TraceFacts } from "./trace-facts.js";
  * mechanism → what happened; where + what + mechanism → why; that plus a grounded decision or
  * assumption and enough grounded specifics → the assumption behind it. A reflection whose
  * attribution blames a step no agent of the team produced (the user's message, the task
- * statement) has not found where the team went wrong: it stays at what happened. The length bonus
- * and the short-analysis floor are the literal reading's.
+ * statement) has not found where the team went wrong, whatever it quotes: a symptom. The length
+ * bonus and the short-analysis floor are the literal reading's.
  */
 
 export type DepthLevel = "surface" | "shallow" | "medium" | "deep";
@@ -58,19 +60,30 @@ const quotePattern =
 /** Words that look like identifiers but every analysis may use. */
 const commonTokens = new Set(["e.g", "i.e", "etc", "vs", "n/a", "and/or"]);
 
-function quoteFound(quote: string, facts: TraceFacts): boolean {
+type Grounding = "grounded" | "ungrounded" | "neutral";
+
+/**
+ * Where a text is found: in the run (grounded), only in the task statement (neutral: restating
+ * the question says nothing about the run), or nowhere (ungrounded).
+ */
+function locate(found: (text: string) => boolean, facts: TraceFacts): Grounding {
+  if (found(facts.runText)) return "grounded";
+  return found(facts.taskText) ? "neutral" : "ungrounded";
+}
+
+function quoteFound(quote: string, facts: TraceFacts): Grounding {
   const fragments = quote
     .toLowerCase()
     .split(/…|\.\.\.|\[cut[^\]]*\]/)
     .map((f) => f.replace(/\s+/g, " ").trim())
     .filter((f) => f.length >= 2);
-  if (fragments.length === 0) return false;
-  return fragments.every((fragment) => {
-    if (facts.text.includes(fragment)) return true;
-    const words = wordsOf(fragment);
-    if (words.length < 3) return false;
-    return words.filter((w) => facts.words.has(w)).length >= words.length * 0.8;
-  });
+  if (fragments.length === 0) return "neutral";
+  if (fragments.every((fragment) => facts.text.includes(fragment)))
+    return locate((text) => fragments.every((fragment) => text.includes(fragment)), facts);
+  const words = fragments.flatMap((f) => wordsOf(f));
+  if (words.length >= 3 && words.filter((w) => facts.words.has(w)).length >= words.length * 0.8)
+    return "grounded";
+  return "ungrounded";
 }
 
 /** A token that names a value rather than an ordinary word: a number, an id, a code, a name. */
@@ -89,12 +102,14 @@ function valueKind(token: string): "number" | "identifier" | "name" | null {
   return null;
 }
 
-function valueFound(token: string, facts: TraceFacts): boolean {
+function valueFound(token: string, facts: TraceFacts): Grounding {
   const lower = token.toLowerCase();
-  if (facts.words.has(lower) || facts.text.includes(lower)) return true;
   const plain = lower.replace(/,/g, "").replace(/%$/, "");
-  return plain !== lower && facts.text.includes(plain);
+  return locate((text) => text.includes(lower) || (plain !== lower && text.includes(plain)), facts);
 }
+
+/** A number too short to tell a run from another ("2", "15"): it grounds nothing either way. */
+const shortNumber = (token: string) => /^\d{1,2}$/.test(token);
 
 const sentencesOf = (text: string) =>
   text
@@ -111,53 +126,71 @@ interface Found {
 
 function specificsOf(sentence: string, facts: TraceFacts, found: Found): number {
   let groundedHere = 0;
-  const ground = (label: string, ok: boolean, kind: "where" | "what") => {
-    if (ok) {
-      if (!found.grounded.has(label)) found.grounded.add(label);
+  const ground = (label: string, grounding: Grounding, kind: "where" | "what") => {
+    if (grounding === "grounded") {
+      found.grounded.add(label);
       found[kind] = true;
       groundedHere += 1;
-    } else {
-      found.ungrounded.add(label);
-    }
+    } else if (grounding === "ungrounded") found.ungrounded.add(label);
   };
-  const stepNumbers = new Set<string>();
-  for (const match of sentence.matchAll(stepList)) {
-    for (const n of (match[1] ?? "").match(/\d+/g) ?? []) {
-      stepNumbers.add(n);
-      ground(`step ${n}`, Number(n) < facts.stepCount, "where");
-    }
-  }
   const lower = sentence.toLowerCase();
-  for (const name of facts.names) {
+  const boundary = (c: string | undefined) => c === undefined || !/[\p{L}\p{N}_]/u.test(c);
+  const namesHere = [...facts.names].filter((name) => {
     const at = lower.indexOf(name);
-    if (at < 0) continue;
-    const before = lower[at - 1];
-    const after = lower[at + name.length];
-    const boundary = (c: string | undefined) => c === undefined || !/[\p{L}\p{N}_]/u.test(c);
-    if (boundary(before) && boundary(after)) ground(name, true, "where");
-  }
+    return at >= 0 && boundary(lower[at - 1]) && boundary(lower[at + name.length]);
+  });
+  for (const name of namesHere) ground(name, "grounded", "where");
+  const stepNumbers = new Set<string>();
+  for (const match of sentence.matchAll(stepList))
+    for (const n of (match[1] ?? "").match(/\d+/g) ?? []) stepNumbers.add(n);
+
+  const valuesHere: string[] = [];
   let rest = sentence;
   for (const match of sentence.matchAll(quotePattern)) {
     const quote = match[1] ?? match[2] ?? match[3] ?? match[4] ?? "";
     rest = rest.replace(match[0], " ");
     const asName = quote.toLowerCase();
     if (facts.names.has(asName) || facts.stepIds.has(asName)) continue;
-    ground(`"${quote.length > 60 ? `${quote.slice(0, 59)}…` : quote}"`, quoteFound(quote, facts), "what");
+    const grounding = quoteFound(quote, facts);
+    if (grounding === "grounded") valuesHere.push(asName.split(/…|\.\.\./)[0]?.trim() ?? asName);
+    ground(`"${quote.length > 60 ? `${quote.slice(0, 59)}…` : quote}"`, grounding, "what");
   }
   for (const token of rest.match(/[\p{L}\p{N}$]+(?:[._\-/,][\p{L}\p{N}]+)*%?/gu) ?? []) {
     const bare = token.replace(/^\$/, "");
     const lowerToken = bare.toLowerCase();
     if (facts.stepIds.has(lowerToken) && /\d/.test(lowerToken)) {
-      ground(bare, true, "where");
+      ground(bare, "grounded", "where");
       continue;
     }
-    if (stepNumbers.has(bare) || facts.names.has(lowerToken)) continue;
+    if (stepNumbers.has(bare) || facts.names.has(lowerToken) || shortNumber(bare)) continue;
     const kind = valueKind(bare);
     if (!kind) continue;
-    const ok = valueFound(bare, facts);
+    const grounding = valueFound(bare, facts);
     // An unknown capitalised word may be an ordinary acronym: only a found one counts.
-    if (kind === "name" && !ok && !/\p{Ll}/u.test(bare)) continue;
-    ground(bare, ok, "what");
+    if (kind === "name" && grounding === "ungrounded" && !/\p{Ll}/u.test(bare)) continue;
+    if (grounding === "grounded") valuesHere.push(lowerToken);
+    ground(bare, grounding, "what");
+  }
+
+  // "Step 12 (WebSurfer) clicked 'X'": a step counts when what the sentence says of it is in that
+  // step (or next to it); one the trace does not have, or that names another agent, is ungrounded.
+  for (const n of stepNumbers) {
+    const index = Number(n);
+    if (index >= facts.stepCount) {
+      ground(`step ${n}`, "ungrounded", "where");
+      continue;
+    }
+    const near = [facts.steps[index - 1], facts.steps[index], facts.steps[index + 1]].filter(
+      (step): step is TraceFacts["steps"][number] => step !== undefined,
+    );
+    const agrees = near.some(
+      (step) =>
+        namesHere.some((name) => step.actor === name || step.tool === name) ||
+        valuesHere.some((value) => value.length >= 3 && step.text.includes(value)),
+    );
+    if (agrees) ground(`step ${n}`, "grounded", "where");
+    else if (namesHere.some((name) => facts.steps.some((step) => step.actor === name)))
+      ground(`step ${n}`, "ungrounded", "where");
   }
   return groundedHere;
 }
@@ -196,14 +229,25 @@ export function assessGroundedDepth(
     blamesOutsideTeam,
   });
   if (analysis.length < config.shortLengthChars) return result("surface", config.shortScore);
-  const fabricated = ungrounded.length >= g.minUngroundedToDoubt && ungrounded.length > grounded.length;
+  const fabricated =
+    ungrounded.length >= g.minUngroundedToDoubt &&
+    ungrounded.length >= g.maxUngroundedShare * (grounded.length + ungrounded.length);
   let level: DepthLevel;
-  if (grounded.length === 0 || fabricated) level = "surface";
-  else if (!(found.where && found.what) || !mechanism || blamesOutsideTeam !== null) level = "shallow";
+  if (grounded.length === 0 || fabricated || blamesOutsideTeam !== null) level = "surface";
+  else if (!(found.where && found.what) || !mechanism) level = "shallow";
   else if (!assumption || grounded.length < g.minGroundedForDeep) level = "medium";
   else level = "deep";
   const lengthBonus = Math.min(config.maxLengthBonus, analysis.length / config.lengthBonusChars);
   return result(level, Math.min(1, config.levels[level] + lengthBonus));
+}
+
+/**
+ * How surely an analysis is about this run, from its specifics: the share found in the trace, for
+ * an analysis that reached the "why" level (where, what and a grounded mechanism); 0 otherwise.
+ */
+export function groundedRelevance(depth: GroundedDepth): number {
+  if (depth.level !== "medium" && depth.level !== "deep") return 0;
+  return depth.grounded.length / Math.max(1, depth.grounded.length + depth.ungrounded.length);
 }
 
 /** What a grounded depth below the threshold lacks, in words a generator can act on. */

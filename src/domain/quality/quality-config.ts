@@ -56,10 +56,14 @@ export const QualityConfig = z.object({
       .object({
         /** Grounded specifics an analysis needs for the deepest level. */
         minGroundedForDeep: z.number().int(),
-        /** Ungrounded specifics from which, when they outnumber the grounded ones, an analysis is about another run. */
+        /**
+         * An analysis with at least `minUngroundedToDoubt` specifics the trace does not hold, making
+         * at least `maxUngroundedShare` of all its specifics, is about another run.
+         */
         minUngroundedToDoubt: z.number().int(),
+        maxUngroundedShare: z.number(),
       })
-      .default({ minGroundedForDeep: 3, minUngroundedToDoubt: 2 }),
+      .default({ minGroundedForDeep: 3, minUngroundedToDoubt: 3, maxUngroundedShare: 0.3 }),
   }),
   actionability: z.object({
     minThreshold: z.number().default(0.8),

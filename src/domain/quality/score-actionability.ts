@@ -29,14 +29,18 @@ const lessonWords = new Set(
     "tool tools true under until used user users using validate validation value values verification " +
     "verified verify were what when where which while will with within without work would agent agents " +
     "information process instead rather again better improve attention accurate accuracy assumption " +
-    "assumptions consider considered important appropriate reliable mistake mistakes wrong right"
+    "assumptions consider considered important appropriate reliable mistake mistakes wrong right " +
+    "avoid incorrect robust flawed systematic fundamental fundamentally sound approach approaches " +
+    "modification modifications expected state match matches reference everything anything best " +
+    "less double thinking depth level levels robustly adopt follow follows rule rules handle handling"
   ).split(" "),
 );
 
 /**
  * Whether an adjustment names something an agent can act on for this kind of task: a parameter,
- * number or identifier, an agent or tool of the trace, or at least two of the trace's own words
- * that lessons do not use everywhere. "Add constraint: double-check the result" names nothing.
+ * number or identifier, an agent or tool of the trace, one of the trace's own words that lessons
+ * do not use everywhere, or at least three such words of its own. "Add constraint: double-check
+ * the result" and "change strategy to a more robust approach" name nothing.
  */
 export function namesSomethingConcrete(adjustment: string, facts: TraceFacts): boolean {
   const words = wordsOf(adjustment);
@@ -45,8 +49,8 @@ export function namesSomethingConcrete(adjustment: string, facts: TraceFacts): b
   if (/[A-Z][a-z]+[A-Z]/.test(adjustment)) return true;
   const lower = adjustment.toLowerCase();
   if ([...facts.names].some((name) => lower.includes(name))) return true;
-  const shared = new Set(words.filter((w) => w.length >= 4 && !lessonWords.has(w) && facts.words.has(w)));
-  return shared.size >= 2;
+  const distinctive = new Set(words.filter((w) => w.length >= 4 && !lessonWords.has(w)));
+  return [...distinctive].some((w) => facts.words.has(w)) || distinctive.size >= 3;
 }
 
 /**

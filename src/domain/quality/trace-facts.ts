@@ -8,6 +8,15 @@ import type { TaskCompleted } from "../contracts/index.js";
 export interface TraceFacts {
   /** Lower-cased text with whitespace collapsed; quotes and values are looked up in it. */
   text: string;
+  /**
+   * The same for the task statement alone (description, goal, question): what an analysis can
+   * restate without having read the run, so naming it grounds nothing.
+   */
+  taskText: string;
+  /** The run alone: every step and the error, without the task statement. */
+  runText: string;
+  /** Per step, lower-cased: its agent, its tool and its whole text (to check "step 12 (WebSurfer) …"). */
+  steps: readonly { actor: string; tool: string; text: string }[];
   /** Lower-cased words (letters, digits, `_`, `.`, `-` inside a word) of the text. */
   words: ReadonlySet<string>;
   /** Agents (`actor`) and tools (`toolName`), lower-cased, without names every trace has. */
@@ -36,12 +45,9 @@ export function wordsOf(text: string): string[] {
 }
 
 export function traceFacts(event: TaskCompleted): TraceFacts {
-  const parts: string[] = [
-    event.task.description,
-    event.task.goal ?? "",
-    event.task.query ?? "",
-    event.task.answer ?? "",
-  ];
+  const task = [event.task.description, event.task.goal ?? "", event.task.query ?? ""];
+  const parts: string[] = [...task, event.task.answer ?? ""];
+  const steps: { actor: string; tool: string; text: string }[] = [];
   if (event.error)
     parts.push(
       [event.error.category, event.error.type, event.error.code, event.error.message]
@@ -53,11 +59,22 @@ export function traceFacts(event: TaskCompleted): TraceFacts {
   const outsideTeam = new Set<number>();
   for (const [i, step] of event.events.entries()) {
     if (step.type === "system_event" || outsiders.has((step.actor ?? "").toLowerCase())) outsideTeam.add(i);
-    parts.push(
-      [step.eventId, step.actor, step.toolName, step.error?.code, step.error?.message, step.content]
-        .filter(Boolean)
-        .join(" "),
-    );
+    const line = [
+      step.eventId,
+      step.actor,
+      step.toolName,
+      step.error?.code,
+      step.error?.message,
+      step.content,
+    ]
+      .filter(Boolean)
+      .join(" ");
+    parts.push(line);
+    steps.push({
+      actor: (step.actor ?? "").toLowerCase(),
+      tool: (step.toolName ?? "").toLowerCase(),
+      text: squash(line),
+    });
     if (step.metadata) parts.push(JSON.stringify(step.metadata));
     for (const name of [step.actor, step.toolName])
       if (name && !genericNames.has(name.toLowerCase())) names.add(name.toLowerCase());
@@ -68,6 +85,9 @@ export function traceFacts(event: TaskCompleted): TraceFacts {
   const text = squash(parts.join("\n"));
   return {
     text,
+    taskText: squash(task.join("\n")),
+    runText: squash(parts.slice(task.length).join("\n")),
+    steps,
     words: new Set(wordsOf(text)),
     names,
     stepIds,
@@ -84,6 +104,9 @@ export function textFacts(text: string): TraceFacts {
   const squashed = squash(text);
   return {
     text: squashed,
+    taskText: "",
+    runText: squashed,
+    steps: [],
     words: new Set(wordsOf(squashed)),
     names: new Set(),
     stepIds: new Set(),

@@ -1,7 +1,7 @@
 import type { QualityMetrics, Reflection, Verdict } from "../contracts/index.js";
 import { assessDepth } from "./assess-depth.js";
 import { checkCompleteness } from "./check-completeness.js";
-import { assessGroundedDepth, depthShortfall } from "./grounded-depth.js";
+import { assessGroundedDepth, depthShortfall, groundedRelevance } from "./grounded-depth.js";
 import { patternValidity } from "./pattern-validity.js";
 import type { QualityConfig } from "./quality-config.js";
 import { scoreActionability } from "./score-actionability.js";
@@ -34,9 +34,10 @@ export interface ValidationResult {
   invalidPatterns: string[];
   missingFields: string[];
   /**
-   * Whether a rewrite could fix any of the violations. Missing pattern evidence is a fact about
-   * the tenant's history and closeness to stored lessons a fact about memory: asking the
-   * generator again changes neither, so the improvement loop stops there.
+   * Whether a rewrite could fix any of the violations and is worth a call. Missing pattern evidence
+   * is a fact about the tenant's history and closeness to stored lessons a fact about memory:
+   * asking the generator again changes neither, so the improvement loop stops there. Nor is a
+   * reflection that the storage rules keep already asked again.
    */
   retryable: boolean;
 }
@@ -86,10 +87,12 @@ export function validateReflection(
   const facts = grounded ? (evidence.trace ?? textFacts("")) : undefined;
   let depthScore: number;
   let depthDetail = "Need root cause analysis, not just symptoms.";
+  let aboutThisRun = 0;
   if (evidence.judged) depthScore = evidence.judged.depthScore;
   else if (facts) {
     const depth = assessGroundedDepth(reflection.reflectionText, facts, config.depth, reflection.attribution);
     depthScore = depth.score;
+    aboutThisRun = groundedRelevance(depth);
     depthDetail = `Need root cause analysis of this trace, not just symptoms. ${depthShortfall(depth)}`;
   } else depthScore = assessDepth(reflection.reflectionText, config.depth);
   if (depthScore < config.depth.minThreshold) {
@@ -131,7 +134,9 @@ export function validateReflection(
     }
   }
 
-  const relevanceScore = clamp(evidence.relevance);
+  // An analysis that explains this run with the run's own specifics is about this task, however
+  // far an embedder puts its words from the task's (an airline refund and "book_reservation").
+  const relevanceScore = clamp(Math.max(evidence.relevance, aboutThisRun));
   if (relevanceScore < config.relevance.minThreshold) {
     retryable = true;
     violations.push(
@@ -162,14 +167,23 @@ export function validateReflection(
       metrics.noveltyScore * w.noveltyScore,
   );
 
+  const isValid = violations.length === 0;
+  // A reflection the storage rules keep already is not asked again: a rewrite would cost a model
+  // call to lift a warning.
+  const storable =
+    storageProblem(
+      decideVerdict({ isValid, qualityScore }, config),
+      { qualityScore, metrics, missingFields: completeness.missingFields },
+      config,
+    ) === null;
   return {
-    isValid: violations.length === 0,
+    isValid,
     qualityScore,
     violations,
     metrics,
     invalidPatterns,
     missingFields: completeness.missingFields,
-    retryable,
+    retryable: retryable && !storable,
   };
 }
 
@@ -189,16 +203,19 @@ export function decideVerdict(
 /**
  * Why a judged reflection is not worth storing, or null when it is: the storage rules that do not
  * depend on memory (docs/specification.md#storage-bar), the same as the pipeline's `decideStorage`
- * before it looks for a stored lesson to merge into. Rejected, about another task (relevance
- * below its threshold), missing a required part, or below the storage bar. Unproven patterns are
+ * before it looks for a stored lesson to merge into. Rejected, a symptom (depth below the "what
+ * happened" level), about another task (relevance below its threshold), missing a required part,
+ * or below the storage bar. Unproven patterns are
  * not a reason: they are hypotheses.
  */
 export function storageProblem(
   verdict: Verdict,
   validation: Pick<ValidationResult, "qualityScore" | "metrics" | "missingFields">,
-  config: Pick<QualityConfig, "relevance" | "completeness" | "storageMinQuality">,
+  config: Pick<QualityConfig, "relevance" | "completeness" | "storageMinQuality" | "depth">,
 ): string | null {
   if (verdict === "rejected") return "rejected by the quality judge";
+  if (config.depth.mode === "grounded" && validation.metrics.depthScore < config.depth.levels.shallow)
+    return `a symptom, not a lesson: depth ${validation.metrics.depthScore.toFixed(2)} is below the "what happened" level ${config.depth.levels.shallow}`;
   if (validation.metrics.relevanceScore < config.relevance.minThreshold)
     return `not about this task: relevance ${validation.metrics.relevanceScore.toFixed(2)} is below ${config.relevance.minThreshold}`;
   if (validation.metrics.completeness < config.completeness.minThreshold)
@@ -212,7 +229,7 @@ export function storageProblem(
 export function shouldStore(
   verdict: Verdict,
   validation: Pick<ValidationResult, "qualityScore" | "metrics" | "missingFields">,
-  config: Pick<QualityConfig, "relevance" | "completeness" | "storageMinQuality">,
+  config: Pick<QualityConfig, "relevance" | "completeness" | "storageMinQuality" | "depth">,
 ): boolean {
   return storageProblem(verdict, validation, config) === null;
 }
