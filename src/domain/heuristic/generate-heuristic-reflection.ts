@@ -189,18 +189,22 @@ const basisReasons: Record<Exclude<AttributionBasis, "explicit_error" | "no_step
   failure_text: "its output reports a failure the agent did not recover from",
   repetition: "the agent repeated it word for word afterwards, stuck from there on",
   last_agent_step:
-    "no step shows an error, so this is only the last agent step before the final answer, a guess",
+    "no step shows an error: this is only the last agent step before the final answer, a guess",
 };
 
 /** Where the trace went wrong and who did it, when no explicit failing step already says so. */
-function attributionSentence(located: LocatedFailure): string {
+function attributionSentence(located: LocatedFailure, event: TaskCompleted): string {
   const a = located.attribution;
   if (located.basis === "explicit_error" || located.basis === "no_steps" || located.stepIndex === undefined)
     return "";
   const who = [a.actor, a.toolName ? `on ${a.toolName}` : undefined].filter(Boolean).join(" ");
+  // The evidence is quoted only when it is the step's own text; otherwise it is the rule's words.
+  const step = event.events[located.stepIndex];
+  const evidence = a.evidence ?? "";
+  const quoted = step && evidence && step.content.includes(evidence.replace(/…$/, ""));
   return (
     `The attribution rules point at step ${String(located.stepIndex)} (${a.eventId ?? "?"}${who ? `, ${who}` : ""}): ` +
-    `${quote(a.evidence ?? "", 140)}; ${basisReasons[located.basis]} (attribution confidence ${a.confidence.toFixed(2)}).`
+    `${quoted ? quote(evidence, 140) : evidence}; ${basisReasons[located.basis]} (attribution confidence ${a.confidence.toFixed(2)}).`
   );
 }
 
@@ -259,10 +263,13 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
     step
       ? `The failing step was ${step.eventId} (${step.type}${step.toolName ? ` on ${step.toolName}` : ""}${analysis.located.attribution.actor ? `, by ${analysis.located.attribution.actor}` : ""}): ${quote(step.error?.message ?? step.content, 140)}.`
       : "",
-    attributionSentence(analysis.located),
+    attributionSentence(analysis.located, event),
     led ? `It followed the call ${led.eventId}: ${quote(led.content, 140)}.` : "",
     lesson
-      ? `What the trace shows: ${lesson.found}. Evidence: ${analysis.evidence.slice(0, 3).join("; ")}.`
+      ? `What the trace shows: ${lesson.found}. Evidence: ${analysis.evidence
+          .slice(0, 3)
+          .map((e) => quote(e, 200))
+          .join("; ")}.`
       : `The trace does not show why the task failed${event.error ? ` (its error says only ${quote(event.error.message, 120)})` : ""}: no cause is claimed and no lesson is written.`,
   ];
   if (guidance?.answerIssues?.length)

@@ -108,14 +108,26 @@ function valueFound(token: string, facts: TraceFacts): Grounding {
   return locate((text) => text.includes(lower) || (plain !== lower && text.includes(plain)), facts);
 }
 
-/** A number too short to tell a run from another ("2", "15"): it grounds nothing either way. */
-const shortNumber = (token: string) => /^\d{1,2}$/.test(token);
+/**
+ * A number too short or too common to tell a run from another ("2", "15", a score such as "0.38"):
+ * it grounds nothing either way.
+ */
+const shortNumber = (token: string) => /^\d{1,2}$/.test(token) || /^0?\.\d{1,2}$/.test(token);
 
-const sentencesOf = (text: string) =>
-  text
-    .split(/(?<=[.!?;:])\s+(?=[\p{Lu}\d"“(])|\n+/u)
-    .map((s) => s.trim())
-    .filter(Boolean);
+/** Sentences of a text, never cut inside a quotation (a quoted error has its own full stops). */
+function sentencesOf(text: string): string[] {
+  const quoted = [...text.matchAll(quotePattern)].map((m) => [m.index, m.index + m[0].length] as const);
+  const inside = (at: number) => quoted.some(([from, to]) => at > from && at < to);
+  const sentences: string[] = [];
+  let start = 0;
+  for (const boundary of text.matchAll(/(?<=[.!?;:])\s+(?=[\p{Lu}\d"“(])|\n+/gu)) {
+    if (inside(boundary.index)) continue;
+    sentences.push(text.slice(start, boundary.index));
+    start = boundary.index + boundary[0].length;
+  }
+  sentences.push(text.slice(start));
+  return sentences.map((s) => s.trim()).filter(Boolean);
+}
 
 interface Found {
   grounded: Set<string>;
@@ -208,8 +220,10 @@ export function assessGroundedDepth(
   for (const sentence of sentencesOf(analysis)) {
     const groundedHere = specificsOf(sentence, facts, found) > 0;
     const anchored = groundedHere || previousGrounded;
-    if (anchored && mechanismCue.test(sentence)) mechanism = true;
-    if (anchored && assumptionCue.test(sentence)) assumption = true;
+    // Cues inside quoted trace text are the trace's words, not the analysis' reasoning.
+    const own = sentence.replace(quotePattern, " ");
+    if (anchored && mechanismCue.test(own)) mechanism = true;
+    if (anchored && assumptionCue.test(own)) assumption = true;
     previousGrounded = groundedHere;
   }
   const g = config.grounded;

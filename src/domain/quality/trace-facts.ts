@@ -81,6 +81,8 @@ export function traceFacts(event: TaskCompleted): TraceFacts {
     stepIds.add(step.eventId.toLowerCase());
   }
   for (const v of event.verificationResults ?? []) parts.push(v.claimText ?? "", v.conflictReason ?? "");
+  if (event.scores) parts.push(JSON.stringify(event.scores));
+  if (event.error?.context) parts.push(JSON.stringify(event.error.context));
   if (event.evaluation?.critique) parts.push(event.evaluation.critique);
   const text = squash(parts.join("\n"));
   return {
