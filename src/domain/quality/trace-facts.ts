@@ -46,7 +46,7 @@ export function wordsOf(text: string): string[] {
 
 export function traceFacts(event: TaskCompleted): TraceFacts {
   const task = [event.task.description, event.task.goal ?? "", event.task.query ?? ""];
-  const parts: string[] = [...task, event.task.answer ?? ""];
+  const parts: string[] = [event.task.answer ?? ""];
   const steps: { actor: string; tool: string; text: string }[] = [];
   if (event.error)
     parts.push(
@@ -69,7 +69,9 @@ export function traceFacts(event: TaskCompleted): TraceFacts {
     ]
       .filter(Boolean)
       .join(" ");
-    parts.push(line);
+    // What the user or the task statement says is the task's, not the team's run.
+    if (outsideTeam.has(i)) task.push(line);
+    else parts.push(line);
     steps.push({
       actor: (step.actor ?? "").toLowerCase(),
       tool: (step.toolName ?? "").toLowerCase(),
@@ -84,11 +86,11 @@ export function traceFacts(event: TaskCompleted): TraceFacts {
   if (event.scores) parts.push(JSON.stringify(event.scores));
   if (event.error?.context) parts.push(JSON.stringify(event.error.context));
   if (event.evaluation?.critique) parts.push(event.evaluation.critique);
-  const text = squash(parts.join("\n"));
+  const text = squash([...task, ...parts].join("\n"));
   return {
     text,
     taskText: squash(task.join("\n")),
-    runText: squash(parts.slice(task.length).join("\n")),
+    runText: squash(parts.join("\n")),
     steps,
     words: new Set(wordsOf(text)),
     names,

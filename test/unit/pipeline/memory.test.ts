@@ -279,6 +279,19 @@ describe("memory: a verdict that follows the evidence", () => {
       "Large reads of customer orders through postgres_query must be paginated; a raised timeout only moves the failure.",
   };
 
+  it("stores the lesson of a model that answers patterns: [] with one call, and reuses it with none", async () => {
+    const { outcome, calls, store } = setup({
+      name: "openai",
+      generate: () => Promise.resolve({ ...timeoutLesson, patterns: [] }),
+    });
+    const first = await outcome(taskEvent());
+    expect(calls()).toBe(1);
+    expect(first).toMatchObject({ stored: true, verdict: "accepted", violations: [] });
+    for (let i = 0; i < 3; i += 1) await outcome(taskEvent());
+    expect(calls()).toBe(1); // 4 identical occurrences, 1 call in all
+    expect([...store.reflections.values()][0]?.occurrences).toBe(4);
+  });
+
   it("asks the model once when only the pattern lacks evidence, and accepts the lesson once evidence accrues", async () => {
     const { outcome, calls, store } = setup({
       name: "openai",
