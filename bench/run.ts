@@ -1,12 +1,13 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|memory|calibration|model-bound|otlp|tracing`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|memory|calibration|judge|model-bound|otlp|tracing`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
 import { benchE2e } from "./e2e.js";
 import { benchEmbeddings } from "./embeddings.js";
 import { benchFloor } from "./floor.js";
+import { benchJudge } from "./judge.js";
 import { benchLatency } from "./latency.js";
 import { benchLlmBound, benchLlmCalls } from "./llm.js";
 import { benchMemory } from "./memory.js";
@@ -26,6 +27,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   embeddings: () => benchEmbeddings(),
   memory: () => benchMemory(),
   calibration: () => benchCalibration(),
+  judge: () => benchJudge(),
   otlp: () => benchOtlpBridge(),
   tracing: () => benchTracing(),
   "model-bound": () => benchModelBound(),
