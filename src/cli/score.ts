@@ -34,7 +34,16 @@ export const ScoreInput = z.object({
     confidence: z.number().min(0).max(1).optional(),
     tags: list,
     errorCategory: z.string().nullable().optional(),
-    attribution: Attribution.optional(),
+    /** As a model writes it: keys it does not know are left out (`"toolName": null`). */
+    attribution: z
+      .preprocess(
+        (value) =>
+          value && typeof value === "object"
+            ? Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null))
+            : value,
+        Attribution,
+      )
+      .optional(),
   }),
   /**
    * The whole task event the reflection is about (an `agent.task.completed` value): the judge
