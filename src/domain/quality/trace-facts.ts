@@ -45,54 +45,54 @@ export function wordsOf(text: string): string[] {
 }
 
 export function traceFacts(event: TaskCompleted): TraceFacts {
-  const task = [event.task.description, event.task.goal ?? "", event.task.query ?? ""];
-  const parts: string[] = [event.task.answer ?? ""];
+  // Every part is lower-cased and squashed once, as it is added: traces run to megabytes.
+  const task = [event.task.description, event.task.goal ?? "", event.task.query ?? ""].map(squash);
+  const run: string[] = [squash(event.task.answer ?? "")];
   const steps: { actor: string; tool: string; text: string }[] = [];
   if (event.error)
-    parts.push(
-      [event.error.category, event.error.type, event.error.code, event.error.message]
-        .filter(Boolean)
-        .join(" "),
+    run.push(
+      squash(
+        [event.error.category, event.error.type, event.error.code, event.error.message]
+          .filter(Boolean)
+          .join(" "),
+      ),
     );
   const names = new Set<string>();
   const stepIds = new Set<string>();
   const outsideTeam = new Set<number>();
   for (const [i, step] of event.events.entries()) {
     if (step.type === "system_event" || outsiders.has((step.actor ?? "").toLowerCase())) outsideTeam.add(i);
-    const line = [
-      step.eventId,
-      step.actor,
-      step.toolName,
-      step.error?.code,
-      step.error?.message,
-      step.content,
-    ]
-      .filter(Boolean)
-      .join(" ");
+    const line = squash(
+      [step.eventId, step.actor, step.toolName, step.error?.code, step.error?.message, step.content]
+        .filter(Boolean)
+        .join(" "),
+    );
     // What the user or the task statement says is the task's, not the team's run.
     if (outsideTeam.has(i)) task.push(line);
-    else parts.push(line);
+    else run.push(line);
     steps.push({
       actor: (step.actor ?? "").toLowerCase(),
       tool: (step.toolName ?? "").toLowerCase(),
-      text: squash(line),
+      text: line,
     });
-    if (step.metadata) parts.push(JSON.stringify(step.metadata));
+    if (step.metadata) run.push(squash(JSON.stringify(step.metadata)));
     for (const name of [step.actor, step.toolName])
       if (name && !genericNames.has(name.toLowerCase())) names.add(name.toLowerCase());
     stepIds.add(step.eventId.toLowerCase());
   }
-  for (const v of event.verificationResults ?? []) parts.push(v.claimText ?? "", v.conflictReason ?? "");
-  if (event.scores) parts.push(JSON.stringify(event.scores));
-  if (event.error?.context) parts.push(JSON.stringify(event.error.context));
-  if (event.evaluation?.critique) parts.push(event.evaluation.critique);
-  const text = squash([...task, ...parts].join("\n"));
+  for (const v of event.verificationResults ?? [])
+    run.push(squash(v.claimText ?? ""), squash(v.conflictReason ?? ""));
+  if (event.scores) run.push(squash(JSON.stringify(event.scores)));
+  if (event.error?.context) run.push(squash(JSON.stringify(event.error.context)));
+  if (event.evaluation?.critique) run.push(squash(event.evaluation.critique));
+  const taskText = task.join("\n");
+  const runText = run.join("\n");
   return {
-    text,
-    taskText: squash(task.join("\n")),
-    runText: squash(parts.join("\n")),
+    text: `${taskText}\n${runText}`,
+    taskText,
+    runText,
     steps,
-    words: new Set(wordsOf(text)),
+    words: new Set([...wordsOf(taskText), ...wordsOf(runText)]),
     names,
     stepIds,
     stepCount: event.events.length,
