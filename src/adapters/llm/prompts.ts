@@ -3,7 +3,7 @@ import { locateFailure, type LocatedFailure } from "../../domain/attribution/att
 import { Reflection, type TaskCompleted } from "../../domain/contracts/index.js";
 import type { GenerationRequest } from "../../pipeline/ports.js";
 import { readModelAttribution } from "./model-attribution.js";
-import { selectSteps, summariseGap, type StepSelection } from "./prompt-steps.js";
+import { fitSteps, summariseGap, type StepSelection } from "./prompt-steps.js";
 import { asciiCharsPerToken, estimateMessagesTokens, estimateTokens } from "./token-estimate.js";
 
 /**
@@ -16,9 +16,10 @@ import { asciiCharsPerToken, estimateMessagesTokens, estimateTokens } from "./to
  * message lets us reject output that leaks it.
  *
  * Every request stays within a token budget (`LLM_PROMPT_MAX_TOKENS`, estimated as in
- * token-estimate.ts), the repair request included: the trace's steps are chosen around the step
- * the failure is attributed to and the rest summarised (prompt-steps.ts), and when that is not
- * enough the long texts are cut shorter.
+ * token-estimate.ts), the repair request included: the whole trace when it fits, else every step
+ * with its long bodies cut in the middle, and only beyond that steps dropped around the step the
+ * failure is attributed to (prompt-steps.ts); when that is not enough the long texts are cut
+ * shorter.
  */
 
 export interface PromptSecrets {
@@ -38,8 +39,14 @@ export interface ReflectionPrompt {
   user: string;
 }
 
-/** The default of `LLM_PROMPT_MAX_TOKENS`. */
-export const defaultPromptMaxTokens = 6_000;
+/**
+ * The default of `LLM_PROMPT_MAX_TOKENS`: the smallest budget at which the annotated decisive step
+ * of every public annotated failure log (bench/prompt-coverage.ts: 130-step web-browsing runs,
+ * coding teams, a customer-service agent) is in the prompt, the airline agent's runs whole and the
+ * coding teams' nearly all whole; 12,000 on average for the longest runs, well inside today's
+ * context windows.
+ */
+export const defaultPromptMaxTokens = 16_000;
 /** The smallest budget that holds the instructions and a minimal trace. */
 export const minPromptMaxTokens = 3_000;
 
@@ -268,7 +275,7 @@ export function buildReflectionPrompt(
   for (const detail of details) {
     let budget = available - measure(userPrompt(request, secrets, { steps: none, detail, located }));
     for (let attempt = 0; attempt < 8 && budget > 0; attempt += 1) {
-      const steps = selectSteps(event.events, focus, budget);
+      const steps = fitSteps(event.events, focus, budget);
       const user = userPrompt(request, secrets, { steps, detail, located });
       const tokens = measure(user);
       if (tokens <= available) return { system, user, estimatedTokens: tokens };
@@ -278,7 +285,8 @@ export function buildReflectionPrompt(
   const last = event.events.length - 1;
   const summary: StepSelection =
     last >= 0 ? { entries: [summariseGap(event.events, 0, last)], shown: 0, omitted: last + 1 } : none;
-  const user = userPrompt(request, secrets, { steps: summary, detail: details.at(-1), located });
+  // The guess's evidence is left out too: at this size every character counts.
+  const user = userPrompt(request, secrets, { steps: summary, detail: details.at(-1) });
   return { system, user, estimatedTokens: measure(user) };
 }
 
