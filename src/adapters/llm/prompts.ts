@@ -2,6 +2,7 @@ import { z } from "zod";
 import { locateFailure, type LocatedFailure } from "../../domain/attribution/attribute-failure.js";
 import { Reflection, type TaskCompleted } from "../../domain/contracts/index.js";
 import type { GenerationRequest } from "../../pipeline/ports.js";
+import { jsonObjectText } from "./answer-json.js";
 import { readModelAttribution } from "./model-attribution.js";
 import { fitSteps, summariseGap, type StepSelection } from "./prompt-steps.js";
 import { asciiCharsPerToken, estimateMessagesTokens, estimateTokens } from "./token-estimate.js";
@@ -376,7 +377,8 @@ export function parseReflectionOutput(
     .some((line) => line.length >= 40 && flat.includes(line));
   if (leaked) problems.push("the answer repeats the system instructions");
 
-  const text = withoutCodeFence(raw);
+  // The object itself: real models wrap it in a fence, a sentence before, a remark after.
+  const text = jsonObjectText(raw);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -457,20 +459,4 @@ function boundedReflection<T extends Omit<Reflection, "attribution">>(r: T): T {
     patterns: list(r.patterns, itemChars),
     adjustments: list(r.adjustments, itemChars),
   };
-}
-
-/**
- * The answer without a Markdown code fence around it (```json … ```). Written without a regular
- * expression anchored at the end: `\s*```$` backtracks over every run of whitespace, quadratic in
- * its length, and a model's answer is untrusted text.
- */
-export function withoutCodeFence(raw: string): string {
-  let text = raw.trim();
-  if (text.startsWith("```")) {
-    text = text.slice(3);
-    if (text.slice(0, 4).toLowerCase() === "json") text = text.slice(4);
-    text = text.trimStart();
-  }
-  if (text.endsWith("```")) text = text.slice(0, -3).trimEnd();
-  return text;
 }
