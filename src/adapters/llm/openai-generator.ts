@@ -6,6 +6,7 @@ import { defaultQualityConfig } from "../../domain/quality/quality-config.js";
 import type { GenerationRequest, ReflectionGenerator } from "../../pipeline/ports.js";
 import { callLlm, type LlmCallPolicy } from "./llm-call.js";
 import { LlmOutputError, toReflectorError } from "./llm-errors.js";
+import { chooseAttribution } from "./model-attribution.js";
 import {
   buildReflectionPrompt,
   defaultPromptMaxTokens,
@@ -38,7 +39,8 @@ type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
  * dropped, not repaired: prompts.ts), and one repair request (showing the model its answer and
  * what was wrong with it) before giving up. Every request stays within the
  * prompt token budget. A failure's reflection always carries an attribution: the model's when it
- * gives a usable one, else the offline one (attribute-failure.ts).
+ * gives a usable one, unless the offline rules found the step on evidence more precise than the
+ * model has proven to be; else the offline one (attribute-failure.ts, model-attribution.ts).
  */
 export function createOpenAiGenerator(options: OpenAiGeneratorOptions): ReflectionGenerator {
   const guidance = options.guidance ?? defaultQualityConfig.guidance;
@@ -100,9 +102,9 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
       const located = locateFailure(request.event);
       const prompt = buildReflectionPrompt(request, secrets, guidance, { maxTokens, located });
       const withAttribution = (reflection: Reflection): Reflection =>
-        request.event.outcome === "success" || reflection.attribution
+        request.event.outcome === "success"
           ? reflection
-          : { ...reflection, attribution: located.attribution };
+          : { ...reflection, attribution: chooseAttribution(reflection.attribution, located.attribution) };
       const messages: ChatMessage[] = [
         { role: "system", content: prompt.system },
         { role: "user", content: prompt.user },

@@ -96,10 +96,18 @@ export function dataBlock(tag: string, nonce: string, value: unknown): string {
   return `<${tag}-${nonce}>\n${encodeData(value)}\n</${tag}-${nonce}>`;
 }
 
+/**
+ * The rule-based guess is shown to the model only when it is more likely right than wrong (its
+ * confidence is the rule's measured precision). On recorded answers of a capable model to prompts
+ * that always showed it, the guess was right in 5 of 36 real runs and the model named the guessed
+ * step 6 times (right 4 times): a weak guess is at best ignored and at worst followed.
+ */
+export const hintMinConfidence = 0.5;
+
 export interface TraceDataOptions {
   steps: StepSelection;
   detail?: Detail;
-  /** The offline attribution, shown to the model as a first guess it may correct. */
+  /** The offline attribution, shown to the model as a first guess it may correct (when likely right). */
   located?: LocatedFailure;
 }
 
@@ -109,7 +117,10 @@ export function traceData(request: GenerationRequest, options: TraceDataOptions)
   const detail = options.detail ?? fullDetail;
   const long = detail.longTextChars;
   const evaluation = request.answerEvaluation;
-  const located = event.outcome === "success" ? undefined : options.located;
+  const located =
+    event.outcome === "success" || (options.located?.attribution.confidence ?? 0) < hintMinConfidence
+      ? undefined
+      : options.located;
   return {
     task: {
       description: clip(event.task.description, long),
