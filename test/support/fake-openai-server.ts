@@ -306,9 +306,13 @@ function isTraceOf(data: TraceData, event: TaskCompleted): boolean {
     return false;
   if (data.totalEvents !== event.events.length) return false;
   if (!begins(event.error?.message, data.error?.message)) return false;
-  return (data.events ?? []).every(
-    (step) => step.index === undefined || event.events[step.index]?.eventId === step.eventId,
-  );
+  return (data.events ?? []).every((step) => {
+    if (step.index === undefined) return true;
+    const original = event.events[step.index];
+    // A cut step shows its head, then `…[cut n characters]…`.
+    const head = step.content?.split("\n…[cut ")[0];
+    return original?.eventId === step.eventId && (head === undefined || original.content.startsWith(head));
+  });
 }
 
 /**
