@@ -148,6 +148,8 @@ export function benchAttribution(env: NodeJS.ProcessEnv = process.env): Promise<
     "offline rules (no model):",
   ];
   const overall = { tune: empty(), holdout: empty() };
+  // τ-bench has one agent: naming it is no feat, so the agent figure that counts is Who&When's.
+  const multiAgent = { tune: empty(), holdout: empty() };
   for (const source of sources) {
     for (const split of ["tune", "holdout"] as const) {
       const t = empty();
@@ -155,6 +157,7 @@ export function benchAttribution(env: NodeJS.ProcessEnv = process.env): Promise<
         const attribution = locateFailure(f.event).attribution;
         add(t, f, attribution);
         add(overall[split], f, attribution);
+        if (source.startsWith("who-and-when")) add(multiAgent[split], f, attribution);
       }
       lines.push(row(`  ${source} ${split}`, t));
     }
@@ -163,6 +166,14 @@ export function benchAttribution(env: NodeJS.ProcessEnv = process.env): Promise<
   const all = empty();
   for (const k of ["n", "agent", "step", "near"] as const) all[k] = overall.tune[k] + overall.holdout[k];
   lines.push(row("  all sources, both splits", all));
+  const team = empty();
+  for (const k of ["n", "agent", "step", "near"] as const)
+    team[k] = multiAgent.tune[k] + multiAgent.holdout[k];
+  lines.push(
+    row("  Who&When (multi-agent) tune", multiAgent.tune),
+    row("  Who&When (multi-agent) holdout", multiAgent.holdout),
+    row("  Who&When (multi-agent) both splits", team),
+  );
   if (env.BENCH_ATTRIBUTION_BASES === "1") {
     for (const split of ["tune", "holdout"] as const) {
       lines.push(`per basis (${split}):`);
@@ -256,7 +267,7 @@ export function benchAttribution(env: NodeJS.ProcessEnv = process.env): Promise<
         `another step ${String(guess.other)} times (right ${String(guess.otherRight)})`,
     );
   }
-  const agentRate = all.n ? all.agent / all.n : 0;
+  const agentRate = team.n ? team.agent / team.n : 0;
   const stepRate = all.n ? all.step / all.n : 0;
   // With a model configured, what Reflector stores is `chooseAttribution` of the two.
   const storedAll = empty();
@@ -272,7 +283,7 @@ export function benchAttribution(env: NodeJS.ProcessEnv = process.env): Promise<
     name: "failure attribution on real logs (offline rules; recorded capable-model answers)",
     lines,
     ratio: stepRate,
-    goal: "offline agent ≥ 50 %, step ≥ 25 %; stored with recorded model answers agent ≥ 60 %, step ≥ 35 %",
+    goal: "offline: Who&When agent ≥ 50 %, all-source step ≥ 25 %; stored with recorded model answers: agent ≥ 60 %, step ≥ 35 %",
     met:
       agentRate >= 0.5 && stepRate >= 0.25 && (storedAll.n === 0 || (modelAgent >= 0.6 && modelStep >= 0.35)),
   });
