@@ -127,6 +127,7 @@ describe("the openai generator on a capable model's recorded answers", () => {
     const recording = first();
     const odd: FakeReply[] = [
       { kind: "completion", content: "I'm sorry, but I can't help with analysing this trace." },
+      { kind: "completion", content: "", refusal: "I can't help with that." },
       {
         kind: "completion",
         content: recording.answer.content.slice(0, 400),

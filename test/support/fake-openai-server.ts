@@ -33,6 +33,8 @@ export type FakeReply =
       promptTokens?: number;
       completionTokens?: number;
       finishReason?: string;
+      /** A refusal as the API reports it: `message.refusal` set, `content` null. */
+      refusal?: string;
     }
   /** Any JSON body with a status (errors: 429 with `retry-after`, 500, 401, ...). */
   | { kind: "status"; status: number; body?: unknown; headers?: Record<string, string> }
@@ -79,7 +81,10 @@ function completion(reply: Extract<FakeReply, { kind: "completion" }>, model: st
     choices: [
       {
         index: 0,
-        message: { role: "assistant", content: reply.content, refusal: null },
+        message:
+          reply.refusal === undefined
+            ? { role: "assistant", content: reply.content, refusal: null }
+            : { role: "assistant", content: null, refusal: reply.refusal },
         finish_reason: reply.finishReason ?? "stop",
         logprobs: null,
       },
@@ -311,7 +316,8 @@ function isTraceOf(data: TraceData, event: TaskCompleted): boolean {
     const original = event.events[step.index];
     // A cut step shows its head, then `…[cut n characters]…`.
     const head = step.content?.split("\n…[cut ")[0];
-    return original?.eventId === step.eventId && (head === undefined || original.content.startsWith(head));
+    if (original === undefined || original.eventId !== step.eventId) return false;
+    return head === undefined || original.content.startsWith(head);
   });
 }
 

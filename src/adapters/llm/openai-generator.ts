@@ -75,6 +75,9 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
       // (an HTML page, `{}`): that is an unusable answer, not a bug of ours.
       const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
       const raw = choice?.message.content ?? "";
+      // A model that declines says so in `refusal` (structured outputs) or in plain text instead
+      // of JSON; either way the answer is unusable, and the repair request says why.
+      const refusal = choice?.message.refusal;
       const parsed: ParsedOutput =
         choice?.finish_reason === "length"
           ? {
@@ -82,7 +85,9 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
               problems: ["the answer was cut off at the token limit; be more concise"],
               answer: raw,
             }
-          : parseReflectionOutput(raw, secrets, system, request.event);
+          : typeof refusal === "string" && refusal.length > 0 && !raw
+            ? { ok: false, problems: ["the answer was a refusal, not the JSON object"], answer: refusal }
+            : parseReflectionOutput(raw, secrets, system, request.event);
       const reported = response.usage?.prompt_tokens;
       if (typeof reported === "number" && reported > 0)
         options.observer?.promptTokens?.({ model: options.model, source: "reported", tokens: reported });
