@@ -264,11 +264,38 @@ function everyStep(
   return { entries, tokens };
 }
 
+/** Characters of a step's content read to learn its tokens per character (escapes, non-ASCII). */
+const densitySampleChars = 2_000;
+
+/**
+ * What every step costs at a content cap, estimated without rendering it: a trace may hold 2,000
+ * steps of 64,000 characters, and rendering all of them at every try of the bisection would cost
+ * seconds. Each step's frame (index, ids, actor, metadata, a cut marker) is rendered once; its
+ * content counts at the tokens per character of its first 2,000 characters.
+ */
+function costModel(events: readonly TraceEvent[], focus: number | undefined): (cap: number) => number {
+  const frames: number[] = [];
+  const densities: number[] = [];
+  events.forEach((step, i) => {
+    frames.push(
+      entryTokens(render({ ...step, content: "" }, i, 0)) +
+        Math.ceil(cutMarker(step.content.length).length / 2),
+    );
+    const sample = step.content.slice(0, densitySampleChars);
+    densities.push(sample.length > 0 ? estimateTokens(JSON.stringify(sample)) / sample.length : 0);
+  });
+  return (cap) =>
+    events.reduce((sum, step, i) => {
+      const chars = Math.min(step.content.length, i === focus ? cap * 2 : cap);
+      return sum + (frames[i] ?? 0) + Math.ceil(chars * (densities[i] ?? 0));
+    }, 0);
+}
+
 /**
  * The steps a prompt shows within `budgetTokens`: the whole trace when it fits; else every step,
- * its long bodies cut in the middle to the longest common length that fits (found by bisection,
- * so short steps stay whole and the longest are cut most); only when every step at its shortest
- * does not fit, the steps `selectSteps` chooses.
+ * its long bodies cut in the middle to the longest common length that fits (found by bisection on
+ * an estimate, then measured, so short steps stay whole and the longest are cut most); only when
+ * every step at its shortest does not fit, the steps `selectSteps` chooses.
  */
 export function fitSteps(
   events: readonly TraceEvent[],
@@ -276,19 +303,24 @@ export function fitSteps(
   budgetTokens: number,
 ): StepSelection {
   const longest = events.reduce((max, step) => Math.max(max, step.content.length), 0);
-  const whole = everyStep(events, focus, longest);
-  if (whole.tokens <= budgetTokens) return { entries: whole.entries, shown: events.length, omitted: 0 };
-  let best = everyStep(events, focus, minStepChars);
-  if (best.tokens > budgetTokens) return selectSteps(events, focus, budgetTokens);
-  let low = minStepChars;
+  const estimate = costModel(events, focus);
   let high = longest;
-  while (high - low > Math.max(16, low >> 5)) {
-    const cap = Math.floor((low + high) / 2);
-    const tried = everyStep(events, focus, cap);
-    if (tried.tokens <= budgetTokens) {
-      low = cap;
-      best = tried;
-    } else high = cap;
+  if (estimate(longest) > budgetTokens) {
+    let low = minStepChars;
+    if (estimate(low) > budgetTokens) return selectSteps(events, focus, budgetTokens);
+    while (high - low > Math.max(16, low >> 5)) {
+      const cap = Math.floor((low + high) / 2);
+      if (estimate(cap) <= budgetTokens) low = cap;
+      else high = cap;
+    }
+    high = low;
   }
-  return { entries: best.entries, shown: events.length, omitted: 0 };
+  // The estimate may be off by a little: measure, and cut further while it does not fit.
+  for (let tries = 0; tries < 6; tries += 1) {
+    const shown = everyStep(events, focus, high);
+    if (shown.tokens <= budgetTokens) return { entries: shown.entries, shown: events.length, omitted: 0 };
+    if (high <= minStepChars) break;
+    high = Math.max(minStepChars, Math.floor(high * Math.min(0.95, budgetTokens / shown.tokens)));
+  }
+  return selectSteps(events, focus, budgetTokens);
 }
