@@ -55,3 +55,20 @@ describe("the JSON object in a model's answer", () => {
     }
   });
 });
+
+describe("every answer a capable model gave to the generator's requests", () => {
+  it("parses with the generator's parser, whatever its form", async () => {
+    const { recordedAnswers } = await import("../../support/recorded-answers.js");
+    const answers = [...recordedAnswers("examples"), ...recordedAnswers("real")];
+    expect(answers.length).toBeGreaterThanOrEqual(40);
+    for (const answer of answers) {
+      const parsed = parseReflectionOutput(answer.content, secrets, "system");
+      expect(parsed.ok, `${answer.id} (${answer.form})`).toBe(true);
+      if (parsed.ok) {
+        // The analysis of the run and the lesson for the kind of task, both kept.
+        expect(parsed.reflection.reflectionText.length).toBeGreaterThan(100);
+        expect(parsed.reflection.learning.length).toBeGreaterThan(20);
+      }
+    }
+  });
+});
