@@ -16,10 +16,15 @@
  * and the model calls a generator that answers `patterns: []` costs per new failure and for four
  * occurrences of one failure.
  *
- *   REFLECTOR_REAL_LOGS_DIR=<dir> REFLECTOR_RECORDED_ANSWERS_DIR=<dir> npm run bench -- judge
+ *   REFLECTOR_REAL_LOGS_DIR=<dir> npm run bench -- judge
+ *
+ * `REFLECTOR_RECORDED_ANSWERS_DIR` names another folder of recorded answers (default: the committed
+ * `test/fixtures/recorded-answers/real`); `REFLECTOR_PROMPTS_DIR` the prompts they answer (default
+ * `<logs>/prompts`; optional, for the parser's leak checks).
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseReflectionOutput } from "../src/adapters/llm/prompts.js";
 import { buildLlm } from "../src/builders.js";
 import { loadConfig } from "../src/config/config.js";
@@ -74,10 +79,15 @@ const fileOf = (id: string) => `${id.replace(/[^A-Za-z0-9_.-]/g, "_")}.json`;
 
 /** An answer as the `openai` generator reads it; prose around a JSON object is cut off first. */
 function readAnswer(raw: string, promptDir: string, file: string, event: TaskCompleted): Reflection {
-  const prompt = JSON.parse(readFileSync(join(promptDir, file), "utf8")) as {
-    secrets: { canary: string; nonce: string };
-    messages: { content: string }[];
-  };
+  // The request's secrets and system message, when the prompts are at hand, for the parser's leak
+  // checks; without them the answer is read the same way, those checks aside.
+  const promptFile = join(promptDir, file);
+  const prompt = existsSync(promptFile)
+    ? (JSON.parse(readFileSync(promptFile, "utf8")) as {
+        secrets: { canary: string; nonce: string };
+        messages: { content: string }[];
+      })
+    : { secrets: { canary: "no-canary-at-hand", nonce: "none" }, messages: [{ content: "" }] };
   const system = prompt.messages[0]?.content ?? "";
   const first = parseReflectionOutput(raw, prompt.secrets, system, event);
   if (first.ok) return first.reflection;
@@ -219,7 +229,8 @@ async function patternFreeCalls(
 async function run(): Promise<BenchResult> {
   const name = "Judge against labelled reflections on real agent failures";
   const logs = realLogsDir();
-  const recordedDir = process.env[recordedAnswersSetting];
+  const committed = fileURLToPath(new URL("../test/fixtures/recorded-answers/real", import.meta.url));
+  const recordedDir = process.env[recordedAnswersSetting] ?? (existsSync(committed) ? committed : undefined);
   const absent =
     "absent" in logs
       ? logs.absent
@@ -343,9 +354,13 @@ async function run(): Promise<BenchResult> {
       });
   }
 
-  const exampleRecording = join(recordedDir, "examples_01-postgres-query-timeout_0.json");
+  const exampleName = "examples_01-postgres-query-timeout_0.json";
+  const exampleRecording = [
+    join(recordedDir, exampleName),
+    join(dirname(recordedDir), "examples", exampleName),
+  ].find((file) => existsSync(file));
   let example: { reflection: Reflection; event: TaskCompleted } | null = null;
-  if (existsSync(exampleRecording)) {
+  if (exampleRecording) {
     const rec = JSON.parse(readFileSync(exampleRecording, "utf8")) as Recording;
     const event = exampleEvent("01");
     example = { event, reflection: readAnswer(rec.content, promptDir, rec.promptFile, event) };
