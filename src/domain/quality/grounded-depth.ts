@@ -62,6 +62,9 @@ const commonTokens = new Set(["e.g", "i.e", "etc", "vs", "n/a", "and/or"]);
 
 type Grounding = "grounded" | "ungrounded" | "neutral";
 
+/** How much of an analysis is read for its specifics. */
+const maxAnalysisChars = 20_000;
+
 /**
  * Where a text is found: in the run (grounded), only in the task statement (neutral: restating
  * the question says nothing about the run), or nowhere (ungrounded).
@@ -217,7 +220,8 @@ export function assessGroundedDepth(
   let mechanism = false;
   let assumption = false;
   let previousGrounded = false;
-  for (const sentence of sentencesOf(analysis)) {
+  // A stored analysis is at most 4,000 characters; `reflector score` takes any text, read this far.
+  for (const sentence of sentencesOf(analysis.slice(0, maxAnalysisChars))) {
     const groundedHere = specificsOf(sentence, facts, found) > 0;
     const anchored = groundedHere || previousGrounded;
     // Cues inside quoted trace text are the trace's words, not the analysis' reasoning.
