@@ -69,7 +69,8 @@ export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeD
       deps.logger.warn({ err }, "otlp bridge sweep failed; the next one tries again");
     },
   });
-  const decoder = createOtlpDecoder();
+  // A resource that names its tenant (or project) twice is refused, not read one way or the other.
+  const decoder = createOtlpDecoder({ uniqueResourceKeys: [o.tenantAttribute, o.projectAttribute] });
   const crashListeners: ((error: Error) => void)[] = [];
   const consumer = createOtlpConsumer({
     kafka: deps.kafka,

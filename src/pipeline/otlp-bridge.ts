@@ -59,7 +59,7 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
   // ones the mapping reads are stored.
   const resourceKeys = [deps.mapping.tenantAttribute, deps.mapping.projectAttribute, "service.name"];
   function keptResource(span: OtlpSpan): OtlpSpan["resource"] {
-    const kept: OtlpSpan["resource"] = {};
+    const kept = Object.create(null) as OtlpSpan["resource"];
     for (const key of resourceKeys) {
       const value = span.resource[key];
       if (value !== undefined) kept[key] = value;

@@ -187,10 +187,8 @@ describe("mapTraceToTask", () => {
     expect(small.event.events.at(-1)?.content).toMatch(/left out \(the event's size limit\)$/);
     // One that cannot fit at all is refused with the reason, not published to be refused by Kafka.
     const tiny = mapTraceToTask([root], { ...mapping, maxEventBytes: 300 });
-    expect(tiny).toMatchObject({
-      ok: false,
-      reason: expect.stringMatching(/over the 300 the input topic takes/),
-    });
+    expect(tiny.ok).toBe(false);
+    expect(tiny.ok ? "" : tiny.reason).toMatch(/over the 300 the input topic takes/);
   });
 
   it("takes the outcome from the root: ok is success, a timeout error is timeout", () => {
