@@ -55,6 +55,21 @@ function cleanName(value: AttributeValue | undefined, max = 200): string | undef
   return text.length > 0 ? text : undefined;
 }
 
+/**
+ * The tenant a resource names (`tenantAttribute`, cleaned like every name), or the default. Under
+ * a tenant binding the caller gives the bound tenant instead and refuses a resource naming another.
+ */
+export function resourceTenant(
+  resource: Attributes,
+  options: Pick<TraceMappingOptions, "tenantAttribute" | "defaultTenant">,
+): string {
+  return (
+    cleanName(
+      Object.hasOwn(resource, options.tenantAttribute) ? resource[options.tenantAttribute] : undefined,
+    ) ?? options.defaultTenant
+  );
+}
+
 /** The text trimmed, or undefined when nothing is left. */
 function nonBlank(value: string | undefined): string | undefined {
   const trimmed = value?.trim() ?? "";
@@ -296,7 +311,7 @@ function stepsOf(span: OtlpSpan, actor: string | undefined): Step[] {
 }
 
 function resourceName(resource: Attributes, key: string): string | undefined {
-  return cleanName(resource[key]);
+  return Object.hasOwn(resource, key) ? cleanName(resource[key]) : undefined;
 }
 
 /** The UTF-8 length of `value`'s JSON, as the producer will encode it (a lone surrogate as U+FFFD). */
@@ -398,7 +413,7 @@ export function mapTraceToTask(spans: readonly OtlpSpan[], options: TraceMapping
     return {
       schemaVersion: 1,
       eventId: eventIdOfTrace(traceId),
-      tenantId: options.tenantId ?? resourceName(resource, options.tenantAttribute) ?? options.defaultTenant,
+      tenantId: options.tenantId ?? resourceTenant(resource, options),
       projectId:
         resourceName(resource, options.projectAttribute) ??
         resourceName(resource, "service.name") ??
