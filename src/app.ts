@@ -329,6 +329,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       clock: apiClock,
       onFeedback: feedbackMetrics.recorded,
       logger,
+      allowCleartextKeys: config.http.allowCleartextApiKeys,
     },
     registry: metrics.registry,
     isConsuming: () => consumer.isReady(),

@@ -220,7 +220,14 @@ export interface Config extends SpendAndTenancyConfig {
   databasePoolMax: number;
   /** `tlsCaFile`: the CA that signed Redis' certificate (a rediss:// URL turns TLS on). */
   redis: { url: string; keyPrefix: string; tlsCaFile: string | undefined };
-  http: { host: string; port: number; apiKeys: string; lessonMetricsRefreshMs: number };
+  http: {
+    host: string;
+    port: number;
+    apiKeys: string;
+    lessonMetricsRefreshMs: number;
+    /** ALLOW_CLEARTEXT_CREDENTIALS: API keys over plain HTTP from another host are accepted. */
+    allowCleartextApiKeys: boolean;
+  };
   logLevel: Env["LOG_LEVEL"];
   generator: Env["REFLECTOR_GENERATOR"];
   openai: {
@@ -437,6 +444,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       port: e.HTTP_PORT,
       apiKeys: e.API_KEYS ?? "",
       lessonMetricsRefreshMs: e.LESSON_METRICS_REFRESH_MS,
+      allowCleartextApiKeys: e.ALLOW_CLEARTEXT_CREDENTIALS,
     },
     logLevel: e.LOG_LEVEL,
     generator: e.REFLECTOR_GENERATOR,
