@@ -536,5 +536,8 @@ export function topicNames(config: Config): string[] {
     t.retry,
     t.reflectionFeedback,
     ...(config.otlp.topic !== undefined ? [config.otlp.topic] : []),
+    ...(config.otlp.topic !== undefined && config.otlp.taskTopic !== t.taskCompleted
+      ? [config.otlp.taskTopic]
+      : []),
   ];
 }
