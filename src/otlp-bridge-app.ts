@@ -2,7 +2,7 @@ import type { Kafka } from "kafkajs";
 import type { Registry } from "prom-client";
 import { createBridgePublisher } from "./adapters/kafka/bridge-publisher.js";
 import { createOtlpConsumer } from "./adapters/kafka/otlp-consumer.js";
-import { batchOverheadBytes, type SizeLimits } from "./adapters/kafka/record-size.js";
+import { batchOverheadBytes, readTopicLimits, type SizeLimits } from "./adapters/kafka/record-size.js";
 import { createOtlpDecoder } from "./adapters/otlp/otlp-decoder.js";
 import { createPgOtlpSpanStore } from "./adapters/postgres/pg-otlp-span-store.js";
 import {
@@ -71,7 +71,6 @@ export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeD
       projectAttribute: o.projectAttribute,
       defaultTenant: o.defaultTenant,
       defaultProject: o.defaultProject,
-      maxEventBytes: eventRoom(deps.limits, o.taskTopic),
     },
     settings: {
       graceMs: o.graceMs,
@@ -79,6 +78,7 @@ export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeD
       sweepIntervalMs: o.sweepIntervalMs,
       caps: { maxSpans: o.maxSpansPerTrace, maxBytes: o.maxTraceBytes },
       boundTenant: o.boundTenant,
+      maxEventBytes: () => eventRoom(deps.limits, o.taskTopic),
     },
     observer: otlpMetrics.observer,
     onSweepError: (err) => {
@@ -135,11 +135,13 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
   const kafka = buildKafka(config, logger);
   const codec = buildCodec(config);
   const metrics = createMetrics();
+  // Read at start: the topics' own max.message.bytes, so events are budgeted against what they take.
+  let topicBytes: (topic: string) => number = () => defaultMaxMessageBytes;
   const otlp = buildOtlpBridge(config, topic, {
     kafka,
     pool,
     codec,
-    limits: { topicBytes: () => defaultMaxMessageBytes, requestBytes: config.consumer.maxRequestBytes },
+    limits: { topicBytes: (name) => topicBytes(name), requestBytes: config.consumer.maxRequestBytes },
     logger,
     registry: metrics.registry,
     clock: systemClock,
@@ -149,6 +151,17 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
     bridge: otlp.bridge,
     async start(): Promise<void> {
       await assertSchemaCurrent(pool);
+      const admin = kafka.admin();
+      try {
+        await admin.connect();
+        topicBytes = await readTopicLimits(
+          admin,
+          [config.otlp.taskTopic, config.topics.deadLetter],
+          defaultMaxMessageBytes,
+        );
+      } finally {
+        await admin.disconnect();
+      }
       await otlp.start();
     },
     onCrash: (listener: (error: Error) => void) => {

@@ -28,6 +28,11 @@ export interface OtlpBridgeSettings {
    * topic the bridge publishes to). A resource naming another tenant is refused.
    */
   boundTenant?: string | undefined;
+  /**
+   * The bytes an event's JSON may take on the input topic, asked at each close (the topic's limit
+   * is read when the bridge starts); else the mapping's `maxEventBytes`.
+   */
+  maxEventBytes?: () => number;
   /** How often ready and expired traces are looked for. */
   sweepIntervalMs: number;
   /** Traces closed per transaction. */
@@ -135,6 +140,7 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
             ? null
             : mapTraceToTask(spans, {
                 ...deps.mapping,
+                ...(settings.maxEventBytes ? { maxEventBytes: settings.maxEventBytes() } : {}),
                 ...(trace.tenantId !== "" ? { tenantId: trace.tenantId } : {}),
               });
       } catch (err) {
