@@ -104,7 +104,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
   app.register((plain, _opts, done) => {
     const scope = plain.withTypeProvider<ZodTypeProvider>();
     scope.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
-      const retryAfter = throttle.retryAfter(request.ip);
+      // Same-host callers (tools, sidecars) are not throttled: guessing from this host needs the host.
+      const local = fromLoopback(request);
+      const retryAfter = local ? null : throttle.retryAfter(request.ip);
       if (retryAfter !== null) {
         await reply.code(429).header("retry-after", String(retryAfter)).send({
           error: "too_many_requests",
@@ -114,7 +116,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       }
       const header = request.headers.authorization ?? "";
       const match = /^Bearer\s+(\S+)$/i.exec(header);
-      if (match && !deps.allowCleartextKeys && !overTls(request) && !fromLoopback(request)) {
+      if (match && !deps.allowCleartextKeys && !overTls(request) && !local) {
         await reply.code(403).send({
           error: "forbidden",
           message:
@@ -124,7 +126,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       }
       const grant = match?.[1] ? deps.keys.grantFor(match[1]) : null;
       if (grant === null) {
-        throttle.failed(request.ip);
+        if (!local) throttle.failed(request.ip);
         await reply
           .code(401)
           .header("www-authenticate", "Bearer")
