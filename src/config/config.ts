@@ -78,7 +78,7 @@ const CoreEnvSchema = z.object({
   LLM_INPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
   LLM_OUTPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
   /** Upper bound on the estimated tokens of one generator request (src/adapters/llm/token-estimate.ts). */
-  LLM_PROMPT_MAX_TOKENS: z.coerce.number().int().min(3_000).max(1_000_000).default(6_000),
+  LLM_PROMPT_MAX_TOKENS: z.coerce.number().int().min(3_000).max(1_000_000).default(16_000),
   /** The most tokens a model may answer with (`max_completion_tokens` of every chat request). */
   LLM_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(256).max(100_000).default(2_000),
   /** `local`: a sentence-embedding model on the CPU; `hashing`: the lexical fallback (words, not meaning). */

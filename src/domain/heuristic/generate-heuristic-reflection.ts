@@ -204,6 +204,10 @@ const basisReasons: Record<Exclude<AttributionBasis, "explicit_error" | "no_step
   repetition: "the agent repeated it word for word afterwards, stuck from there on",
   last_agent_step:
     "no step shows an error, so this is only the last agent step before the final answer, a guess",
+  first_state_change: "this first call that changed state committed the run to the wrong outcome",
+  first_code: "the team's approach was set by the first code written there, which later steps only ran",
+  first_worker_step:
+    "no step explains the failure; the first worker step set the direction the team followed",
 };
 
 /** Where the trace went wrong and who did it, when no explicit failing step already says so. */
