@@ -155,7 +155,7 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
           trace,
           bridged: { event: mapped.event, traceparent: `00-${trace.traceId}-${mapped.rootSpanId}-01` },
         });
-        pendingBytes += deps.mapping.maxEventBytes ?? 1_000_000;
+        pendingBytes += mapped.bytes;
         if (pendingBytes >= publishEveryBytes) await flush();
       } else {
         await invalid(trace, mapped.candidate, mapped.reason);

@@ -26,7 +26,14 @@ export interface TraceMappingOptions {
 export const defaultMaxEventBytes = 900_000;
 
 export type TraceMapping =
-  { ok: true; event: TaskCompleted; rootSpanId: string } | { ok: false; reason: string; candidate: unknown };
+  | {
+      ok: true;
+      event: TaskCompleted;
+      rootSpanId: string;
+      /** The event's JSON in UTF-8 bytes (what the budget measured). */
+      bytes: number;
+    }
+  | { ok: false; reason: string; candidate: unknown };
 
 /** The contract's bound on trace steps; a longer trace keeps its first steps and says how many were left out. */
 const maxEvents = 2_000;
@@ -486,5 +493,5 @@ export function mapTraceToTask(spans: readonly OtlpSpan[], options: TraceMapping
       .join("; ");
     return { ok: false, reason, candidate };
   }
-  return { ok: true, event: parsed.data, rootSpanId: root.spanId };
+  return { ok: true, event: parsed.data, rootSpanId: root.spanId, bytes };
 }
