@@ -61,7 +61,14 @@ export interface OtlpSpanStore {
    * When `close` throws, nothing is marked, the traces stay open, and its error is thrown as it is.
    */
   closeReady(
-    options: { now: Date; graceMs: number; maxAgeMs: number; limit: number },
+    options: {
+      now: Date;
+      graceMs: number;
+      maxAgeMs: number;
+      limit: number;
+      /** Only this tenant's traces (a bridge bound to one tenant never closes another's). */
+      tenantId?: string | undefined;
+    },
     close: (traces: readonly ClosingTrace[]) => Promise<ReadonlyMap<ClosingTrace, TraceClosing>>,
   ): Promise<number>;
   /**
@@ -73,6 +80,8 @@ export interface OtlpSpanStore {
     timeoutMs: number;
     forgetAfterMs: number;
     limit: number;
+    /** Only this tenant's traces. */
+    tenantId?: string | undefined;
   }): Promise<(TraceRef & { spanCount: number })[]>;
 }
 

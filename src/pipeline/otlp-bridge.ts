@@ -170,7 +170,15 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
       let published = 0;
       let invalid = 0;
       const claimed = await store.closeReady(
-        { now: clock.now(), graceMs: settings.graceMs, maxAgeMs: settings.timeoutMs, limit },
+        {
+          now: clock.now(),
+          graceMs: settings.graceMs,
+          maxAgeMs: settings.timeoutMs,
+          limit,
+          // Bound to one tenant, a bridge closes that tenant's traces only: another tenant's bridge
+          // shares the store and publishes to another topic.
+          tenantId: settings.boundTenant,
+        },
         async (traces) => {
           const outcome = await close(traces);
           for (const result of outcome.values()) {
@@ -197,6 +205,7 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
       timeoutMs: settings.timeoutMs,
       forgetAfterMs: Math.max(minForgetAfterMs, settings.timeoutMs),
       limit: 1_000,
+      tenantId: settings.boundTenant,
     });
     if (expired.length > 0) observer.traces("expired", expired.length);
     for (const trace of expired) observer.expired?.(trace.traceId, trace.spanCount);

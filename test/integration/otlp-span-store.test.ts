@@ -72,6 +72,31 @@ describe("OTLP span store (Postgres)", () => {
     ]);
   });
 
+  it("lets a bridge bound to one tenant claim and expire that tenant's traces only", async () => {
+    const acme = traceId();
+    const globex = traceId();
+    await store.add([span(acme, 1, null, "acme"), span(globex, 1, null, "globex")], t0, caps);
+    const claimed: string[] = [];
+    await store.closeReady(
+      { now: at(10_000), graceMs: 5_000, maxAgeMs: 60_000, limit: 1_000, tenantId: "globex" },
+      (traces) => {
+        claimed.push(...traces.map((t) => `${t.tenantId}/${t.traceId}`));
+        return Promise.resolve(new Map(traces.map((t) => [t, "published" as const])));
+      },
+    );
+    expect(claimed.filter((c) => c.endsWith(acme) || c.endsWith(globex))).toEqual([`globex/${globex}`]);
+    const rootless = traceId();
+    await store.add([span(rootless, 2, 1, "acme")], t0, caps);
+    const expired = await store.expire({
+      now: at(120_000),
+      timeoutMs: 60_000,
+      forgetAfterMs: 3_600_000,
+      limit: 1_000,
+      tenantId: "globex",
+    });
+    expect(expired.map((t) => t.traceId)).not.toContain(rootless);
+  });
+
   it("closes a trace that passes its span cap as oversized, drops its spans, and counts later ones as late", async () => {
     const id = traceId();
     const small = { maxSpans: 3, maxBytes: 10_000_000 };

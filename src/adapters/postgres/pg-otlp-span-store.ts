@@ -54,7 +54,7 @@ RETURNING t.tenant_id, t.trace_id, t.span_count`;
 
 const claimSql = `
 SELECT tenant_id, trace_id FROM otlp_traces
-WHERE state = 'open' AND (
+WHERE state = 'open' AND ($5::text IS NULL OR tenant_id = $5) AND (
   root_seen_at <= $1::timestamptz - make_interval(secs => $2::double precision / 1000)
   OR (root_seen_at IS NOT NULL
       AND first_seen_at <= $1::timestamptz - make_interval(secs => $4::double precision / 1000)))
@@ -73,7 +73,7 @@ WHERE t.tenant_id = m.tenant_id AND t.trace_id = m.trace_id`;
 const expireSql = `
 WITH doomed AS (
   SELECT tenant_id, trace_id, span_count FROM otlp_traces
-  WHERE state = 'open' AND root_seen_at IS NULL
+  WHERE state = 'open' AND root_seen_at IS NULL AND ($4::text IS NULL OR tenant_id = $4)
     AND first_seen_at <= $1::timestamptz - make_interval(secs => $2::double precision / 1000)
   ORDER BY first_seen_at
   LIMIT $3
@@ -196,7 +196,7 @@ export function createPgOtlpSpanStore(pool: pg.Pool): OtlpSpanStore {
       );
     },
 
-    async closeReady({ now, graceMs, maxAgeMs, limit }, close) {
+    async closeReady({ now, graceMs, maxAgeMs, limit, tenantId }, close) {
       try {
         return await withStoreErrors(() =>
           inTransaction(pool, async (client) => {
@@ -205,6 +205,7 @@ export function createPgOtlpSpanStore(pool: pg.Pool): OtlpSpanStore {
               graceMs,
               limit,
               maxAgeMs,
+              tenantId ?? null,
             ]);
             if (claimed.rows.length === 0) return 0;
             // One trace's spans at a time: a claim of many large traces never sits in memory at once.
@@ -252,12 +253,13 @@ export function createPgOtlpSpanStore(pool: pg.Pool): OtlpSpanStore {
       }
     },
 
-    expire({ now, timeoutMs, forgetAfterMs, limit }) {
+    expire({ now, timeoutMs, forgetAfterMs, limit, tenantId }) {
       return withStoreErrors(async () => {
         const expired = await pool.query<{ tenant_id: string; trace_id: string; spans: number }>(expireSql, [
           now,
           timeoutMs,
           limit,
+          tenantId ?? null,
         ]);
         await pool.query(forgetSql, [now, forgetAfterMs]);
         return expired.rows.map((row) => ({
