@@ -52,19 +52,22 @@ function fakeStore() {
   const marked = new Map<string, TraceClosing>();
   let pending: ClosingTrace[] = [];
   let expiries = 0;
+  const asked: { closeFor?: string | undefined; expireFor?: string | undefined } = {};
   const store: OtlpSpanStore = {
     add: (spans) => {
       added.push(...spans);
       return Promise.resolve({ stored: spans.length, late: 0, oversized: [] });
     },
-    closeReady: async (_options, close) => {
+    closeReady: async (options, close) => {
+      asked.closeFor = options.tenantId;
       const claimed = pending;
       pending = [];
       const outcome = await close(claimed);
       for (const [trace, result] of outcome) marked.set(trace.traceId, result);
       return claimed.length;
     },
-    expire: () => {
+    expire: (options) => {
+      asked.expireFor = options.tenantId;
       expiries += 1;
       return Promise.resolve([]);
     },
@@ -74,6 +77,7 @@ function fakeStore() {
     added,
     marked,
     expiries: () => expiries,
+    asked,
     setReady: (traces: ClosingTrace[]) => (pending = traces),
   };
 }
@@ -177,6 +181,16 @@ describe("OTLP bridge", () => {
     expect(fake.added.map((a) => a.tenantId)).toEqual(["globex"]);
     await expect(bridge.ingest([root])).rejects.toMatchObject({ code: "TENANT_TOPIC_MISMATCH" });
     expect(fake.added).toHaveLength(1);
+  });
+
+  it("bound to one tenant, closes and expires that tenant's traces only (another's bridge shares the store)", async () => {
+    const fake = fakeStore();
+    const { bridge } = bridgeWith(fake.store, { boundTenant: "globex" });
+    await bridge.sweep();
+    expect(fake.asked).toEqual({ closeFor: "globex", expireFor: "globex" });
+    const unbound = fakeStore();
+    await bridgeWith(unbound.store).bridge.sweep();
+    expect(unbound.asked).toEqual({ closeFor: undefined, expireFor: undefined });
   });
 
   it("publishes a stored trace as its tenant's, whatever its root's resource says", async () => {
