@@ -5,41 +5,55 @@ import type {
   ClosingTrace,
   OtlpSpanStore,
   TraceClosing,
-  TraceRef,
 } from "../../pipeline/otlp-bridge-ports.js";
 import { withStoreErrors } from "./store-errors.js";
 
 /**
- * The traces of one batch, upserted in key order (two bridges adding to the same traces lock them
- * in the same order, so they never deadlock); a root that arrives restarts the trace's grace
- * period. Returns each trace's state and what it holds, for the caps.
+ * The spans of one batch in one statement: the traces are upserted in key order (two bridges
+ * adding to the same traces lock them in the same order, so they never deadlock), a root that
+ * arrives restarts the trace's grace period, each open trace counts the spans and bytes it
+ * receives, and the spans of open traces within their caps are inserted once. A trace the batch
+ * takes past a cap is returned in `over` (its spans are not inserted). A batch read again after a
+ * crash counts its spans again: the counts can only overstate what a trace holds.
  */
-const upsertTracesSql = `
-INSERT INTO otlp_traces (tenant_id, trace_id, first_seen_at, root_seen_at)
-SELECT tenant_id, trace_id, $3, CASE WHEN bool_or(root) THEN $3::timestamptz END
-FROM unnest($1::text[], $2::text[], $4::boolean[]) AS x(tenant_id, trace_id, root)
-GROUP BY tenant_id, trace_id ORDER BY tenant_id, trace_id
-ON CONFLICT (tenant_id, trace_id) DO UPDATE
-  SET root_seen_at = CASE
-    WHEN otlp_traces.state = 'open' AND excluded.root_seen_at IS NOT NULL
-      THEN GREATEST(otlp_traces.root_seen_at, excluded.root_seen_at)
-    ELSE otlp_traces.root_seen_at END
-RETURNING tenant_id, trace_id, state, span_count, span_bytes`;
-
-/** The spans of open traces within their caps, each once; what was inserted is counted on its trace. */
-const insertSpansSql = `
-WITH stored AS (
+const addSql = `
+WITH input AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[], $5::boolean[])
+    AS x(tenant_id, trace_id, span_id, span, root)
+), incoming AS (
+  SELECT tenant_id, trace_id, count(*)::int AS spans, sum(octet_length(span::text))::bigint AS bytes,
+         bool_or(root) AS root
+  FROM input GROUP BY tenant_id, trace_id
+), traces AS (
+  INSERT INTO otlp_traces (tenant_id, trace_id, first_seen_at, root_seen_at, span_count, span_bytes)
+  SELECT tenant_id, trace_id, $6, CASE WHEN root THEN $6::timestamptz END, spans, bytes
+  FROM incoming ORDER BY tenant_id, trace_id
+  ON CONFLICT (tenant_id, trace_id) DO UPDATE
+    SET root_seen_at = CASE
+          WHEN otlp_traces.state = 'open' AND excluded.root_seen_at IS NOT NULL
+            THEN GREATEST(otlp_traces.root_seen_at, excluded.root_seen_at)
+          ELSE otlp_traces.root_seen_at END,
+        span_count = CASE WHEN otlp_traces.state = 'open'
+          THEN otlp_traces.span_count + excluded.span_count ELSE otlp_traces.span_count END,
+        span_bytes = CASE WHEN otlp_traces.state = 'open'
+          THEN otlp_traces.span_bytes + excluded.span_bytes ELSE otlp_traces.span_bytes END
+  RETURNING tenant_id, trace_id, state, span_count, span_bytes
+), judged AS (
+  SELECT tenant_id, trace_id, span_count,
+         state = 'open' AND span_count <= $7 AND span_bytes <= $8 AS kept,
+         state = 'open' AND NOT (span_count <= $7 AND span_bytes <= $8) AS over
+  FROM traces
+), stored AS (
   INSERT INTO otlp_spans (tenant_id, trace_id, span_id, span)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::json[])
+  SELECT i.tenant_id, i.trace_id, i.span_id, i.span
+  FROM input i JOIN judged j USING (tenant_id, trace_id) WHERE j.kept
   ON CONFLICT DO NOTHING
-  RETURNING tenant_id, trace_id, octet_length(span::text) AS bytes
-), counted AS (
-  UPDATE otlp_traces t SET span_count = t.span_count + c.spans, span_bytes = t.span_bytes + c.bytes
-  FROM (SELECT tenant_id, trace_id, count(*)::int AS spans, sum(bytes)::bigint AS bytes
-        FROM stored GROUP BY tenant_id, trace_id) c
-  WHERE t.tenant_id = c.tenant_id AND t.trace_id = c.trace_id
+  RETURNING 1
 )
-SELECT count(*)::int AS stored FROM stored`;
+SELECT (SELECT count(*) FROM stored)::int AS stored,
+       (SELECT count(*) FROM input i JOIN judged j USING (tenant_id, trace_id) WHERE NOT j.kept)::int AS late,
+       (SELECT coalesce(json_agg(json_build_object('tenantId', tenant_id, 'traceId', trace_id, 'spanCount', span_count)), '[]')
+        FROM judged WHERE over) AS over`;
 
 /** Traces past a cap: closed as oversized, their spans dropped. */
 const oversizeSql = `
@@ -53,7 +67,7 @@ FROM doomed d WHERE t.tenant_id = d.tenant_id AND t.trace_id = d.trace_id
 RETURNING t.tenant_id, t.trace_id, t.span_count`;
 
 const claimSql = `
-SELECT tenant_id, trace_id FROM otlp_traces
+SELECT tenant_id, trace_id, span_count FROM otlp_traces
 WHERE state = 'open' AND ($5::text IS NULL OR tenant_id = $5) AND (
   root_seen_at <= $1::timestamptz - make_interval(secs => $2::double precision / 1000)
   OR (root_seen_at IS NOT NULL
@@ -124,103 +138,103 @@ async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => 
   }
 }
 
+/** Spans read per query when claimed traces are loaded: a few megabytes at most in memory. */
+const spansPerLoad = 5_000;
+
+/**
+ * The claimed traces, their spans read when asked for: consecutive traces are read together up to
+ * `spansPerLoad` spans (a larger trace alone), and a trace's spans are let go once handed out, so
+ * a claim of many large traces never sits in memory at once, and small traces cost one query per
+ * few thousand spans rather than one each.
+ */
+function lazyTraces(
+  client: pg.PoolClient,
+  rows: readonly { tenant_id: string; trace_id: string; span_count: number }[],
+): ClosingTrace[] {
+  const groupOf: number[] = [];
+  let group = 0;
+  let inGroup = 0;
+  for (const row of rows) {
+    if (inGroup > 0 && inGroup + row.span_count > spansPerLoad) {
+      group += 1;
+      inGroup = 0;
+    }
+    groupOf.push(group);
+    inGroup += row.span_count;
+  }
+  let loaded = -1;
+  let cache = new Map<string, OtlpSpan[]>();
+  const load = async (g: number) => {
+    const members = rows.filter((_row, i) => groupOf[i] === g);
+    const result = await client.query<{ tenant_id: string; trace_id: string; span: OtlpSpan }>(
+      `SELECT s.tenant_id, s.trace_id, s.span FROM otlp_spans s
+       JOIN unnest($1::text[], $2::text[]) AS c(tenant_id, trace_id)
+         ON s.tenant_id = c.tenant_id AND s.trace_id = c.trace_id`,
+      [members.map((m) => m.tenant_id), members.map((m) => m.trace_id)],
+    );
+    cache = new Map(members.map((m) => [keyOf(m.tenant_id, m.trace_id), []]));
+    for (const row of result.rows) cache.get(keyOf(row.tenant_id, row.trace_id))?.push(row.span);
+    loaded = g;
+  };
+  return rows.map((row, i) => ({
+    tenantId: row.tenant_id,
+    traceId: row.trace_id,
+    spans: () =>
+      withStoreErrors(async () => {
+        const g = groupOf[i] ?? 0;
+        const key = keyOf(row.tenant_id, row.trace_id);
+        if (loaded !== g || !cache.has(key)) await load(g);
+        const spans = cache.get(key) ?? [];
+        cache.delete(key);
+        return spans;
+      }),
+  }));
+}
+
 /** The OTLP bridge's span store on Postgres (tables of migrations/1732000014000_otlp-spans.sql and 1732000016000_otlp-trace-keys.sql). */
 export function createPgOtlpSpanStore(pool: pg.Pool): OtlpSpanStore {
   return {
     add(spans, now, caps) {
       if (spans.length === 0) return Promise.resolve({ stored: 0, late: 0, oversized: [] });
-      return withStoreErrors(() =>
-        inTransaction(pool, async (client): Promise<AddResult> => {
-          const traces = await client.query<{
-            tenant_id: string;
-            trace_id: string;
-            state: string;
-            span_count: number;
-            span_bytes: string;
-          }>(upsertTracesSql, [
+      return withStoreErrors(async (): Promise<AddResult> => {
+        const result = await pool.query<{ stored: number; late: number; over: AddResult["oversized"] }>(
+          addSql,
+          [
             spans.map((s) => s.tenantId),
             spans.map((s) => s.span.traceId),
-            now,
+            spans.map((s) => s.span.spanId),
+            spans.map((s) => JSON.stringify(s.span)),
             spans.map((s) => s.rootCandidate),
+            now,
+            caps.maxSpans,
+            caps.maxBytes,
+          ],
+        );
+        const row = result.rows[0];
+        const oversized = row?.over ?? [];
+        if (oversized.length > 0) {
+          // Rare: close them and drop what they held; a crash before this leaves them open and
+          // over their caps, so the next span of theirs closes them.
+          await pool.query(oversizeSql, [
+            oversized.map((t) => t.tenantId),
+            oversized.map((t) => t.traceId),
+            now,
           ]);
-          const held = new Map(traces.rows.map((row) => [keyOf(row.tenant_id, row.trace_id), row]));
-          const bodies = spans.map(({ span }) => JSON.stringify(span));
-          const incoming = new Map<string, { spans: number; bytes: number }>();
-          spans.forEach((s, i) => {
-            const key = keyOf(s.tenantId, s.span.traceId);
-            const sum = incoming.get(key) ?? { spans: 0, bytes: 0 };
-            sum.spans += 1;
-            sum.bytes += Buffer.byteLength(bodies[i] ?? "");
-            incoming.set(key, sum);
-          });
-          const over: TraceRef[] = [];
-          for (const [key, sum] of incoming) {
-            const row = held.get(key);
-            if (row?.state !== "open") continue;
-            if (
-              row.span_count + sum.spans > caps.maxSpans ||
-              Number(row.span_bytes) + sum.bytes > caps.maxBytes
-            ) {
-              over.push({ tenantId: row.tenant_id, traceId: row.trace_id });
-            }
-          }
-          const overKeys = new Set(over.map((t) => keyOf(t.tenantId, t.traceId)));
-          const keep = spans
-            .map((s, i) => ({ s, body: bodies[i] ?? "", key: keyOf(s.tenantId, s.span.traceId) }))
-            .filter(({ key }) => held.get(key)?.state === "open" && !overKeys.has(key));
-          const late = spans.length - keep.length;
-          let stored = 0;
-          if (keep.length > 0) {
-            const inserted = await client.query<{ stored: number }>(insertSpansSql, [
-              keep.map(({ s }) => s.tenantId),
-              keep.map(({ s }) => s.span.traceId),
-              keep.map(({ s }) => s.span.spanId),
-              keep.map(({ body }) => body),
-            ]);
-            stored = inserted.rows[0]?.stored ?? 0;
-          }
-          let oversized: AddResult["oversized"] = [];
-          if (over.length > 0) {
-            const closed = await client.query<{ tenant_id: string; trace_id: string; span_count: number }>(
-              oversizeSql,
-              [over.map((t) => t.tenantId), over.map((t) => t.traceId), now],
-            );
-            oversized = closed.rows.map((row) => ({
-              tenantId: row.tenant_id,
-              traceId: row.trace_id,
-              spanCount: row.span_count + (incoming.get(keyOf(row.tenant_id, row.trace_id))?.spans ?? 0),
-            }));
-          }
-          return { stored, late, oversized };
-        }),
-      );
+        }
+        return { stored: row?.stored ?? 0, late: row?.late ?? 0, oversized };
+      });
     },
 
     async closeReady({ now, graceMs, maxAgeMs, limit, tenantId }, close) {
       try {
         return await withStoreErrors(() =>
           inTransaction(pool, async (client) => {
-            const claimed = await client.query<{ tenant_id: string; trace_id: string }>(claimSql, [
-              now,
-              graceMs,
-              limit,
-              maxAgeMs,
-              tenantId ?? null,
-            ]);
+            const claimed = await client.query<{ tenant_id: string; trace_id: string; span_count: number }>(
+              claimSql,
+              [now, graceMs, limit, maxAgeMs, tenantId ?? null],
+            );
             if (claimed.rows.length === 0) return 0;
-            // One trace's spans at a time: a claim of many large traces never sits in memory at once.
-            const traces: ClosingTrace[] = claimed.rows.map((row) => ({
-              tenantId: row.tenant_id,
-              traceId: row.trace_id,
-              spans: () =>
-                withStoreErrors(async () => {
-                  const result = await client.query<{ span: OtlpSpan }>(
-                    "SELECT span FROM otlp_spans WHERE tenant_id = $1 AND trace_id = $2",
-                    [row.tenant_id, row.trace_id],
-                  );
-                  return result.rows.map((r) => r.span);
-                }),
-            }));
+            const traces = lazyTraces(client, claimed.rows);
             let outcome: ReadonlyMap<ClosingTrace, TraceClosing>;
             try {
               outcome = await close(traces);

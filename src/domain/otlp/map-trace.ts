@@ -321,9 +321,14 @@ function resourceName(resource: Attributes, key: string): string | undefined {
   return Object.hasOwn(resource, key) ? cleanName(resource[key]) : undefined;
 }
 
-/** The UTF-8 length of `value`'s JSON, as the producer will encode it (a lone surrogate as U+FFFD). */
-function jsonBytes(value: unknown): number {
+/**
+ * The UTF-8 length of `value`'s JSON, as the producer will encode it (a lone surrogate as U+FFFD);
+ * when even three bytes a character would fit `maxBytes`, its character count (a lower bound that
+ * cannot change the verdict) without reading every character.
+ */
+function jsonBytes(value: unknown, maxBytes: number): number {
   const text = JSON.stringify(value);
+  if (text.length * 3 <= maxBytes) return text.length;
   let bytes = 0;
   for (let i = 0; i < text.length; i += 1) {
     const code = text.charCodeAt(i);
@@ -471,12 +476,12 @@ export function mapTraceToTask(spans: readonly OtlpSpan[], options: TraceMapping
   let scale = 1;
   let keep = maxEvents;
   let candidate = build(scale, keep);
-  let bytes = jsonBytes(candidate);
+  let bytes = jsonBytes(candidate, maxBytes);
   while (bytes > maxBytes && (scale > smallestTextScale || keep > 1)) {
     if (scale > smallestTextScale) scale /= 2;
     else keep = Math.max(1, Math.floor(keep / 2));
     candidate = build(scale, keep);
-    bytes = jsonBytes(candidate);
+    bytes = jsonBytes(candidate, maxBytes);
   }
   if (bytes > maxBytes) {
     return {
