@@ -18,7 +18,7 @@ export interface TraceRef {
   traceId: string;
 }
 
-/** A claimed trace; its spans are read when asked for, one trace at a time. */
+/** A claimed trace; its spans are read when asked for (a claim is never read whole at once). */
 export interface ClosingTrace extends TraceRef {
   spans(): Promise<OtlpSpan[]>;
 }

@@ -104,8 +104,9 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
   }
 
   /**
-   * Closes claimed traces one at a time (only one trace's spans are in memory at once), publishing
-   * their events in sends of a few megabytes. Each trace's failure is its own: an event the input
+   * Closes claimed traces one at a time, asking the store for each one's spans in turn (it reads a
+   * few thousand spans at a time, never a whole claim), and publishes their events in sends of a
+   * few megabytes. Each trace's failure is its own: an event the input
    * topic refuses, or a trace that cannot be mapped, is dead-lettered and closed as invalid while
    * the others are published. Only an outage (Kafka or Postgres away) fails the whole claim.
    */
