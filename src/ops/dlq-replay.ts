@@ -1,6 +1,6 @@
 import { Partitioners, type IHeaders, type Kafka, type KafkaMessage } from "kafkajs";
 import { bindingViolation, matchesBinding, type TenantTopicBinding } from "../domain/tenant-topic-binding.js";
-import { errorMessage } from "../domain/errors.js";
+import { classifyFailure, errorMessage } from "../domain/errors.js";
 import type { Logger } from "../observability/logger.js";
 
 /** Headers the consumer adds when it dead-letters (src/adapters/kafka/task-consumer.ts): not replayed. */
@@ -121,6 +121,8 @@ async function tenancyReason(
   try {
     tenantId = claimedTenant(await tenancy.decode(value));
   } catch (err) {
+    // The registry away: stop here (nothing of this batch is committed) rather than skip for good.
+    if (classifyFailure(err) === "retry") throw err;
     return `its tenant cannot be read (${errorMessage(err)}), so it cannot be checked against ${topic}'s`;
   }
   if (tenantId === null) return `it names no tenant, so it cannot be checked against ${topic}'s`;
