@@ -29,7 +29,10 @@ let feedbackProducer: Producer;
 
 beforeAll(async () => {
   h = await startHarness({
-    env: { API_KEYS: `${keyA}:${tenantA}, ${keyB}:${tenantB}`, LESSON_METRICS_REFRESH_MS: "0" },
+    env: {
+      API_KEYS: `${keyA}:${tenantA}:read+vote+decide+override, ${keyB}:${tenantB}:read+vote+decide+override`,
+      LESSON_METRICS_REFRESH_MS: "0",
+    },
     overrides: { clock },
   });
   feedbackProducer = h.kafka.producer();
