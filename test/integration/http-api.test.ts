@@ -104,24 +104,30 @@ async function store(event: TaskCompleted): Promise<Stored> {
  * A timeout whose trace says what its message says: each lesson is about its own failure, so the
  * judge does not find one a repeat of another (unlike the default trace, the same for every event).
  */
-function failure(tenantId: string, type: string, message: string, description: string): TaskCompleted {
+function failure(
+  tenantId: string,
+  type: string,
+  message: string,
+  description: string,
+  { category = "timeout_error", tool = "postgres_query" } = {},
+): TaskCompleted {
   return taskEvent({
     tenantId,
     task: { description, goal: description },
-    error: { category: "timeout_error", type, message },
+    error: { category, type, message },
     events: [
       {
         eventId: "e1",
         type: "tool_call",
         timestamp: "2026-11-20T10:00:00.000Z",
-        toolName: "postgres_query",
+        toolName: tool,
         content: `${description}: one query for every row, no LIMIT`,
       },
       {
         eventId: "e2",
         type: "error_event",
         timestamp: "2026-11-20T10:00:30.000Z",
-        toolName: "postgres_query",
+        toolName: tool,
         content: message,
         error: { message, code: type.toUpperCase() },
       },
@@ -494,9 +500,11 @@ describe("feedback over HTTP", () => {
     lesson = await store(
       failure(
         tenantA,
-        "pool_timeout",
-        "Timed out acquiring a connection from the pool after 5000ms",
+        "rate_limited",
+        "429 Too Many Requests from payouts_api, Retry-After: 20",
         "Sync payouts",
+        // Another kind of failure than the other lessons of the tenant: a lesson of its own.
+        { category: "rate_limit_error", tool: "payouts_api" },
       ),
     );
   });
@@ -531,9 +539,11 @@ describe("feedback over HTTP", () => {
       },
       feedback: { helpful: 0, harmful: 1, latest_rating: "down" },
     });
-    const listed = (await api("GET", "/api/v1/reflections?q=payouts%20pool")).body.items as { id: string }[];
+    const listed = (await api("GET", "/api/v1/reflections?q=payouts%20requests")).body.items as {
+      id: string;
+    }[];
     expect(listed).toEqual([]);
-    const withheld = (await api("GET", "/api/v1/reflections?q=payouts%20pool&include_withheld=true")).body
+    const withheld = (await api("GET", "/api/v1/reflections?q=payouts%20requests&include_withheld=true")).body
       .items as Record<string, unknown>[];
     expect(withheld).toHaveLength(1);
     expect(withheld[0]).toMatchObject({ id: lesson.reflectionId, served: false, effective_quality: 0.3 });
@@ -619,9 +629,10 @@ describe("feedback from the reflection.feedback topic", () => {
     lesson = await store(
       failure(
         tenantA,
-        "dns_timeout",
-        "DNS lookup for payments.internal timed out",
+        "connection_reset",
+        "ECONNRESET: socket hang up calling payments.internal",
         "Call the payments service",
+        { category: "network_error", tool: "payments_http" },
       ),
     );
   });
