@@ -59,9 +59,9 @@ const examples = await loadExamples();
 const valid = examples.filter((e) => e.raw === undefined);
 
 describe("examples/", () => {
-  it("holds the fourteen examples, named NN-kebab-name.json", () => {
+  it("holds the fifteen examples, named NN-kebab-name.json", () => {
     expect(examples.map((e) => e.file.slice(0, 3))).toEqual(
-      Array.from({ length: 14 }, (_, i) => `${String(i + 1).padStart(2, "0")}-`),
+      Array.from({ length: 15 }, (_, i) => `${String(i + 1).padStart(2, "0")}-`),
     );
     for (const { file } of examples) expect(file).toMatch(/^\d{2}-[a-z0-9]+(-[a-z0-9]+)*\.json$/);
   });
