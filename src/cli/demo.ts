@@ -292,7 +292,7 @@ export async function runDemo(): Promise<number> {
   );
   console.log("\nLessons:");
   for (const r of [...rows.values()].sort((a, b) => a.order - b.order)) {
-    if (!r.outcome || r.outcome.deduplicated) continue;
+    if (!r.outcome || r.outcome.deduplicated || r.outcome.verdict === "rejected") continue;
     const lesson = r.outcome.reflection.adjustments[0] ?? r.outcome.reflection.strategyText ?? "";
     console.log(`  ${r.outcome.signature}  ${truncate(lesson, 110)}`);
   }
