@@ -1,10 +1,11 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|memory|calibration|model-bound|otlp|tracing`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|embedder-quality|memory|calibration|model-bound|otlp|tracing`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
 import { benchE2e } from "./e2e.js";
+import { benchEmbedderQuality } from "./embedder-quality.js";
 import { benchEmbeddings } from "./embeddings.js";
 import { benchFloor } from "./floor.js";
 import { benchLatency } from "./latency.js";
@@ -24,6 +25,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   latency: () => benchLatency(),
   rss: () => benchRss(),
   embeddings: () => benchEmbeddings(),
+  "embedder-quality": () => benchEmbedderQuality(),
   memory: () => benchMemory(),
   calibration: () => benchCalibration(),
   otlp: () => benchOtlpBridge(),
