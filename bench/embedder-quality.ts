@@ -21,6 +21,8 @@ import { failingStepOf } from "../src/domain/memory/failing-step.js";
 import { stepLine, traceText } from "../src/domain/memory/trace-text.js";
 import { maskVolatileTokens } from "../src/domain/mask-volatile-tokens.js";
 import type { Embedder } from "../src/pipeline/ports.js";
+import { taskText } from "../src/domain/memory/trace-text.js";
+import { calibrationSet } from "../test/calibration/reflection-calibration.js";
 import { loadRealFailures, realLogsDir, type RealFailure } from "./real-logs/real-logs.js";
 import type { BenchResult } from "./support.js";
 
@@ -155,6 +157,30 @@ export async function score(embedder: Embedder, texts: Texts): Promise<Scores> {
   };
 }
 
+const quantile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+};
+
+/**
+ * What an embedder's `similarityScale` is measured from: on the labelled calibration set, the
+ * cosine of a good analysis with its own task (median and 10th percentile) and with the other
+ * cases' tasks (median).
+ */
+export async function similarityScaleOf(embedder: Embedder): Promise<{ own: number; ownP10: number; other: number }> {
+  const good = calibrationSet().filter((c) => c.label === "good");
+  const tasks = await embedder.embed(good.map((c) => taskText(c.event, failingStepOf(c.event))));
+  const analyses = await embedder.embed(good.map((c) => c.reflection.reflectionText));
+  const own: number[] = [];
+  const other: number[] = [];
+  analyses.forEach((a, i) =>
+    tasks.forEach((t, j) => {
+      (i === j ? own : other).push(dot(a, t));
+    }),
+  );
+  return { own: quantile(own, 0.5), ownP10: quantile(own, 0.1), other: quantile(other, 0.5) };
+}
+
 export async function benchEmbedderQuality(): Promise<BenchResult> {
   const logs = realLogsDir();
   if ("absent" in logs) throw new Error(logs.absent);
@@ -168,7 +194,14 @@ export async function benchEmbedderQuality(): Promise<BenchResult> {
     createHashingEmbedder(),
   ];
   const results: { name: string; scores: Scores }[] = [];
-  for (const embedder of embedders) results.push({ name: embedder.name, scores: await score(embedder, texts) });
+  const scales: string[] = [];
+  for (const embedder of embedders) {
+    results.push({ name: embedder.name, scores: await score(embedder, texts) });
+    const scale = await similarityScaleOf(embedder);
+    scales.push(
+      `${embedder.name}: good analysis ~ own task median ${scale.own.toFixed(3)} (p10 ${scale.ownP10.toFixed(3)}), ~ other tasks median ${scale.other.toFixed(3)}; declared ${JSON.stringify(embedder.similarityScale ?? null)}`,
+    );
+  }
   const reference = results[0]?.scores;
   if (!reference) throw new Error("no reference embedder");
   const refPairs = pairwise(reference.traces);
@@ -195,6 +228,7 @@ export async function benchEmbedderQuality(): Promise<BenchResult> {
         reference.reasonAuc - scores.reasonAuc,
       );
   }
+  lines.push("similarity scale (calibration set, good analyses):", ...scales.map((l) => `  ${l}`));
   return {
     name: "embedder quality on real logs",
     lines,
