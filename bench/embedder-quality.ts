@@ -167,17 +167,19 @@ const quantile = (values: number[], q: number) => {
  * cosine of a good analysis with its own task (median and 10th percentile) and with the other
  * cases' tasks (median).
  */
-export async function similarityScaleOf(embedder: Embedder): Promise<{ own: number; ownP10: number; other: number }> {
+export async function similarityScaleOf(
+  embedder: Embedder,
+): Promise<{ own: number; ownP10: number; other: number }> {
   const good = calibrationSet().filter((c) => c.label === "good");
   const tasks = await embedder.embed(good.map((c) => taskText(c.event, failingStepOf(c.event))));
   const analyses = await embedder.embed(good.map((c) => c.reflection.reflectionText));
   const own: number[] = [];
   const other: number[] = [];
-  analyses.forEach((a, i) =>
+  analyses.forEach((a, i) => {
     tasks.forEach((t, j) => {
       (i === j ? own : other).push(dot(a, t));
-    }),
-  );
+    });
+  });
   return { own: quantile(own, 0.5), ownP10: quantile(own, 0.1), other: quantile(other, 0.5) };
 }
 

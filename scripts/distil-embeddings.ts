@@ -29,7 +29,9 @@ if (flag !== "--force" && staticTableCurrent(modelDir)) {
       const last = shown.get(step) ?? 0;
       if (done - last >= total / 5 || (done === total && last !== total)) {
         shown.set(step, done);
-        console.error(`[models] distilling static token vectors, ${step}: ${String(done)} / ${String(total)}`);
+        console.error(
+          `[models] distilling static token vectors, ${step}: ${String(done)} / ${String(total)}`,
+        );
       }
     },
   });

@@ -333,7 +333,8 @@ function crossFieldProblems(env: Record<string, string | undefined>): string[] {
   const modelDir = env.REFLECTOR_EMBEDDING_MODEL_DIR;
   const embeddings = env.REFLECTOR_EMBEDDINGS ?? "static";
   if ((embeddings === "local" || embeddings === "static") && modelDir !== undefined) {
-    const needed = embeddings === "local" ? ["model.onnx", "tokenizer.json"] : ["tokenizer.json", "static-embeddings.f32"];
+    const needed =
+      embeddings === "local" ? ["model.onnx", "tokenizer.json"] : ["tokenizer.json", "static-embeddings.f32"];
     const missing = needed.filter((file) => !existsSync(join(modelDir, file)));
     if (missing.length > 0) {
       problems.push(`REFLECTOR_EMBEDDING_MODEL_DIR: ${modelDir} has no ${missing.join(" and ")}`);

@@ -25,7 +25,9 @@ export interface StaticEmbedderOptions {
 
 /** The files of `modelDir` the static embedder needs that are missing; empty when they are there. */
 export function missingStaticFiles(modelDir: string): string[] {
-  return ["tokenizer.json", staticTableFile, staticMetaFile].filter((file) => !existsSync(join(modelDir, file)));
+  return ["tokenizer.json", staticTableFile, staticMetaFile].filter(
+    (file) => !existsSync(join(modelDir, file)),
+  );
 }
 
 /** Reads the table distilled next to the model, checked against its meta. */
@@ -37,7 +39,9 @@ export function loadTokenTable(modelDir: string): TokenTable & { meta: StaticTab
   new Uint8Array(vectors.buffer).set(bytes);
   const table = { dimensions: meta.dimensions, vectors, meta };
   if (tokenCount(table) !== meta.vocabularySize || vectors.length !== meta.vocabularySize * meta.dimensions)
-    throw new Error(`${join(modelDir, staticTableFile)} does not hold ${String(meta.vocabularySize)} vectors: distil it again`);
+    throw new Error(
+      `${join(modelDir, staticTableFile)} does not hold ${String(meta.vocabularySize)} vectors: distil it again`,
+    );
   return table;
 }
 
@@ -59,7 +63,10 @@ export function createStaticEmbedder(options: StaticEmbedderOptions): Embedder {
     );
   }
   const table = loadTokenTable(modelDir);
-  const tokenizer = new Tokenizer(JSON.parse(readFileSync(join(modelDir, "tokenizer.json"), "utf8")) as object, {});
+  const tokenizer = new Tokenizer(
+    JSON.parse(readFileSync(join(modelDir, "tokenizer.json"), "utf8")) as object,
+    {},
+  );
   // A WordPiece token covers a few characters; 8 per token leaves room for ids and code while
   // sparing the tokenizer the rest of a very long trace.
   const maxChars = maxTokens * 8;

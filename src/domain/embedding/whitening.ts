@@ -1,7 +1,7 @@
 /**
- * Eigen-decomposition of a symmetric matrix (cyclic Jacobi rotations) and the square-root
- * whitening built from it: the linear map that spreads a set of vectors evenly over their
- * directions, so that the few directions every text shares stop dominating cosines.
+ * Eigen-decomposition of a symmetric matrix (cyclic Jacobi rotations) and the whitening built from
+ * it: the linear map that spreads a set of vectors evenly over their directions, so that the few
+ * directions every text shares stop dominating cosines.
  */
 
 export interface Eigen {
@@ -56,9 +56,8 @@ export function symmetricEigen(matrix: Float64Array, n: number, maxSweeps = 15):
 
 /**
  * The map x ↦ (x − mean) · U · Λ^(−power) of the `samples` (each of length n): centred, rotated onto
- * their principal directions and each direction scaled by its spread to the −`power`. Power ½ is
- * square-root whitening: it evens the directions out halfway, keeping some of the order that full
- * whitening (power 1) would erase along with the noise of the small directions.
+ * their principal directions (U), each scaled by its variance (Λ) to the −`power`. Power ½ is
+ * whitening: every direction ends with variance 1; a smaller power evens them out only partly.
  */
 export function whiteningOf(
   samples: readonly Float64Array[],
@@ -66,17 +65,20 @@ export function whiteningOf(
   power = 0.5,
 ): { mean: Float64Array; transform: Float64Array } {
   const mean = new Float64Array(n);
-  for (const x of samples) for (let d = 0; d < n; d += 1) mean[d] = (mean[d] ?? 0) + (x[d] ?? 0) / samples.length;
+  for (const x of samples)
+    for (let d = 0; d < n; d += 1) mean[d] = (mean[d] ?? 0) + (x[d] ?? 0) / samples.length;
   const covariance = new Float64Array(n * n);
   const centred = new Float64Array(n);
   for (const x of samples) {
     for (let d = 0; d < n; d += 1) centred[d] = (x[d] ?? 0) - (mean[d] ?? 0);
     for (let i = 0; i < n; i += 1) {
       const ci = (centred[i] ?? 0) / samples.length;
-      for (let j = i; j < n; j += 1) covariance[i * n + j] = (covariance[i * n + j] ?? 0) + ci * (centred[j] ?? 0);
+      for (let j = i; j < n; j += 1)
+        covariance[i * n + j] = (covariance[i * n + j] ?? 0) + ci * (centred[j] ?? 0);
     }
   }
-  for (let i = 0; i < n; i += 1) for (let j = 0; j < i; j += 1) covariance[i * n + j] = covariance[j * n + i] ?? 0;
+  for (let i = 0; i < n; i += 1)
+    for (let j = 0; j < i; j += 1) covariance[i * n + j] = covariance[j * n + i] ?? 0;
   const { values, vectors } = symmetricEigen(covariance, n);
   const largest = Math.max(...values);
   const transform = new Float64Array(n * n);
