@@ -193,8 +193,8 @@ export function createPgReflectionStore(
           // (docs/specification.md#quality-metrics).
           const res = await pool.query<{ task_text: string }>(
             `SELECT task_text FROM loop_traces
-              WHERE tenant_id = $1 AND to_tsvector('english', task_text) @@ to_tsquery('english', $2)
-              ORDER BY ts_rank(to_tsvector('english', task_text), to_tsquery('english', $2)) DESC
+              WHERE tenant_id = $1 AND task_search @@ to_tsquery('english', $2)
+              ORDER BY ts_rank(task_search, to_tsquery('english', $2)) DESC
               LIMIT $3`,
             [tenantId, query, topK],
           );
