@@ -14,6 +14,7 @@ import { decideStorage, type StorageDecision } from "../src/domain/memory/decide
 import { failingStepOf } from "../src/domain/memory/failing-step.js";
 import { episodeText, taskText } from "../src/domain/memory/trace-text.js";
 import { withEpisode } from "../src/domain/quality/pattern-validity.js";
+import { traceFacts } from "../src/domain/quality/trace-facts.js";
 import { defaultQualityConfig } from "../src/domain/quality/quality-config.js";
 import { decideVerdict } from "../src/domain/quality/validate-reflection.js";
 import { judgeReflection, reflectionBody, type Neighbour } from "../src/pipeline/judge-reflection.js";
@@ -60,6 +61,7 @@ async function run(): Promise<BenchResult> {
     const judgement = await judgeReflection(
       {
         reflection: c.reflection,
+        trace: traceFacts(c.event),
         taskVector,
         neighbours: memory,
         patternEvidence: withEpisode(new Map(), c.reflection.patterns, episodeText(c.event, step)),

@@ -1,6 +1,11 @@
 import OpenAI from "openai";
+import { createOpenAiGenerator } from "../src/adapters/llm/openai-generator.js";
 import { createApp } from "../src/app.js";
-import { helpfulModel, startFakeOpenAiServer } from "../test/support/fake-openai-server.js";
+import type { Verdict } from "../src/domain/contracts/index.js";
+import { helpfulModel, replayModel, startFakeOpenAiServer } from "../test/support/fake-openai-server.js";
+import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../test/support/fakes.js";
+import { exampleRecordings, recordedAnswers, type Recording } from "../test/support/recorded-answers.js";
+import { loadRealFailures, realLogsDir } from "./real-logs/real-logs.js";
 import {
   benchEvent,
   benchSetup,
@@ -152,9 +157,104 @@ export async function benchLlmCalls(
   };
 }
 
+/**
+ * Chat calls per new failure when the model is a capable one: every failure that a capable model's
+ * answer was recorded for (the examples' failures, and the real logs' when `REFLECTOR_REAL_LOGS_DIR`
+ * is set), each new, through the processor with default settings — the judge, the improvement loop
+ * (up to 3 attempts), the memory — and the `openai` generator against the local server replaying
+ * the recorded answers as they were written (plain, fenced, prose around, extra keys). The stores
+ * are the in-memory fakes and the embedder is the hashing one: the number of calls does not depend
+ * on Kafka, and every failure here is new.
+ */
+export async function benchLlmCallsRecorded(env: NodeJS.ProcessEnv = process.env): Promise<BenchResult> {
+  const recordings: (Recording & { source: string })[] = exampleRecordings().map((r) => ({
+    ...r,
+    source: "examples",
+  }));
+  const where = realLogsDir(env);
+  if ("dir" in where) {
+    const byId = new Map(loadRealFailures(where.dir).map((f) => [f.id, f]));
+    for (const answer of recordedAnswers("real")) {
+      const failure = byId.get(answer.id);
+      if (failure) recordings.push({ event: failure.event, answer, source: failure.source });
+    }
+  }
+  const fake = await startFakeOpenAiServer({ chat: replayModel(recordings) });
+  const client = new OpenAI({ apiKey: "unused", baseURL: fake.url, maxRetries: 0 });
+  const generator = createOpenAiGenerator({ client, model, timeoutMs: 10_000, maxRetries: 0 });
+  const lines: string[] = [];
+  let calls = 0;
+  let attempts = 0;
+  const reasons = new Map<string, number>();
+  const bySource = new Map<
+    string,
+    { failures: number; calls: number; verdicts: Map<Verdict | "none", number> }
+  >();
+  for (const [i, recording] of recordings.entries()) {
+    const processor = createOfflineProcessor(
+      { store: createFakeStore().store, index: createFakeIndex().index },
+      { generator },
+    );
+    const before = fake.chatRequests().length;
+    // A tenant of its own: every failure is new.
+    const result = await processor.process({ ...recording.event, tenantId: `recorded-${String(i)}` });
+    const used = fake.chatRequests().length - before;
+    calls += used;
+    const s = bySource.get(recording.source) ?? {
+      failures: 0,
+      calls: 0,
+      verdicts: new Map<Verdict | "none", number>(),
+    };
+    s.failures += 1;
+    s.calls += used;
+    const verdict = result.verdict ?? "none";
+    s.verdicts.set(verdict, (s.verdicts.get(verdict) ?? 0) + 1);
+    bySource.set(recording.source, s);
+    attempts += result.generatorCalls;
+    for (const output of result.outputs) {
+      const violations = (output.value as { violations?: unknown }).violations;
+      if (!Array.isArray(violations)) continue;
+      for (const v of violations) {
+        // "Shallow reflection: depth=0.40 < 0.7…" → "Shallow reflection"
+        const kind = String(v).split(/[:'(]/)[0]?.trim() ?? "";
+        reasons.set(kind, (reasons.get(kind) ?? 0) + 1);
+      }
+    }
+  }
+  await fake.close();
+  for (const [source, s] of bySource)
+    lines.push(
+      `${source.padEnd(34)} failures ${String(s.failures).padStart(3)}  chat calls ${String(s.calls).padStart(3)}  verdicts ${[
+        ...s.verdicts,
+      ]
+        .map(([v, n]) => `${v} ${String(n)}`)
+        .join(", ")}`,
+    );
+  if (!("dir" in where)) lines.push(`real-log recordings left out: ${where.absent}`);
+  lines.push(
+    `generator attempts (improvement loop) ${String(attempts)}; chat calls per attempt ${(calls / Math.max(1, attempts)).toFixed(2)}`,
+    `violations in the published outcomes: ${[...reasons]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, n]) => `${k} ${String(n)}`)
+      .join(", ")}`,
+  );
+  const ratio = calls / Math.max(1, recordings.length);
+  lines.push(
+    `all: ${String(recordings.length)} new failures, ${String(calls)} chat calls = ${ratio.toFixed(2)} per new failure`,
+  );
+  return {
+    name: "LLM chat calls per new failure with a capable model's recorded answers (defaults)",
+    lines,
+    ratio,
+    goal: "chat calls ≤ 1.1 × new failures",
+    met: ratio <= 1.1,
+  };
+}
+
 if (import.meta.url === `file://${process.argv[1] ?? ""}`) {
   const which = process.argv[2] ?? "all";
   if (which === "all" || which === "bound") report(await benchLlmBound());
   if (which === "all" || which === "calls") report(await benchLlmCalls());
+  if (which === "all" || which === "calls-recorded") report(await benchLlmCallsRecorded());
   process.exit(0);
 }

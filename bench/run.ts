@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|latency|rss|embeddings|embedder-quality|memory|calibration|model-bound|otlp|tracing`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|prompt-coverage|latency|rss|embeddings|embedder-quality|memory|calibration|judge|model-bound|otlp|tracing`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -8,10 +8,13 @@ import { benchE2e } from "./e2e.js";
 import { benchEmbedderQuality } from "./embedder-quality.js";
 import { benchEmbeddings } from "./embeddings.js";
 import { benchFloor } from "./floor.js";
+import { benchJudge } from "./judge.js";
 import { benchLatency } from "./latency.js";
-import { benchLlmBound, benchLlmCalls } from "./llm.js";
+import { benchAttribution } from "./attribution.js";
+import { benchLlmBound, benchLlmCalls, benchLlmCallsRecorded } from "./llm.js";
 import { benchMemory } from "./memory.js";
 import { benchOtlpBridge } from "./otlp-bridge.js";
+import { benchPromptCoverage } from "./prompt-coverage.js";
 import { benchModelBound } from "./model-bound.js";
 import { benchRss } from "./rss.js";
 import { machine, report, type BenchResult } from "./support.js";
@@ -22,12 +25,16 @@ const all: Record<string, () => Promise<BenchResult>> = {
   floor: () => benchFloor(),
   llm: () => benchLlmBound(),
   calls: () => benchLlmCalls(),
+  "calls-recorded": () => benchLlmCallsRecorded(),
+  attribution: () => benchAttribution(),
+  "prompt-coverage": () => benchPromptCoverage(),
   latency: () => benchLatency(),
   rss: () => benchRss(),
   embeddings: () => benchEmbeddings(),
   "embedder-quality": () => benchEmbedderQuality(),
   memory: () => benchMemory(),
   calibration: () => benchCalibration(),
+  judge: () => benchJudge(),
   otlp: () => benchOtlpBridge(),
   tracing: () => benchTracing(),
   "model-bound": () => benchModelBound(),

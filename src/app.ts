@@ -133,6 +133,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       ...defaultQualityConfig,
       maxAttempts: config.quality.maxAttempts,
       storageMinQuality: config.quality.storageMinQuality,
+      depth: { ...defaultQualityConfig.depth, mode: config.quality.depthMode },
     },
     guardrails,
     mode: config.mode,

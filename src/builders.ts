@@ -252,6 +252,7 @@ export function buildMaintenance(config: Config, deps: MaintenanceDeps): Mainten
     ...defaultQualityConfig,
     maxAttempts: config.quality.maxAttempts,
     storageMinQuality: config.quality.storageMinQuality,
+    depth: { ...defaultQualityConfig.depth, mode: config.quality.depthMode },
   };
   const evictor = createRedisSignatureEvictor(deps.redis, { keyPrefix: config.redis.keyPrefix });
   return {

@@ -296,6 +296,16 @@ export async function runDemo(): Promise<number> {
     const lesson = r.outcome.reflection.adjustments[0] ?? r.outcome.reflection.strategyText ?? "";
     console.log(`  ${r.outcome.signature}  ${truncate(lesson, 110)}`);
   }
+  console.log("\nWhy (each warning, rejection or lesson not stored, with the judge's reasons):");
+  for (const r of [...rows.values()].sort((a, b) => a.order - b.order)) {
+    const o = r.outcome;
+    if (!o || o.deduplicated || (o.verdict === "accepted" && o.stored)) continue;
+    console.log(
+      `  ${truncate(r.step ? `rerun ${r.step}` : r.example, 34)}: ${o.verdict}${o.stored ? "" : ", not stored"}`,
+    );
+    for (const v of o.violations) console.log(`    - ${truncate(v, 160)}`);
+    if (o.notStoredReason) console.log(`    - not stored: ${truncate(o.notStoredReason, 160)}`);
+  }
   // Verdicts of the reflections the generator wrote in this run; recalled lessons are
   // judged again as their evidence accrues, and counted apart.
   const generated = [...rows.values()].filter((r) => r.outcome && r.outcome.generator !== "reused");

@@ -77,7 +77,7 @@ const CoreEnvSchema = z.object({
   LLM_INPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
   LLM_OUTPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
   /** Upper bound on the estimated tokens of one generator request (src/adapters/llm/token-estimate.ts). */
-  LLM_PROMPT_MAX_TOKENS: z.coerce.number().int().min(3_000).max(1_000_000).default(6_000),
+  LLM_PROMPT_MAX_TOKENS: z.coerce.number().int().min(3_000).max(1_000_000).default(16_000),
   /** The most tokens a model may answer with (`max_completion_tokens` of every chat request). */
   LLM_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(256).max(100_000).default(2_000),
   /**
@@ -92,6 +92,11 @@ const CoreEnvSchema = z.object({
   REFLECTOR_EVALUATOR_MODEL: z.string().min(1).optional(),
   REFLECTOR_MODE: z.enum(["lite", "full"]).default("full"),
   STORAGE_MIN_QUALITY: z.coerce.number().min(0).max(1).default(0.8),
+  /**
+   * How the judge reads an analysis's depth: `grounded` (by what it names of the trace) or `literal`
+   * (the quality rules' indicator words, as written).
+   */
+  REFLECTOR_DEPTH_MODE: z.enum(["grounded", "literal"]).default("grounded"),
   MAX_REFLECTION_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
   MEMORY_REUSE_MIN_SIMILARITY: z.coerce
     .number()
@@ -236,7 +241,7 @@ export interface Config extends SpendAndTenancyConfig {
   /** The local model's directory, absolute (used when `embeddings` is `static` or `local`). */
   embeddingModelDir: string;
   mode: "lite" | "full";
-  quality: { storageMinQuality: number; maxAttempts: number };
+  quality: { storageMinQuality: number; maxAttempts: number; depthMode: "grounded" | "literal" };
   /** When a stored lesson fits a trace, and when a new lesson is a stored one again. */
   memory: MemoryConfig;
   handler: { maxAttempts: number; retryBaseMs: number };
@@ -430,7 +435,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       ? resolve(e.REFLECTOR_EMBEDDING_MODEL_DIR)
       : defaultEmbeddingModelDir,
     mode: e.REFLECTOR_MODE,
-    quality: { storageMinQuality: e.STORAGE_MIN_QUALITY, maxAttempts: e.MAX_REFLECTION_ATTEMPTS },
+    quality: {
+      storageMinQuality: e.STORAGE_MIN_QUALITY,
+      maxAttempts: e.MAX_REFLECTION_ATTEMPTS,
+      depthMode: e.REFLECTOR_DEPTH_MODE,
+    },
     memory: {
       reuseMinSimilarity: e.MEMORY_REUSE_MIN_SIMILARITY,
       mergeMinSimilarity: e.MEMORY_MERGE_MIN_SIMILARITY,

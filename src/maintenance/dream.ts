@@ -7,6 +7,7 @@ import {
 } from "../domain/maintenance/dream-groups.js";
 import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
+import { textFacts } from "../domain/quality/trace-facts.js";
 import { decideVerdict, shouldStore } from "../domain/quality/validate-reflection.js";
 import { createAttemptJudge } from "../pipeline/judge-reflection.js";
 import type { Clock, Embedder } from "../pipeline/ports.js";
@@ -74,6 +75,8 @@ export async function runDream(deps: DreamDeps, options: DreamOptions): Promise<
       embedding,
     }));
     const judge = createAttemptJudge({
+      // A pattern lesson is about its group: the sources' text is what grounds it.
+      trace: textFacts(text),
       taskVector,
       neighbours,
       patternEvidence: (patterns) => store.patternEvidence(tenantId, patterns),
@@ -95,7 +98,7 @@ export async function runDream(deps: DreamDeps, options: DreamOptions): Promise<
       violations: outcome.validation.violations,
     };
     const at = deps.clock.now();
-    if (verdict === "rejected" || !shouldStore(verdict, outcome.validation.qualityScore, quality)) {
+    if (verdict === "rejected" || !shouldStore(verdict, outcome.validation, quality)) {
       await store.recordJudgement({
         tenantId,
         group,

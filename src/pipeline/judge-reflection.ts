@@ -1,6 +1,7 @@
 import type { Reflection } from "../domain/contracts/index.js";
 import { cosineSimilarity } from "../domain/embedding/hashing-embedding.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
+import type { TraceFacts } from "../domain/quality/trace-facts.js";
 import { validateReflection, type ValidationResult } from "../domain/quality/validate-reflection.js";
 import type { Embedder, PatternEvidence } from "./ports.js";
 
@@ -12,6 +13,11 @@ export interface Neighbour {
 
 export interface JudgeInput {
   reflection: Reflection;
+  /**
+   * What the judged task's trace holds (`traceFacts(event)`), which the analysis must be grounded
+   * in; `textFacts(text)` when only a text describes the task; null when there is nothing.
+   */
+  trace: TraceFacts | null;
   /** Embedding of the task (what it was and where it failed); null when there is no task to compare. */
   taskVector: number[] | null;
   /** Embeddings of the tenant's stored reflections nearest to the task, for novelty. */
@@ -85,7 +91,7 @@ export async function judgeReflection(
   }
   const validation = validateReflection(
     input.reflection,
-    { patternEvidence: input.patternEvidence, relevance, novelty: 1 - maxOther },
+    { patternEvidence: input.patternEvidence, relevance, novelty: 1 - maxOther, trace: input.trace },
     quality,
   );
   return { validation, embedding, nearest };
@@ -97,6 +103,7 @@ export async function judgeReflection(
  * each attempt's judgement so the chosen one can be stored with its embedding.
  */
 export function createAttemptJudge(options: {
+  trace: TraceFacts | null;
   taskVector: number[] | null;
   neighbours: readonly Neighbour[];
   patternEvidence: (patterns: string[]) => Promise<ReadonlyMap<string, PatternEvidence>>;
@@ -110,6 +117,7 @@ export function createAttemptJudge(options: {
       const judgement = await judgeReflection(
         {
           reflection,
+          trace: options.trace,
           taskVector: options.taskVector,
           neighbours: options.neighbours,
           patternEvidence: await options.patternEvidence(reflection.patterns),

@@ -14,9 +14,10 @@ import { episodeText, taskText, traceText } from "../domain/memory/trace-text.js
 import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
 import { withEpisode } from "../domain/quality/pattern-validity.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
+import { traceFacts } from "../domain/quality/trace-facts.js";
 import {
   decideVerdict,
-  patternViolationPrefix,
+  isPatternViolation,
   validateReflection,
   type ValidationResult,
 } from "../domain/quality/validate-reflection.js";
@@ -146,7 +147,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
   async function rejudge(facts: EventFacts, known: StoredReflection): Promise<Rejudgement | null> {
     const patterns = known.reflection.patterns;
     // Only pattern validity depends on evidence that accrues; the other metrics stay as judged.
-    const unproven = known.violations.some((v) => v.startsWith(patternViolationPrefix));
+    const unproven = known.violations.some(isPatternViolation);
     if (known.verdict === "accepted" || patterns.length === 0 || !unproven) return null;
     const stored = await timer.time("store-read", () =>
       store.patternEvidence(facts.event.tenantId, patterns),
@@ -158,6 +159,10 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
         patternEvidence: evidence,
         relevance: known.metrics.relevanceScore,
         novelty: known.metrics.noveltyScore,
+        judged: {
+          depthScore: known.metrics.depthScore,
+          actionabilityScore: known.metrics.actionabilityScore,
+        },
       },
       quality,
     );
@@ -193,6 +198,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     );
     const insights = insightLines(issues);
     const judge = createAttemptJudge({
+      trace: traceFacts(event),
       taskVector: task.vector,
       neighbours,
       patternEvidence: async (patterns) =>

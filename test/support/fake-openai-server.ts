@@ -1,11 +1,14 @@
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 
 /**
  * A local OpenAI-compatible HTTP server for tests and benchmarks: `/v1/chat/completions` and
  * `/v1/embeddings`. Replies are scripted per request (a queue per route, then a default
  * responder), every request is recorded, and `latencyMs` delays every reply (fixed-latency mode).
+ * In replay mode (`replayModel`) it answers with what a capable model answered to the same
+ * failure's request (test/support/recorded-answers.ts).
  */
 
 export interface ChatBody {
@@ -30,6 +33,8 @@ export type FakeReply =
       promptTokens?: number;
       completionTokens?: number;
       finishReason?: string;
+      /** A refusal as the API reports it: `message.refusal` set, `content` null. */
+      refusal?: string;
     }
   /** Any JSON body with a status (errors: 429 with `retry-after`, 500, 401, ...). */
   | { kind: "status"; status: number; body?: unknown; headers?: Record<string, string> }
@@ -76,7 +81,10 @@ function completion(reply: Extract<FakeReply, { kind: "completion" }>, model: st
     choices: [
       {
         index: 0,
-        message: { role: "assistant", content: reply.content, refusal: null },
+        message:
+          reply.refusal === undefined
+            ? { role: "assistant", content: reply.content, refusal: null }
+            : { role: "assistant", content: null, refusal: reply.refusal },
         finish_reason: reply.finishReason ?? "stop",
         logprobs: null,
       },
@@ -247,7 +255,8 @@ export interface TraceData {
   task?: { description?: string; goal?: string };
   outcome?: string;
   error?: { message?: string; category?: string } | null;
-  events?: { type: string; content?: string; toolName?: string }[];
+  totalEvents?: number;
+  events?: { index?: number; eventId?: string; type: string; content?: string; toolName?: string }[];
 }
 
 /** The trace-data block of a chat request (what the generator sent as untrusted data). */
@@ -290,5 +299,62 @@ export function helpfulModel(request: RecordedRequest): FakeReply {
     content: JSON.stringify(reflection),
     promptTokens: 1200,
     completionTokens: 300,
+  };
+}
+
+/** Whether a request's trace data is the trace of `event`: its task, error and steps. */
+function isTraceOf(data: TraceData, event: TaskCompleted): boolean {
+  // A long text reaches the prompt cut ("… [n more characters]"): compare what is before the cut.
+  const begins = (whole: string | undefined, shown: string | undefined) =>
+    shown === undefined || (whole ?? "").startsWith(shown.split("…")[0] ?? "");
+  if (data.task?.description === undefined || !begins(event.task.description, data.task.description))
+    return false;
+  if (data.totalEvents !== event.events.length) return false;
+  if (!begins(event.error?.message, data.error?.message)) return false;
+  return (data.events ?? []).every((step) => {
+    if (step.index === undefined) return true;
+    const original = event.events[step.index];
+    // A cut step shows its head, then `…[cut n characters]…`.
+    const head = step.content?.split("\n…[cut ")[0];
+    if (original === undefined || original.eventId !== step.eventId) return false;
+    return head === undefined || original.content.startsWith(head);
+  });
+}
+
+/**
+ * Replay mode: answers a chat request with the recorded answer to the failure whose trace the
+ * request carries (found by the trace's task, error and step ids: the canary and the block's nonce
+ * are random per request), a repair request with the same answer (a model asked again answers
+ * alike), and any other request with `fallback` (a 500 by default, so a test never silently gets
+ * an answer that was not recorded). `answerOf` picks what to serve: the answer as recorded, or a
+ * variant of it (fenced, cut, wrapped in prose). Token counts are estimates (4 characters a token).
+ */
+export function replayModel(
+  recordings: readonly { event: TaskCompleted; answer: { content: string } }[],
+  options: {
+    answerOf?: (recording: { event: TaskCompleted; answer: { content: string } }) => FakeReply;
+    fallback?: Responder;
+  } = {},
+): Responder {
+  return (request) => {
+    const body = request.body as ChatBody;
+    const data = traceDataOf(body);
+    const recording = data ? recordings.find((r) => isTraceOf(data, r.event)) : undefined;
+    if (!recording)
+      return (
+        options.fallback?.(request) ?? {
+          kind: "status",
+          status: 500,
+          body: { error: { message: "no recorded answer for this trace" } },
+        }
+      );
+    if (options.answerOf) return options.answerOf(recording);
+    const promptChars = body.messages.reduce((n, m) => n + m.content.length, 0);
+    return {
+      kind: "completion",
+      content: recording.answer.content,
+      promptTokens: Math.ceil(promptChars / 4),
+      completionTokens: Math.ceil(recording.answer.content.length / 4),
+    };
   };
 }

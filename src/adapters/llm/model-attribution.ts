@@ -62,3 +62,28 @@ export function readModelAttribution(raw: unknown, event?: TaskCompleted): Attri
   const checked = Attribution.safeParse(candidate);
   return checked.success ? checked.data : undefined;
 }
+
+/**
+ * How often a capable model's attribution named the annotated step on the tune split of public
+ * annotated failure logs (bench/attribution.ts: 8 of 18 recorded answers). A model's own
+ * `confidence` is not calibrated (it said 0.7–0.9 for those answers), so it is not compared.
+ */
+export const modelAttributionPrecision = 0.44;
+
+/**
+ * Offline rules at least this precise (their confidence is their measured precision) outrank the
+ * model: an error the run never recovered from, a tool-using agent's first change of state. Nearly
+ * twice the model's precision; the middling rules (a shortcut cue, an answer's source) do not.
+ */
+export const offlinePrevailsAtConfidence = 0.8;
+
+/**
+ * The attribution a reflection carries: the model's when it gives one, unless the offline rules
+ * found the step on evidence that has proven far more precise than the model has.
+ */
+export function chooseAttribution(model: Attribution | undefined, offline: Attribution): Attribution {
+  if (!model) return offline;
+  return offline.confidence >= offlinePrevailsAtConfidence && offline.stepIndex !== undefined
+    ? offline
+    : model;
+}

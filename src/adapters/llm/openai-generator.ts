@@ -6,6 +6,7 @@ import { defaultQualityConfig } from "../../domain/quality/quality-config.js";
 import type { GenerationRequest, ReflectionGenerator } from "../../pipeline/ports.js";
 import { callLlm, type LlmCallPolicy } from "./llm-call.js";
 import { LlmOutputError, toReflectorError } from "./llm-errors.js";
+import { chooseAttribution } from "./model-attribution.js";
 import {
   buildReflectionPrompt,
   defaultPromptMaxTokens,
@@ -38,7 +39,8 @@ type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
  * dropped, not repaired: prompts.ts), and one repair request (showing the model its answer and
  * what was wrong with it) before giving up. Every request stays within the
  * prompt token budget. A failure's reflection always carries an attribution: the model's when it
- * gives a usable one, else the offline one (attribute-failure.ts).
+ * gives a usable one, unless the offline rules found the step on evidence more precise than the
+ * model has proven to be; else the offline one (attribute-failure.ts, model-attribution.ts).
  */
 export function createOpenAiGenerator(options: OpenAiGeneratorOptions): ReflectionGenerator {
   const guidance = options.guidance ?? defaultQualityConfig.guidance;
@@ -73,6 +75,9 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
       // (an HTML page, `{}`): that is an unusable answer, not a bug of ours.
       const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
       const raw = choice?.message.content ?? "";
+      // A model that declines says so in `refusal` (structured outputs) or in plain text instead
+      // of JSON; either way the answer is unusable, and the repair request says why.
+      const refusal = choice?.message.refusal;
       const parsed: ParsedOutput =
         choice?.finish_reason === "length"
           ? {
@@ -80,7 +85,9 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
               problems: ["the answer was cut off at the token limit; be more concise"],
               answer: raw,
             }
-          : parseReflectionOutput(raw, secrets, system, request.event);
+          : typeof refusal === "string" && refusal.length > 0 && !raw
+            ? { ok: false, problems: ["the answer was a refusal, not the JSON object"], answer: refusal }
+            : parseReflectionOutput(raw, secrets, system, request.event);
       const reported = response.usage?.prompt_tokens;
       if (typeof reported === "number" && reported > 0)
         options.observer?.promptTokens?.({ model: options.model, source: "reported", tokens: reported });
@@ -100,9 +107,9 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
       const located = locateFailure(request.event);
       const prompt = buildReflectionPrompt(request, secrets, guidance, { maxTokens, located });
       const withAttribution = (reflection: Reflection): Reflection =>
-        request.event.outcome === "success" || reflection.attribution
+        request.event.outcome === "success"
           ? reflection
-          : { ...reflection, attribution: located.attribution };
+          : { ...reflection, attribution: chooseAttribution(reflection.attribution, located.attribution) };
       const messages: ChatMessage[] = [
         { role: "system", content: prompt.system },
         { role: "user", content: prompt.user },

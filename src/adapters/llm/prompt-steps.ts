@@ -1,17 +1,19 @@
 import { isErrorStep } from "../../domain/attribution/attribute-failure.js";
-import { cutMiddle } from "../../domain/contracts/cut-text.js";
+import { cutMarker, cutMiddle } from "../../domain/contracts/cut-text.js";
 import type { TraceEvent } from "../../domain/contracts/index.js";
 import { estimateTokens } from "./token-estimate.js";
 
 /**
- * Which trace steps a prompt shows, within a token budget. A 130-step trace of 340 KB does not
- * fit in a prompt, and a prompt of its first and last steps misses where it went wrong. So the
- * steps are taken in order of use to a reader looking for the cause: the step the failure is
- * attributed to, its neighbours, the first step (the task as the agents saw it) and the last
- * (the answer), every step that reported an error, then the others nearest the failing step
- * first. What is left out is summarised per gap ("steps 12–97 omitted: …"), so the model knows
- * what it does not see. Long steps are cut in the middle, more for steps further from the
- * failure.
+ * Which trace steps a prompt shows, within a token budget (`fitSteps`). The whole run when it
+ * fits: the decisive step is often far from where the failure shows, and a rule-based guess of it
+ * is often wrong, so the model must be able to read every step. Beyond the budget, every step
+ * still keeps its index, actor, type, tool and first line, and the long bodies (web pages, tool
+ * outputs) are cut in the middle, the longest first, down to a common length; only when even the
+ * shortest form of every step does not fit are steps dropped (`selectSteps`): taken in order of
+ * use to a reader looking for the cause — the step the failure is attributed to, its neighbours,
+ * the first step (the task as the agents saw it) and the last (the answer), every step that
+ * reported an error, then the others nearest the failing step first — and what is left out is
+ * summarised per gap ("steps 12–97 omitted: …"), so the model knows what it does not see.
  */
 
 export interface PromptStep {
@@ -42,6 +44,30 @@ function clipJson(value: unknown, max: number): unknown {
   return text.length <= max ? value : cutMiddle(text, max);
 }
 
+/** Characters of a step's first line that a cut step keeps whatever else is cut. */
+export const firstLineChars = 160;
+
+/**
+ * `text` cut in the middle to `maxChars`, like `cutMiddle`, but the head keeps the first line (up
+ * to `firstLineChars`): what a step was (the command, the page's title, who spoke to whom) is on
+ * its first line.
+ */
+export function cutKeepingFirstLine(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  const newline = text.indexOf("\n");
+  const firstLine = Math.min(newline < 0 ? text.length : newline, firstLineChars);
+  const room = Math.max(0, maxChars - cutMarker(text.length).length);
+  if (firstLine <= Math.ceil(room / 2)) return cutMiddle(text, maxChars);
+  let headEnd = Math.min(firstLine, room);
+  if (headEnd > 0 && isHighSurrogate(text.charCodeAt(headEnd - 1))) headEnd -= 1;
+  let tailStart = text.length - (room - headEnd);
+  if (tailStart < text.length && isLowSurrogate(text.charCodeAt(tailStart))) tailStart += 1;
+  return `${text.slice(0, headEnd)}${cutMarker(tailStart - headEnd)}${text.slice(tailStart)}`;
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
 function render(step: TraceEvent, index: number, contentChars: number): PromptStep {
   return {
     index,
@@ -49,7 +75,7 @@ function render(step: TraceEvent, index: number, contentChars: number): PromptSt
     type: step.type,
     ...(step.actor !== undefined ? { actor: step.actor } : {}),
     ...(step.toolName !== undefined ? { toolName: step.toolName } : {}),
-    content: cutMiddle(step.content, contentChars),
+    content: cutKeepingFirstLine(step.content, contentChars),
     ...(step.error !== undefined ? { error: clipJson(step.error, metadataChars) } : {}),
     ...(step.metadata !== undefined ? { metadata: clipJson(step.metadata, metadataChars) } : {}),
   };
@@ -215,4 +241,86 @@ export function selectSteps(
   }
   if (gapStart >= 0) entries.push(summariseGap(events, gapStart, last));
   return { entries, shown: chosen.size, omitted: events.length - chosen.size };
+}
+
+/** The shortest a step is cut to before any step is dropped: its first line and a little of its end. */
+export const minStepChars = 240;
+
+/**
+ * Every step, in trace order, each cut to at most `cap` characters of content (twice that for
+ * the step the failure is attributed to), with what that costs.
+ */
+function everyStep(
+  events: readonly TraceEvent[],
+  focus: number | undefined,
+  cap: number,
+): { entries: PromptStep[]; tokens: number } {
+  let tokens = 0;
+  const entries = events.map((step, i) => {
+    const entry = render(step, i, i === focus ? cap * 2 : cap);
+    tokens += entryTokens(entry);
+    return entry;
+  });
+  return { entries, tokens };
+}
+
+/** Characters of a step's content read to learn its tokens per character (escapes, non-ASCII). */
+const densitySampleChars = 2_000;
+
+/**
+ * What every step costs at a content cap, estimated without rendering it: a trace may hold 2,000
+ * steps of 64,000 characters, and rendering all of them at every try of the bisection would cost
+ * seconds. Each step's frame (index, ids, actor, metadata, a cut marker) is rendered once; its
+ * content counts at the tokens per character of its first 2,000 characters.
+ */
+function costModel(events: readonly TraceEvent[], focus: number | undefined): (cap: number) => number {
+  const frames: number[] = [];
+  const densities: number[] = [];
+  events.forEach((step, i) => {
+    frames.push(
+      entryTokens(render({ ...step, content: "" }, i, 0)) +
+        Math.ceil(cutMarker(step.content.length).length / 2),
+    );
+    const sample = step.content.slice(0, densitySampleChars);
+    densities.push(sample.length > 0 ? estimateTokens(JSON.stringify(sample)) / sample.length : 0);
+  });
+  return (cap) =>
+    events.reduce((sum, step, i) => {
+      const chars = Math.min(step.content.length, i === focus ? cap * 2 : cap);
+      return sum + (frames[i] ?? 0) + Math.ceil(chars * (densities[i] ?? 0));
+    }, 0);
+}
+
+/**
+ * The steps a prompt shows within `budgetTokens`: the whole trace when it fits; else every step,
+ * its long bodies cut in the middle to the longest common length that fits (found by bisection on
+ * an estimate, then measured, so short steps stay whole and the longest are cut most); only when
+ * every step at its shortest does not fit, the steps `selectSteps` chooses.
+ */
+export function fitSteps(
+  events: readonly TraceEvent[],
+  focus: number | undefined,
+  budgetTokens: number,
+): StepSelection {
+  const longest = events.reduce((max, step) => Math.max(max, step.content.length), 0);
+  const estimate = costModel(events, focus);
+  let high = longest;
+  if (estimate(longest) > budgetTokens) {
+    let low = minStepChars;
+    if (estimate(low) > budgetTokens) return selectSteps(events, focus, budgetTokens);
+    while (high - low > Math.max(16, low >> 5)) {
+      const cap = Math.floor((low + high) / 2);
+      if (estimate(cap) <= budgetTokens) low = cap;
+      else high = cap;
+    }
+    high = low;
+  }
+  // The estimate may be off by a little: measure, and cut further while it does not fit.
+  for (let tries = 0; tries < 6; tries += 1) {
+    const shown = everyStep(events, focus, high);
+    if (shown.tokens <= budgetTokens) return { entries: shown.entries, shown: events.length, omitted: 0 };
+    if (high <= minStepChars) break;
+    high = Math.max(minStepChars, Math.floor(high * Math.min(0.95, budgetTokens / shown.tokens)));
+  }
+  return selectSteps(events, focus, budgetTokens);
 }

@@ -1,6 +1,7 @@
 import type { Attribution, TaskCompleted, TraceEvent } from "../contracts/index.js";
 import { isLowInformationMessage } from "../memory/low-information.js";
 import { answerValue, statesAnswer } from "./answer-source.js";
+import { firstCodeStep, firstStateChange, firstWorkerStep } from "./team-rules.js";
 import {
   evidenceMaxChars,
   failureCues,
@@ -52,7 +53,12 @@ import {
  *    `is_error: true`);
  * 2. the step whose text holds the task error's message;
  * 3. the step that first states a claim that verification refuted or could not verify;
- * 4. the answer's source, as in A2;
+ * 4. the answer's source, as in A2, when a strong rule found it (a failed run, a shortcut, code
+ *    that printed it);
+ * 4a. the run's shape (team-rules.ts), for an outcome no step explains: a tool-using agent's first
+ *    call that changed state; a coding team's first code; an orchestrated team's first worker
+ *    step; then the answer's source found by the weaker rule. On public annotated logs these name
+ *    the decisive step far more often than the cues below, which mostly find a later symptom;
  * 5. the first step where an agent took a shortcut on purpose (as in A2);
  * 6. the first step of an agent that gave up ("could not find", "unable to", ...), or a tool
  *    response that came back empty;
@@ -66,8 +72,9 @@ import {
  * stays with it. The final step (the answer) and the user's own steps are not searched for cues.
  *
  * Every rule is a linear pass over the steps' text: a step may be a megabyte of untrusted text.
- * The confidences were measured: how often each basis named the annotated step on a corpus of
- * labelled multi-agent failures (docs/architecture.md, "Attribution").
+ * The confidences were measured: how often each basis named the annotated step, on public
+ * annotated failure logs for the rules that fire there (bench/attribution.ts), else on a corpus of
+ * labelled multi-agent failures written here (docs/architecture.md, "Failure attribution").
  */
 
 export type AttributionBasis =
@@ -83,6 +90,9 @@ export type AttributionBasis =
   | "failure_text"
   | "repetition"
   | "last_agent_step"
+  | "first_state_change"
+  | "first_code"
+  | "first_worker_step"
   | "no_steps";
 
 /** How sure each rule is: explicit evidence high, textual cues middling, the fallback a guess. */
@@ -104,6 +114,13 @@ export const attributionConfidence = {
   /** Subtracted when an orchestrator's report points at an earlier agent step. */
   reportedByOrchestrator: 0.1,
   lastAgentStep: 0.3,
+  /**
+   * The shape rules (team-rules.ts), each its precision at naming the annotated step on the tune
+   * split of public annotated failure logs (bench/attribution.ts): 55 of 64, 16 of 54, 8 of 35.
+   */
+  firstStateChange: 0.85,
+  firstCode: 0.3,
+  firstWorkerStep: 0.2,
   lastStep: 0.2,
   noSteps: 0.05,
 } as const;
@@ -474,6 +491,39 @@ function locate(event: TaskCompleted): LocatedFailure {
     return at("answer_source", stated, attributionConfidence.answerSource, quoteOf(stated, ""));
   }
 
+  /** Where the run was committed to its path, from its shape (team-rules.ts). */
+  function stateChange(): LocatedFailure | null {
+    const i = firstStateChange(steps);
+    if (i < 0) return null;
+    return located(
+      "first_state_change",
+      i,
+      attributionAt(steps, i, attributionConfidence.firstStateChange, squeeze(steps[i]?.content ?? "")),
+    );
+  }
+  function teamShape(): LocatedFailure | null {
+    const code = firstCodeStep(steps);
+    if (code >= 0)
+      return located(
+        "first_code",
+        code,
+        attributionAt(steps, code, attributionConfidence.firstCode, squeeze(steps[code]?.content ?? "")),
+      );
+    const worker = firstWorkerStep(steps, roleOf);
+    if (worker >= 0)
+      return located(
+        "first_worker_step",
+        worker,
+        attributionAt(
+          steps,
+          worker,
+          attributionConfidence.firstWorkerStep,
+          squeeze(steps[worker]?.content ?? ""),
+        ),
+      );
+    return null;
+  }
+
   // A. A wrong answer: where the answer came from (see the comment at the top).
   const wrongAnswer = event.error === undefined || isLowInformationMessage(event.error.message);
   // A wrong answer without a traceable source: a shortcut anywhere still explains it better than
@@ -485,8 +535,13 @@ function locate(event: TaskCompleted): LocatedFailure {
   }
 
   // 1–4. A reported error: where it happened, where its message is, which claim was wrong.
+  const explained = explicitFailure() ?? messageMatch() ?? (wrongAnswer ? null : claimMatch());
+  if (explained) return explained;
+  // An outcome that no step explains: where the run was committed to it. A source found by a
+  // strong rule (a failed run, a shortcut, code that printed it) still comes first.
+  const source = wrongAnswer ? null : answerSource();
   const failed =
-    explicitFailure() ?? messageMatch() ?? (wrongAnswer ? null : (claimMatch() ?? answerSource()));
+    stateChange() ?? (source && source.basis !== "answer_source" ? source : null) ?? teamShape() ?? source;
   if (failed) return failed;
 
   // 5. A shortcut taken anywhere, when the answer cannot be traced.

@@ -12,9 +12,13 @@ export interface HeuristicGuidance {
   answerIssues?: string[];
 }
 
+/**
+ * What the trace shows about the failure, and the lesson the failure's kind carries, when the trace
+ * shows enough for one. `found` states only what the trace holds (the error, its numbers, how
+ * often the call was made); no cause is claimed that the trace does not show.
+ */
 interface Lesson {
-  cause: string;
-  assumption: string;
+  found: string;
   adjustments: string[];
   learning: string;
   tags: string[];
@@ -22,8 +26,12 @@ interface Lesson {
 
 const quote = (text: string, max = 160) => `"${text.length > max ? `${text.slice(0, max - 1)}…` : text}"`;
 
-/** Root cause and executable adjustments per failure kind, filled with the trace's own numbers. */
-function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted): Lesson {
+/**
+ * What the trace shows and the executable adjustments of the failure's kind, filled with the
+ * trace's own numbers; null when the trace does not show what went wrong (a tool error with no
+ * telling message, or no error at all), where any lesson would be a guess.
+ */
+function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted): Lesson | null {
   const tool = a.tool ?? "the failing tool";
   const n = a.numbers;
   switch (kind) {
@@ -31,8 +39,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       const limit = n.timeoutMs;
       const rows = n.rows ? ` over an estimated ${n.rows} rows` : "";
       return {
-        cause: `${tool} ran past its ${limit ? `${limit} ms ` : ""}limit${rows} because the call fetched everything in one request instead of a bounded page`,
-        assumption: `the whole result could be fetched in one call within the time limit`,
+        found: `${tool} ran past its ${limit ? `${limit} ms ` : ""}time limit${rows}${n.attempts > 1 ? ` on ${n.attempts} calls` : ""}`,
         adjustments: [
           `add constraint: ${tool} calls must filter on an indexed key and fetch pages with LIMIT 1000`,
           `set timeout_ms = ${limit ? limit * 2 : 60000} for ${tool} only while paginated batches are in place`,
@@ -45,8 +52,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
     case "rate_limit": {
       const wait = n.retryAfterS ?? 30;
       return {
-        cause: `${tool} was rate limited (HTTP 429)${n.attempts > 1 ? ` and was called ${n.attempts} times` : ""} because retries ignored the Retry-After of ${wait}s`,
-        assumption: `an immediate retry would succeed after a rate-limit response`,
+        found: `${tool} was rate limited (HTTP 429)${n.attempts > 1 ? ` and was called ${n.attempts} times` : ""}${n.retryAfterS !== undefined ? `; the response asked to wait ${wait}s (Retry-After)` : ""}`,
         adjustments: [
           `set retry_wait_s = ${wait} for ${tool} whenever the response carries Retry-After`,
           `add constraint: at most 2 retries of ${tool} per task, with jittered exponential backoff starting at ${wait}s`,
@@ -58,8 +64,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
     }
     case "auth":
       return {
-        cause: `${tool} rejected the credentials${n.status ? ` (HTTP ${n.status})` : ""} due to an expired or invalid token, and the agent retried with the same token`,
-        assumption: `the access token obtained earlier was still valid for this call`,
+        found: `${tool} rejected the credentials${n.status ? ` (HTTP ${n.status})` : ""}${n.attempts > 1 ? `, and the call was made ${n.attempts} times` : ""}`,
         adjustments: [
           `add constraint: refresh the access token before calling ${tool} when it expires within 60 s`,
           `change handling of 401 responses from retrying the same request to one token refresh followed by a single retry`,
@@ -71,8 +76,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
     case "validation": {
       const detail = a.failingStep?.error?.message ?? event.error?.message ?? "the tool's input rules";
       return {
-        cause: `${tool} rejected its arguments (${quote(detail, 100)}) because the agent passed a value in a form the tool does not accept`,
-        assumption: `${tool} would interpret free-form argument values the way a person would`,
+        found: `${tool} rejected its arguments: ${quote(detail, 100)}`,
         adjustments: [
           `add constraint: validate ${tool} arguments against the tool's schema before the call`,
           `change argument construction to convert relative or free-text values into the exact formats ${tool} requires (e.g. RFC 3339 date-times)`,
@@ -84,8 +88,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
     }
     case "network":
       return {
-        cause: `${tool} lost its connection (${quote(a.failingStep?.error?.code ?? event.error?.code ?? "connection error", 40)})${n.attempts > 1 ? ` on ${n.attempts} attempts` : ""} and the task gave up without a recovery path`,
-        assumption: `a single connection attempt to the remote endpoint would be reliable`,
+        found: `${tool} lost its connection (${quote(a.failingStep?.error?.code ?? event.error?.code ?? "connection error", 40)})${n.attempts > 1 ? ` on ${n.attempts} attempts` : ""}`,
         adjustments: [
           `set max_retries = 3 with jittered backoff for ${tool}`,
           `add constraint: send an Idempotency-Key with every ${tool} POST so retries are safe`,
@@ -96,8 +99,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       };
     case "not_found":
       return {
-        cause: `${tool} was asked for something that does not exist, because the identifier was assumed rather than looked up`,
-        assumption: `the identifier used in the call was correct`,
+        found: `${tool} answered that what it was asked for does not exist`,
         adjustments: [
           `add constraint: look the resource up (list or search) before calling ${tool} with an id`,
           `change id handling to use only ids returned by a previous tool response`,
@@ -107,8 +109,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       };
     case "resource_exhausted":
       return {
-        cause: `${tool} ran out of a resource (memory, context or quota) due to an input larger than it can hold`,
-        assumption: `the whole input fits into one call`,
+        found: `${tool} ran out of a resource (memory, context or quota)`,
         adjustments: [
           `add constraint: split inputs to ${tool} into chunks below 50% of its limit`,
           `set max_input_tokens = 8000 for ${tool}`,
@@ -118,8 +119,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       };
     case "parse_error":
       return {
-        cause: `the output of ${tool} could not be parsed because it did not follow the expected format`,
-        assumption: `${tool} always returns well-formed structured output`,
+        found: `the output of ${tool} could not be parsed`,
         adjustments: [
           `add constraint: validate ${tool} output against a schema and request a repair once on failure`,
           `set response_format = json_object for ${tool}`,
@@ -136,8 +136,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       const what =
         conflict?.conflictReason ?? conflict?.claimText ?? claim?.claimText ?? "a claim in the answer";
       return {
-        cause: `the answer stated ${quote(what, 140)} ${kind === "conflicting_claim" ? "which contradicts a verified source" : "without verification"}, because claims were written from memory before the sources were checked`,
-        assumption: `facts recalled while drafting were correct and did not need a source`,
+        found: `the answer stated ${quote(what, 140)}, ${kind === "conflicting_claim" ? "which verification found to contradict a source" : "which verification could not confirm"}`,
         adjustments: [
           `add constraint: every date, number and named fact in an answer must cite a source verified in this session`,
           `remove claims that verification marks as conflicting before the answer is returned`,
@@ -150,8 +149,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
     case "wrong_choice": {
       const goal = event.task.goal ?? event.task.description;
       return {
-        cause: `the agent's choice did not serve the goal ${quote(goal, 120)} because it optimised a default criterion (such as price) instead of the priority the user stated`,
-        assumption: `the cheapest or first acceptable option satisfies the user`,
+        found: `the agent's choice did not serve the goal ${quote(goal, 120)}${event.scores?.alignment !== undefined ? ` (alignment ${event.scores.alignment})` : ""}`,
         adjustments: [
           `add constraint: rank options by the user's stated priority before price`,
           `change the selection criterion from lowest price to the goal's stated priority`,
@@ -163,10 +161,9 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
     }
     case "quality":
       return {
-        cause: event.evaluation?.critique
-          ? `the first draft fell short of the task (the evaluator's critique: ${quote(event.evaluation.critique, 140)}) because the agent did not check its result against the goal before finishing`
-          : `the output drifted from the task${event.scores?.drift !== undefined ? ` (drift ${event.scores.drift})` : ""} because the agent did not check its result against the goal before finishing`,
-        assumption: `a complete-looking output is aligned with the goal`,
+        found: event.evaluation?.critique
+          ? `the first draft fell short of the task (the evaluator's critique: ${quote(event.evaluation.critique, 140)})`
+          : `the output drifted from the task${event.scores?.drift !== undefined ? ` (drift ${event.scores.drift})` : ""}`,
         adjustments: [
           `add constraint: check each section of the output against the goal before returning it`,
           `set min_alignment = 0.75 as the bar before a loop may finalize`,
@@ -176,18 +173,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       };
     case "tool_error":
     case "unknown":
-      return {
-        cause: a.failingStep
-          ? `${tool} failed at step ${a.failingStep.eventId} with ${quote(a.failingStep.error?.message ?? a.failingStep.content, 120)}; the trace does not show why`
-          : `the task failed and the trace holds no error event that explains it`,
-        assumption: `${tool} would succeed without a fallback`,
-        adjustments: [
-          `add constraint: log the inputs and the full error of ${tool} on failure so the cause can be found`,
-          `set max_retries = 1 for ${tool} with a fallback path when it fails`,
-        ],
-        learning: `When a failure's cause is not in the trace, the first lesson is to record enough to find it next time.`,
-        tags: ["tool-error", tool],
-      };
+      return null;
   }
 }
 
@@ -203,18 +189,26 @@ const basisReasons: Record<Exclude<AttributionBasis, "explicit_error" | "no_step
   failure_text: "its output reports a failure the agent did not recover from",
   repetition: "the agent repeated it word for word afterwards, stuck from there on",
   last_agent_step:
-    "no step shows an error, so this is only the last agent step before the final answer, a guess",
+    "no step shows an error: this is only the last agent step before the final answer, a guess",
+  first_state_change: "this first call that changed state committed the run to the wrong outcome",
+  first_code: "the first code written there set what the team ran; later steps only ran it",
+  first_worker_step:
+    "no step explains the failure; the first worker step set the direction the team followed",
 };
 
 /** Where the trace went wrong and who did it, when no explicit failing step already says so. */
-function attributionSentence(located: LocatedFailure): string {
+function attributionSentence(located: LocatedFailure, event: TaskCompleted): string {
   const a = located.attribution;
   if (located.basis === "explicit_error" || located.basis === "no_steps" || located.stepIndex === undefined)
     return "";
   const who = [a.actor, a.toolName ? `on ${a.toolName}` : undefined].filter(Boolean).join(" ");
+  // The evidence is quoted only when it is the step's own text; otherwise it is the rule's words.
+  const step = event.events[located.stepIndex];
+  const evidence = a.evidence ?? "";
+  const quoted = step && evidence && step.content.includes(evidence.replace(/…$/, ""));
   return (
-    `The trace went wrong at step ${String(located.stepIndex)} (${a.eventId ?? "?"}${who ? `, ${who}` : ""}): ` +
-    `${quote(a.evidence ?? "", 140)}; ${basisReasons[located.basis]} (attribution confidence ${a.confidence.toFixed(2)}).`
+    `The attribution rules point at step ${String(located.stepIndex)} (${a.eventId ?? "?"}${who ? `, ${who}` : ""}): ` +
+    `${quoted ? quote(evidence, 140) : evidence}; ${basisReasons[located.basis]} (attribution confidence ${a.confidence.toFixed(2)}).`
   );
 }
 
@@ -232,9 +226,8 @@ function successReflection(event: TaskCompleted): Reflection {
     : `the sequence ${tools.join(" → ") || "of steps"} reached the goal without errors`;
   return {
     reflectionText:
-      `The task ${quote(event.task.description, 100)} succeeded because ${what}` +
-      `${fastest !== undefined ? `, with the fastest step at ${fastest} ms` : ""}. ` +
-      `The approach of checking cheap sources before expensive ones is a strategy worth reusing for similar requests.`,
+      `The task ${quote(event.task.description, 100)} succeeded: ${what}` +
+      `${fastest !== undefined ? `, with the fastest step at ${fastest} ms` : ""}.`,
     strategyText: cacheHit
       ? `Check the cache before computing for repeated requests; it cut the work to ${fastest ?? "a few"} ms.`
       : `Reuse the tool sequence ${tools.join(" → ")} for tasks like this one.`,
@@ -254,9 +247,11 @@ function successReflection(event: TaskCompleted): Reflection {
 
 /**
  * The offline generator: reads the trace, classifies the failure, finds the failing step and
- * what led to it, and writes a root cause with executable adjustments that use the trace's own
- * numbers. Deterministic. On retries it uses the validator's feedback (generalises patterns
- * that lacked evidence, restates the task when relevance was low, lengthens short fields).
+ * what led to it, and states what it found (step, agent, tool, value, error) with the executable
+ * adjustments of the failure's kind, filled with the trace's own numbers. It claims no cause the
+ * trace does not show: when the trace holds no telling error, it says so and writes no lesson
+ * (no adjustments, no learning), which the quality rules do not store. Deterministic. On retries
+ * it uses the validator's feedback (restates the goal when relevance was low).
  */
 export function generateHeuristicReflection(event: TaskCompleted, guidance?: HeuristicGuidance): Reflection {
   if (event.outcome === "success" && !findingFromEvaluation(event)) return successReflection(event);
@@ -272,13 +267,14 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
     step
       ? `The failing step was ${step.eventId} (${step.type}${step.toolName ? ` on ${step.toolName}` : ""}${analysis.located.attribution.actor ? `, by ${analysis.located.attribution.actor}` : ""}): ${quote(step.error?.message ?? step.content, 140)}.`
       : "",
-    attributionSentence(analysis.located),
+    attributionSentence(analysis.located, event),
     led ? `It followed the call ${led.eventId}: ${quote(led.content, 140)}.` : "",
-    `Root cause: ${lesson.cause}.`,
-    `The approach assumed ${lesson.assumption}; that incorrect assumption is the strategy flaw to fix.`,
-    analysis.kind === "unknown" || analysis.kind === "tool_error"
-      ? "Confidence is low: the evidence in the trace is thin."
-      : `Evidence: ${analysis.evidence.slice(0, 3).join("; ")}.`,
+    lesson
+      ? `What the trace shows: ${lesson.found}. Evidence: ${analysis.evidence
+          .slice(0, 3)
+          .map((e) => quote(e, 200))
+          .join("; ")}.`
+      : `The trace does not show why the task failed${event.error ? ` (its error says only ${quote(event.error.message, 120)})` : ""}: no cause is claimed and no lesson is written.`,
   ];
   if (guidance?.answerIssues?.length)
     sentences.push(`Self-evaluation of the answer found: ${guidance.answerIssues.slice(0, 3).join("; ")}.`);
@@ -287,19 +283,15 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
   if (retry?.insights?.length)
     sentences.push(`Known recurring issues: ${retry.insights.slice(0, 3).join("; ")}.`);
 
-  const specific = analysis.tool
-    ? `${analysis.kind.replace(/_/g, " ")} on ${analysis.tool}`
-    : analysis.kind.replace(/_/g, " ");
-  // A pattern that lacked statistical support is widened to the failure family on the next try.
-  const patterns = feedback.includes("Invalid pattern")
-    ? [event.error?.category ?? analysis.kind]
-    : [specific];
-  const confidence =
-    analysis.kind === "unknown"
-      ? 0.3
-      : analysis.kind === "tool_error"
-        ? 0.45
-        : Math.min(0.9, 0.55 + 0.1 * analysis.evidence.length);
+  // A hypothesis that later episodes confirm or not: the failure's kind on its tool.
+  const patterns = lesson
+    ? [
+        analysis.tool
+          ? `${analysis.kind.replace(/_/g, " ")} on ${analysis.tool}`
+          : analysis.kind.replace(/_/g, " "),
+      ]
+    : [];
+  const confidence = lesson ? Math.min(0.9, 0.55 + 0.1 * analysis.evidence.length) : 0.3;
   const base = event.task.importance ?? 0.6;
   const importance = Math.min(
     1,
@@ -308,16 +300,16 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
 
   return {
     reflectionText: sentences.filter(Boolean).join(" "),
-    strategyText: lesson.adjustments[0]
+    strategyText: lesson?.adjustments[0]
       ? `${lesson.learning} First step: ${lesson.adjustments[0]}.`
-      : lesson.learning,
+      : (lesson?.learning ?? null),
     importance: Math.round(importance * 100) / 100,
     confidence: Math.round(confidence * 100) / 100,
-    tags: [...new Set([...lesson.tags, event.outcome])],
+    tags: [...new Set([...(lesson?.tags ?? [analysis.kind]), event.outcome])],
     errorCategory: event.error?.category ?? analysis.kind,
     patterns,
-    adjustments: lesson.adjustments,
-    learning: lesson.learning,
+    adjustments: lesson?.adjustments ?? [],
+    learning: lesson?.learning ?? "",
     ...(event.outcome !== "success" ? { attribution: analysis.located.attribution } : {}),
   };
 }

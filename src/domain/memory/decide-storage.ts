@@ -26,7 +26,8 @@ export interface StorageInput {
 
 /**
  * Whether and how a newly judged reflection is kept. Rejected ones never are; nor, whatever
- * their score, ones about another task (below the relevance bar) or missing required parts:
+ * their score, ones whose analysis stays at the symptom (below the "what happened" depth level:
+ * in the grounded reading, it names nothing of the run), ones about another task (below the relevance bar) or missing required parts:
  * a lesson recalled for the wrong failure, or half a lesson, does more harm than none. A finding
  * that changed nothing in the agent's behaviour is not worth keeping either. A lesson that is
  * the same as a stored one is merged into it, so one root cause has one lesson; otherwise it is
@@ -34,10 +35,15 @@ export interface StorageInput {
  */
 export function decideStorage(
   input: StorageInput,
-  quality: Pick<QualityConfig, "relevance" | "completeness" | "storageMinQuality">,
+  quality: Pick<QualityConfig, "relevance" | "completeness" | "storageMinQuality" | "depth">,
   memory: MemoryConfig,
 ): StorageDecision {
   if (input.verdict === "rejected") return { action: "none", reason: "rejected by the quality judge" };
+  if (quality.depth.mode === "grounded" && input.metrics.depthScore < quality.depth.levels.shallow)
+    return {
+      action: "none",
+      reason: `a symptom, not a lesson: depth ${input.metrics.depthScore.toFixed(2)} is below the "what happened" level ${quality.depth.levels.shallow}`,
+    };
   if (input.finding && !input.finding.changedBehaviour)
     return {
       action: "none",

@@ -1,12 +1,16 @@
 import type { Reflection } from "../contracts/index.js";
 import type { QualityConfig } from "./quality-config.js";
 
-/** The required parts, by the names the quality rules give them and where they live here. */
+/**
+ * The required parts, by the names the quality rules give them and where they live here.
+ * `patterns_identified` is a list of hypotheses that the tenant's episodes confirm later: an
+ * empty list is an answer ("none seen yet"), so it is present whenever it is a list.
+ */
 export const requiredFields = [
-  { name: "analysis", get: (r: Reflection) => r.reflectionText },
-  { name: "patterns_identified", get: (r: Reflection) => r.patterns },
-  { name: "strategy_adjustments", get: (r: Reflection) => r.adjustments },
-  { name: "learning", get: (r: Reflection) => r.learning },
+  { name: "analysis", get: (r: Reflection) => r.reflectionText, emptyListCounts: false },
+  { name: "patterns_identified", get: (r: Reflection) => r.patterns, emptyListCounts: true },
+  { name: "strategy_adjustments", get: (r: Reflection) => r.adjustments, emptyListCounts: false },
+  { name: "learning", get: (r: Reflection) => r.learning, emptyListCounts: false },
 ] as const;
 
 export interface Completeness {
@@ -14,15 +18,19 @@ export interface Completeness {
   missingFields: string[];
 }
 
-/** A text field counts when longer than 10 characters, a list when non-empty. */
+/**
+ * A text field counts when longer than 10 characters, a list when non-empty (patterns: when it is
+ * a list at all).
+ */
 export function checkCompleteness(
   reflection: Reflection,
   config: QualityConfig["completeness"],
 ): Completeness {
   const missingFields = requiredFields
-    .filter(({ get }) => {
+    .filter(({ get, emptyListCounts }) => {
       const value = get(reflection);
-      return typeof value === "string" ? value.trim().length <= config.minTextChars : value.length === 0;
+      if (typeof value === "string") return value.trim().length <= config.minTextChars;
+      return !Array.isArray(value) || (value.length === 0 && !emptyListCounts);
     })
     .map(({ name }) => name);
   return { score: (requiredFields.length - missingFields.length) / requiredFields.length, missingFields };

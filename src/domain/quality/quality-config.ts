@@ -5,8 +5,16 @@ import { z } from "zod";
  * (docs/specification.md#quality-metrics). One object so operators can tune them and tests can see
  * every number.
  */
+export const DepthMode = z.enum(["grounded", "literal"]);
+export type DepthMode = z.infer<typeof DepthMode>;
+
 export const QualityConfig = z.object({
   depth: z.object({
+    /**
+     * `grounded` (default): the levels are earned by specifics of the trace (grounded-depth.ts);
+     * `literal`: the quality rules' indicator words, read literally (assess-depth.ts).
+     */
+    mode: DepthMode.default("grounded"),
     minThreshold: z.number().default(0.7),
     levels: z
       .object({ surface: z.number(), shallow: z.number(), medium: z.number(), deep: z.number() })
@@ -44,6 +52,18 @@ export const QualityConfig = z.object({
     /** Analyses shorter than this score `shortScore` whatever they say. */
     shortLengthChars: z.number().int().default(50),
     shortScore: z.number().default(0.2),
+    grounded: z
+      .object({
+        /** Grounded specifics an analysis needs for the deepest level. */
+        minGroundedForDeep: z.number().int(),
+        /**
+         * An analysis with at least `minUngroundedToDoubt` specifics the trace does not hold, making
+         * at least `maxUngroundedShare` of all its specifics, is about another run.
+         */
+        minUngroundedToDoubt: z.number().int(),
+        maxUngroundedShare: z.number(),
+      })
+      .default({ minGroundedForDeep: 3, minUngroundedToDoubt: 3, maxUngroundedShare: 0.3 }),
   }),
   actionability: z.object({
     minThreshold: z.number().default(0.8),

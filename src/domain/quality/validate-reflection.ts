@@ -1,9 +1,11 @@
 import type { QualityMetrics, Reflection, Verdict } from "../contracts/index.js";
 import { assessDepth } from "./assess-depth.js";
 import { checkCompleteness } from "./check-completeness.js";
+import { assessGroundedDepth, depthShortfall, groundedRelevance } from "./grounded-depth.js";
 import { patternValidity } from "./pattern-validity.js";
 import type { QualityConfig } from "./quality-config.js";
 import { scoreActionability } from "./score-actionability.js";
+import { textFacts, type TraceFacts } from "./trace-facts.js";
 
 export interface QualityEvidence {
   /** Per pattern: matching episodes and episodes retrieved, counted from stored data. */
@@ -12,6 +14,16 @@ export interface QualityEvidence {
   relevance: number;
   /** 1 − the highest similarity to the tenant's stored reflections. */
   novelty: number;
+  /**
+   * The trace the reflection is about, for the grounded reading of depth and actionability.
+   * Absent or null there: nothing grounds the analysis (the literal reading ignores it).
+   */
+  trace?: TraceFacts | null;
+  /**
+   * Depth and actionability as judged when the lesson was written: a stored lesson judged again
+   * for new pattern evidence keeps them (its trace is not the one at hand).
+   */
+  judged?: { depthScore: number; actionabilityScore: number };
 }
 
 export interface ValidationResult {
@@ -22,15 +34,27 @@ export interface ValidationResult {
   invalidPatterns: string[];
   missingFields: string[];
   /**
-   * Whether a rewrite could fix any of the violations. Missing pattern evidence is a fact about
-   * the tenant's history and closeness to stored lessons a fact about memory: asking the
-   * generator again changes neither, so the improvement loop stops there.
+   * Whether a rewrite could fix any of the violations and is worth a call. Missing pattern evidence
+   * is a fact about the tenant's history and closeness to stored lessons a fact about memory:
+   * asking the generator again changes neither, so the improvement loop stops there. Nor is a
+   * reflection that the storage rules keep already asked again.
    */
   retryable: boolean;
 }
 
-/** How a violation about a pattern without enough evidence begins (stored with the lesson). */
-export const patternViolationPrefix = "Invalid pattern";
+/**
+ * How the note about a pattern without enough evidence yet begins (stored with the lesson). A
+ * proposed pattern is a hypothesis: the note keeps the verdict below `accepted` until the tenant's
+ * episodes confirm it, but never blocks storage and is never retried.
+ */
+export const patternViolationPrefix = "Unproven pattern";
+/** The same note as lessons stored before hypotheses were named so. */
+const legacyPatternViolationPrefix = "Invalid pattern";
+
+/** Whether a stored violation is an unproven-pattern note (which new evidence may lift). */
+export function isPatternViolation(violation: string): boolean {
+  return violation.startsWith(patternViolationPrefix) || violation.startsWith(legacyPatternViolationPrefix);
+}
 
 const clamp = (value: number) => Math.min(1, Math.max(0, value));
 const round = (value: number) => Math.round(value * 1e4) / 1e4;
@@ -59,21 +83,35 @@ export function validateReflection(
     );
   }
 
-  const depthScore = assessDepth(reflection.reflectionText, config.depth);
+  const grounded = config.depth.mode === "grounded";
+  const facts = grounded ? (evidence.trace ?? textFacts("")) : undefined;
+  let depthScore: number;
+  let depthDetail = "Need root cause analysis, not just symptoms.";
+  let aboutThisRun = 0;
+  if (evidence.judged) depthScore = evidence.judged.depthScore;
+  else if (facts) {
+    const depth = assessGroundedDepth(reflection.reflectionText, facts, config.depth, reflection.attribution);
+    depthScore = depth.score;
+    aboutThisRun = groundedRelevance(depth);
+    depthDetail = `Need root cause analysis of this trace, not just symptoms. ${depthShortfall(depth)}`;
+  } else depthScore = assessDepth(reflection.reflectionText, config.depth);
   if (depthScore < config.depth.minThreshold) {
     retryable = true;
     violations.push(
-      `Shallow reflection: depth=${fixed(depthScore)} < ${config.depth.minThreshold}. ` +
-        "Need root cause analysis, not just symptoms.",
+      `Shallow reflection: depth=${fixed(depthScore)} < ${config.depth.minThreshold}. ${depthDetail}`,
     );
   }
 
-  const actionabilityScore = scoreActionability(reflection.adjustments, config.actionability);
+  const actionabilityScore =
+    evidence.judged?.actionabilityScore ??
+    scoreActionability(reflection.adjustments, config.actionability, facts);
   if (actionabilityScore < config.actionability.minThreshold) {
     retryable = true;
     violations.push(
       `Not actionable: ${fixed(actionabilityScore)} < ${config.actionability.minThreshold}. ` +
-        "Adjustments must be concrete and executable.",
+        (facts
+          ? "Adjustments must be concrete and executable, naming what to set or check for this kind of task."
+          : "Adjustments must be concrete and executable."),
     );
   }
 
@@ -87,13 +125,18 @@ export function validateReflection(
     validities.push(validity);
     if (validity < config.patternValidity.minThreshold) {
       invalidPatterns.push(pattern);
+      const seen = evidence.patternEvidence.get(pattern)?.occurrences ?? 0;
       violations.push(
-        `${patternViolationPrefix} '${pattern}': confidence=${fixed(validity)} < ${config.patternValidity.minThreshold}`,
+        `${patternViolationPrefix} '${pattern}': confidence=${fixed(validity)} < ${config.patternValidity.minThreshold} ` +
+          `(${String(seen)} matching episode${seen === 1 ? "" : "s"}, ${String(config.patternValidity.minOccurrences)} needed); ` +
+          "a hypothesis until the tenant's episodes confirm it",
       );
     }
   }
 
-  const relevanceScore = clamp(evidence.relevance);
+  // An analysis that explains this run with the run's own specifics is about this task, however
+  // far an embedder puts its words from the task's (an airline refund and "book_reservation").
+  const relevanceScore = clamp(Math.max(evidence.relevance, aboutThisRun));
   if (relevanceScore < config.relevance.minThreshold) {
     retryable = true;
     violations.push(
@@ -124,14 +167,23 @@ export function validateReflection(
       metrics.noveltyScore * w.noveltyScore,
   );
 
+  const isValid = violations.length === 0;
+  // A reflection the storage rules keep already is not asked again: a rewrite would cost a model
+  // call to lift a warning.
+  const storable =
+    storageProblem(
+      decideVerdict({ isValid, qualityScore }, config),
+      { qualityScore, metrics, missingFields: completeness.missingFields },
+      config,
+    ) === null;
   return {
-    isValid: violations.length === 0,
+    isValid,
     qualityScore,
     violations,
     metrics,
     invalidPatterns,
     missingFields: completeness.missingFields,
-    retryable,
+    retryable: retryable && !storable,
   };
 }
 
@@ -148,7 +200,36 @@ export function decideVerdict(
   return "accepted_with_warnings";
 }
 
+/**
+ * Why a judged reflection is not worth storing, or null when it is: the storage rules that do not
+ * depend on memory (docs/specification.md#storage-bar), the same as the pipeline's `decideStorage`
+ * before it looks for a stored lesson to merge into. Rejected, a symptom (depth below the "what
+ * happened" level), about another task (relevance below its threshold), missing a required part,
+ * or below the storage bar. Unproven patterns are
+ * not a reason: they are hypotheses.
+ */
+export function storageProblem(
+  verdict: Verdict,
+  validation: Pick<ValidationResult, "qualityScore" | "metrics" | "missingFields">,
+  config: Pick<QualityConfig, "relevance" | "completeness" | "storageMinQuality" | "depth">,
+): string | null {
+  if (verdict === "rejected") return "rejected by the quality judge";
+  if (config.depth.mode === "grounded" && validation.metrics.depthScore < config.depth.levels.shallow)
+    return `a symptom, not a lesson: depth ${validation.metrics.depthScore.toFixed(2)} is below the "what happened" level ${config.depth.levels.shallow}`;
+  if (validation.metrics.relevanceScore < config.relevance.minThreshold)
+    return `not about this task: relevance ${validation.metrics.relevanceScore.toFixed(2)} is below ${config.relevance.minThreshold}`;
+  if (validation.metrics.completeness < config.completeness.minThreshold)
+    return `incomplete: ${validation.missingFields.join(", ") || "required parts"} missing`;
+  if (validation.qualityScore < config.storageMinQuality)
+    return `quality ${validation.qualityScore.toFixed(2)} is below the storage minimum ${config.storageMinQuality}`;
+  return null;
+}
+
 /** Storage has its own bar (quality ≥ 0.8 by default): docs/specification.md#storage-bar. */
-export function shouldStore(verdict: Verdict, qualityScore: number, config: QualityConfig): boolean {
-  return verdict !== "rejected" && qualityScore >= config.storageMinQuality;
+export function shouldStore(
+  verdict: Verdict,
+  validation: Pick<ValidationResult, "qualityScore" | "metrics" | "missingFields">,
+  config: Pick<QualityConfig, "relevance" | "completeness" | "storageMinQuality" | "depth">,
+): boolean {
+  return storageProblem(verdict, validation, config) === null;
 }

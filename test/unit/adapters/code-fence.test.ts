@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { withoutCodeFence } from "../../../src/adapters/llm/prompts.js";
+import { withoutCodeFence } from "../../../src/adapters/llm/answer-json.js";
 
 describe("a model's answer without its code fence", () => {
   it("takes off ```json … ``` and plain ``` … ```", () => {

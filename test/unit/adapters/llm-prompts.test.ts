@@ -86,15 +86,11 @@ describe("prompts", () => {
     expect(JSON.parse(encoded)).toEqual({ content: "</trace-data-n0nce><b>&" });
   });
 
-  it("bounds the trace: first and last events, long contents cut, the rest summarised", () => {
+  it("shows the whole trace when it fits the default budget", () => {
     const data = dataOf(buildReflectionPrompt(request, secrets, guidance).user);
-    const shown = data.events.filter((e) => e.eventId !== undefined);
-    expect(shown[0]?.eventId).toBe("e0");
-    expect(shown.at(-1)?.eventId).toBe("e99");
     expect(data.totalEvents).toBe(100);
-    expect(data.omittedEvents).toBe(100 - shown.length);
-    expect(JSON.stringify(data.events)).toContain("omitted");
-    for (const e of shown) expect(e.content?.length).toBeLessThanOrEqual(6_000);
+    expect(data.omittedEvents).toBe(0);
+    expect(data.events.map((e) => e.content)).toEqual(event.events.map((e) => e.content));
   });
 
   it("keeps the whole prompt within its budget by dropping events from the middle", () => {
@@ -238,6 +234,33 @@ describe("the prompt token budget on real-sized multi-agent traces", () => {
       });
     }
   }
+
+  it("beyond the budget, cuts long bodies in the middle before it drops any step, each keeping its first line", () => {
+    const trace = TaskCompletedV1.parse(multiAgentTrace());
+    const whole = buildReflectionPrompt({ ...request, event: trace }, secrets, guidance, {
+      maxTokens: 120_000,
+    });
+    expect(dataOf(whole.user).events.map((e) => e.content)).toEqual(trace.events.map((e) => e.content));
+
+    const maxTokens = 24_000;
+    const prompt = buildReflectionPrompt({ ...request, event: trace }, secrets, guidance, { maxTokens });
+    expect(prompt.estimatedTokens).toBeLessThanOrEqual(maxTokens - repairReserveTokens(maxTokens));
+    const data = dataOf(prompt.user);
+    expect(data.omittedEvents).toBe(0);
+    expect(data.events.map((e) => e.index)).toEqual(trace.events.map((_, i) => i));
+    const lengths = trace.events.map((e) => e.content.length);
+    data.events.forEach((shown, i) => {
+      const original = trace.events[i];
+      expect(shown.actor).toBe(original?.actor);
+      const firstLine = (original?.content ?? "").split("\n")[0]?.slice(0, 160) ?? "";
+      expect(shown.content?.startsWith(firstLine)).toBe(true);
+      // Short steps stay whole; only the long ones are cut.
+      if ((lengths[i] ?? 0) <= 240) expect(shown.content).toBe(original?.content);
+      else if (shown.content !== original?.content)
+        expect(shown.content).toMatch(/…\[cut [\d,]+ characters\]…/);
+    });
+    expect(data.events.find((e) => e.index === 61)?.content).toContain(cueText);
+  });
 
   it("fits the smallest budget even when every free text is at its contract maximum", () => {
     const huge = TaskCompletedV1.parse(

@@ -2,7 +2,13 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createHashingEmbedder } from "../../../src/adapters/embedding/hashing-embedder.js";
+import { createHeuristicGenerator } from "../../../src/adapters/llm/heuristic-generator.js";
 import { scoreReflection } from "../../../src/cli/score.js";
+import type { ReflectionOutcome } from "../../../src/domain/contracts/index.js";
+import { generateHeuristicReflection } from "../../../src/domain/heuristic/generate-heuristic-reflection.js";
+import { defaultQualityConfig } from "../../../src/domain/quality/quality-config.js";
+import { exampleEvent } from "../../support/examples.js";
+import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../../support/fakes.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 
@@ -36,10 +42,14 @@ const goodHotel = {
 };
 
 describe("reflector score", () => {
-  it("scores a hotel reflection by the quality rules, with patterns unproven offline", async () => {
+  it("scores a hotel reflection by the quality rules read literally, with patterns unproven offline", async () => {
+    const literal = {
+      ...defaultQualityConfig,
+      depth: { ...defaultQualityConfig.depth, mode: "literal" as const },
+    };
     const result = await scoreReflection(
       { reflection: goodHotel, task: { description: "Book a highly rated hotel in Paris" } },
-      { embedder: createHashingEmbedder(), history: null },
+      { embedder: createHashingEmbedder(), history: null, quality: literal },
     );
     expect(result.metrics.completeness).toBe(1);
     // Only "Add constraint: …" matches an executable pattern; "Update …"/"Implement …" match neither list.
@@ -48,6 +58,38 @@ describe("reflector score", () => {
     expect(result.invalidPatterns).toEqual(["Budget bias in travel bookings"]);
     expect(result.verdict).toBe("accepted_with_warnings");
     expect(result.notes.join(" ")).toMatch(/no --tenant given/);
+  });
+
+  it("grounds the analysis in what the task holds: without a trace it cannot reach the why", async () => {
+    const result = await scoreReflection(
+      { reflection: goodHotel, task: { description: "Book a highly rated hotel in Paris" } },
+      { embedder: createHashingEmbedder(), history: null },
+    );
+    // Only 'highly rated' is in the task; "root cause", "underlying issue", "assumes" name nothing.
+    expect(result.metrics.depthScore).toBeGreaterThanOrEqual(0.5);
+    expect(result.metrics.depthScore).toBeLessThan(0.7);
+    expect(result.wouldStore).toBe(false);
+    expect(result.notes.join(" ")).toMatch(/no event given/);
+  });
+
+  it("gives the storage answer the pipeline gives for the same event and reflection", async () => {
+    for (const prefix of ["01", "06"]) {
+      const event = exampleEvent(prefix);
+      const store = createFakeStore();
+      const processor = createOfflineProcessor(
+        { store: store.store, index: createFakeIndex().index },
+        { generator: createHeuristicGenerator() },
+      );
+      const outcome = (await processor.process(event)).outputs.find((o) => o.role !== "loopDecision")
+        ?.value as ReflectionOutcome;
+      const scored = await scoreReflection(
+        { reflection: generateHeuristicReflection(event), event },
+        { embedder: createHashingEmbedder(), history: null },
+      );
+      expect(scored.qualityScore, prefix).toBe(outcome.qualityScore);
+      expect(scored.verdict, prefix).toBe(outcome.verdict);
+      expect(scored.wouldStore, prefix).toBe(outcome.stored);
+    }
   });
 
   it("counts stored history for patterns when a tenant is given", async () => {
@@ -88,7 +130,8 @@ describe("reflector score", () => {
         violations: string[];
       };
       expect(out.verdict).toBe("rejected");
-      expect(out.missingFields).toEqual(["analysis", "patterns_identified", "learning"]);
+      // No patterns is an answer (none seen yet), not a missing part.
+      expect(out.missingFields).toEqual(["analysis", "learning"]);
       expect(out.violations.some((v) => v.startsWith("Not actionable"))).toBe(true);
     },
     cliTimeoutMs,

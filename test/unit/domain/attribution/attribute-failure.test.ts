@@ -130,7 +130,7 @@ describe("attributeFailure", () => {
     expect(cueText).toContain("I'll guess");
   });
 
-  it("attributes an orchestrator's report of a failure to the agent step before it", () => {
+  it("in a team an orchestrator directs, with no step that explains the failure, names the first worker step", () => {
     const event = trace([
       step(0, { actor: "human", content: "Which year did the bridge open? I probably need the exact year." }),
       step(1, {
@@ -144,10 +144,14 @@ describe("attributeFailure", () => {
       step(3, { actor: "Orchestrator", content: "FINAL ANSWER: 1931" }),
     ]);
     const located = locateFailure(event);
-    expect(located.basis).toBe("reasoning_cue");
-    expect(located.attribution).toMatchObject({ stepIndex: 1, actor: "WebSurfer" });
-    expect(located.attribution.confidence).toBeCloseTo(0.4);
-    expect(located.attribution.evidence).toMatch(/^Orchestrator reported at step 2: .*unable to locate/);
+    // On annotated real runs the first worker step is the decisive one more often than the step
+    // an orchestrator's report points at (bench/attribution.ts).
+    expect(located.basis).toBe("first_worker_step");
+    expect(located.attribution).toMatchObject({
+      stepIndex: 1,
+      actor: "WebSurfer",
+      confidence: attributionConfidence.firstWorkerStep,
+    });
   });
 
   it("does not take 'no errors' for a failure: a wrong answer goes to the step its value comes from", () => {
@@ -168,15 +172,15 @@ describe("attributeFailure", () => {
   });
 
   it("falls back to the last agent step, with low confidence, when nothing points anywhere", () => {
+    // A team without an orchestrator and without code that ran: no shape of the run points anywhere.
     const event = trace([
-      step(0, { actor: "Orchestrator", content: "Plan: compute the total of the invoice lines." }),
+      step(0, { actor: "Planner", content: "Plan: compute the total of the invoice lines." }),
       step(1, {
         actor: "Computer_terminal",
         content: "Script ran with no errors. Totals written to out.csv",
       }),
       step(2, { actor: "Assistant", content: "The total of the invoice lines is in out.csv as computed." }),
-      step(3, { actor: "Orchestrator", content: "Summarising the work of the team for the user now." }),
-      step(4, { actor: "Orchestrator", content: "FINAL ANSWER: 1280.50" }),
+      step(3, { actor: "Assistant", content: "FINAL ANSWER: 1280.50" }),
     ]);
     const located = locateFailure(event);
     expect(located.basis).toBe("last_agent_step");
@@ -202,12 +206,12 @@ describe("attributeFailure", () => {
 
     const same = "Clicking the next page button to load more search results for the query.";
     const repeating = trace([
-      step(0, { actor: "Orchestrator", content: "Plan: find the bridge's opening year online." }),
+      step(0, { actor: "Planner", content: "Plan: find the bridge's opening year online." }),
       step(1, { actor: "WebSurfer", content: "Opened the search engine and typed the bridge's name." }),
       step(2, { actor: "WebSurfer", content: same }),
-      step(3, { actor: "Orchestrator", content: "Please keep going through the results pages." }),
+      step(3, { actor: "Planner", content: "Please keep going through the results pages." }),
       step(4, { actor: "WebSurfer", content: same }),
-      step(5, { actor: "Orchestrator", content: "FINAL ANSWER: 1931" }),
+      step(5, { actor: "Planner", content: "FINAL ANSWER: 1931" }),
     ]);
     const located = locateFailure(repeating);
     expect(located.basis).toBe("repetition");
@@ -231,7 +235,7 @@ describe("attributeFailure", () => {
           step(0, { actor: "WebSurfer", content }),
           step(1, { actor: "Assistant", content: " ".repeat(size) }),
           step(2, { actor: "WebSurfer", content }),
-          step(3, { actor: "Orchestrator", content: "FINAL ANSWER: 7" }),
+          step(3, { actor: "Assistant", content: "FINAL ANSWER: 7" }),
         ],
         { error: { category: "wrong_answer", message: `${"a".repeat(200)}c` } },
       );
@@ -279,7 +283,7 @@ describe("the heuristic generator's attribution", () => {
     const reflection = generateHeuristicReflection(event);
     expect(reflection.attribution).toMatchObject({ stepIndex: 13, actor: "WebSurfer" });
     expect(reflection.reflectionText).toContain(
-      "The trace went wrong at step 13 (step-13, WebSurfer on web_browser)",
+      "The attribution rules point at step 13 (step-13, WebSurfer on web_browser)",
     );
     expect(reflection.reflectionText).toContain("guessed, assumed, stopped early or skipped a check");
   });

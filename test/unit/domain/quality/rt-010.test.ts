@@ -14,6 +14,8 @@ import {
 } from "../../../../src/domain/quality/validate-reflection.js";
 
 const depth = (text: string) => assessDepth(text, config.depth);
+/** The quality rules read literally (indicator words): the golden values below are this reading's. */
+const literal = { ...config, depth: { ...config.depth, mode: "literal" as const } };
 const act = (adjustments: string[]) => scoreActionability(adjustments, config.actionability);
 
 const hotel: Reflection = {
@@ -73,11 +75,15 @@ describe("actionability score", () => {
 });
 
 describe("completeness", () => {
-  it("counts fields over 10 characters and non-empty lists", () => {
+  it("counts fields over 10 characters and non-empty lists; patterns are hypotheses, [] is an answer", () => {
     expect(checkCompleteness(hotel, config.completeness)).toEqual({ score: 1, missingFields: [] });
     expect(checkCompleteness({ ...hotel, patterns: [] }, config.completeness)).toEqual({
+      score: 1,
+      missingFields: [],
+    });
+    expect(checkCompleteness({ ...hotel, adjustments: [] }, config.completeness)).toEqual({
       score: 0.75,
-      missingFields: ["patterns_identified"],
+      missingFields: ["strategy_adjustments"],
     });
     expect(
       checkCompleteness({ ...hotel, learning: "too short", adjustments: [] }, config.completeness),
@@ -109,8 +115,8 @@ describe("validateReflection", () => {
     novelty: 0.6,
   };
 
-  it("accepts a deep, executable, complete, evidenced reflection with the weighted score", () => {
-    const result = validateReflection(hotel, evidence, config);
+  it("accepts a deep, executable, complete, evidenced reflection with the weighted score (literal reading)", () => {
+    const result = validateReflection(hotel, evidence, literal);
     expect(result.violations).toEqual([]);
     expect(result.isValid).toBe(true);
     const d = 0.9 + hotel.reflectionText.length / 5000;
@@ -120,7 +126,7 @@ describe("validateReflection", () => {
     expect(decideVerdict(result, config)).toBe("accepted");
   });
 
-  it("names each violation, and grades the verdict by score", () => {
+  it("names each violation, and grades the verdict by score (literal reading)", () => {
     const vague: Reflection = {
       ...hotel,
       reflectionText: "It failed.",
@@ -128,13 +134,13 @@ describe("validateReflection", () => {
       patterns: ["hotel"],
       learning: "short",
     };
-    const result = validateReflection(vague, { ...evidence, relevance: 0.2, novelty: 0.1 }, config);
+    const result = validateReflection(vague, { ...evidence, relevance: 0.2, novelty: 0.1 }, literal);
     expect(result.isValid).toBe(false);
     expect(result.violations).toEqual([
       "Incomplete reflection: 0.50 < 0.9. Missing fields: analysis, learning",
       "Shallow reflection: depth=0.20 < 0.7. Need root cause analysis, not just symptoms.",
       "Not actionable: 0.40 < 0.8. Adjustments must be concrete and executable.",
-      "Invalid pattern 'hotel': confidence=0.00 < 0.75",
+      "Unproven pattern 'hotel': confidence=0.00 < 0.75 (0 matching episodes, 3 needed); a hypothesis until the tenant's episodes confirm it",
       "Not relevant to the task: relevance=0.20 < 0.6",
       "Nothing new: novelty=0.10 < 0.3",
     ]);
@@ -147,9 +153,14 @@ describe("validateReflection", () => {
   });
 
   it("stores only non-rejected reflections at or above the storage bar", () => {
-    expect(shouldStore("accepted", 0.8, config)).toBe(true);
-    expect(shouldStore("accepted_with_warnings", 0.79, config)).toBe(false);
-    expect(shouldStore("rejected", 0.95, config)).toBe(false);
+    const judged = (qualityScore: number) => ({
+      qualityScore,
+      missingFields: [],
+      metrics: { ...validateReflection(hotel, evidence, literal).metrics },
+    });
+    expect(shouldStore("accepted", judged(0.8), literal)).toBe(true);
+    expect(shouldStore("accepted_with_warnings", judged(0.79), literal)).toBe(false);
+    expect(shouldStore("rejected", judged(0.95), literal)).toBe(false);
   });
 });
 
