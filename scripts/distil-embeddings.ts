@@ -1,6 +1,6 @@
 /**
  * Makes the static token table next to the local model (`npm run models` runs it; it is skipped
- * while the table is current): `tsx scripts/distil-embeddings.ts <model dir> [--force]`.
+ * while the table is current): `tsx scripts/distil-embeddings.ts <model dir> [--force] [--corpus-chars=N]`.
  * The reading corpus is the prose of the installed packages' documentation (node_modules).
  */
 import { fileURLToPath } from "node:url";
@@ -10,12 +10,13 @@ import {
   staticTableCurrent,
 } from "../src/adapters/embedding/static-distillation.js";
 
-/** About a million characters: ~260,000 tokens, a minute or two of the model on two cores. */
-const corpusChars = 1_000_000;
-
-const [modelDir, flag] = process.argv.slice(2);
+const [modelDir, ...flags] = process.argv.slice(2);
+const flag = flags.includes("--force") ? "--force" : undefined;
+/** About a million characters (~260,000 tokens): a minute or two of the model on two cores. */
+const charsFlag = flags.find((f) => f.startsWith("--corpus-chars="));
+const corpusChars = charsFlag ? Number(charsFlag.slice("--corpus-chars=".length)) : 1_000_000;
 if (!modelDir) {
-  console.error("usage: tsx scripts/distil-embeddings.ts <model dir> [--force]");
+  console.error("usage: tsx scripts/distil-embeddings.ts <model dir> [--force] [--corpus-chars=N]");
   process.exit(2);
 }
 if (flag !== "--force" && staticTableCurrent(modelDir)) {
