@@ -330,6 +330,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       clock: apiClock,
       onFeedback: feedbackMetrics.recorded,
       logger,
+      allowCleartextKeys: config.http.allowCleartextApiKeys,
     },
     registry: metrics.registry,
     isConsuming: () => consumer.isReady(),
@@ -416,7 +417,15 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       try {
         await admin.connect();
         const t = config.topics;
-        const outputs = [t.reflectionAccepted, t.reflectionRejected, t.loopDecision, t.deadLetter, t.retry];
+        const outputs = [
+          t.reflectionAccepted,
+          t.reflectionRejected,
+          t.loopDecision,
+          t.deadLetter,
+          t.retry,
+          // The OTLP bridge's events are budgeted against the topic they go to.
+          ...(config.otlp.topic !== undefined ? [config.otlp.taskTopic] : []),
+        ];
         topicBytes = await readTopicLimits(admin, outputs, defaultMaxMessageBytes);
       } finally {
         await admin.disconnect();

@@ -2,7 +2,7 @@ import type { Kafka } from "kafkajs";
 import type { Registry } from "prom-client";
 import { createBridgePublisher } from "./adapters/kafka/bridge-publisher.js";
 import { createOtlpConsumer } from "./adapters/kafka/otlp-consumer.js";
-import type { SizeLimits } from "./adapters/kafka/record-size.js";
+import { batchOverheadBytes, readTopicLimits, type SizeLimits } from "./adapters/kafka/record-size.js";
 import { createOtlpDecoder } from "./adapters/otlp/otlp-decoder.js";
 import { createPgOtlpSpanStore } from "./adapters/postgres/pg-otlp-span-store.js";
 import {
@@ -27,6 +27,14 @@ import type { Clock, ValueCodec } from "./pipeline/ports.js";
  * when OTLP_TOPIC is set, or alone by `reflector otlp-bridge`.
  */
 
+/**
+ * The bytes an event's JSON may take on `topic`: the record limit less the batch and request
+ * framing, the key (a loop id, 200 characters at most), the headers and the registry's prefix.
+ */
+function eventRoom(limits: SizeLimits, topic: string): number {
+  return Math.min(limits.topicBytes(topic), limits.requestBytes) - batchOverheadBytes - 512 - 2_048;
+}
+
 /** What the OTLP bridge shares with the processor when both run in one process. */
 interface OtlpBridgeDeps {
   kafka: Kafka;
@@ -47,11 +55,12 @@ export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeD
   const otlpMetrics = createOtlpMetrics(deps.registry, deps.logger);
   const publisher = createBridgePublisher({
     kafka: deps.kafka,
-    topic: config.topics.taskCompleted,
+    topic: o.taskTopic,
+    limits: deps.limits,
     deadLetterTopic: config.topics.deadLetter,
     sourceTopic: topic,
     groupId: o.groupId,
-    encode: (event) => deps.codec.encode(config.topics.taskCompleted, "task-completed.v1", event),
+    encode: (event) => deps.codec.encode(o.taskTopic, "task-completed.v1", event),
   });
   const bridge = createOtlpBridge({
     store: createPgOtlpSpanStore(deps.pool),
@@ -63,13 +72,21 @@ export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeD
       defaultTenant: o.defaultTenant,
       defaultProject: o.defaultProject,
     },
-    settings: { graceMs: o.graceMs, timeoutMs: o.timeoutMs, sweepIntervalMs: o.sweepIntervalMs },
+    settings: {
+      graceMs: o.graceMs,
+      timeoutMs: o.timeoutMs,
+      sweepIntervalMs: o.sweepIntervalMs,
+      caps: { maxSpans: o.maxSpansPerTrace, maxBytes: o.maxTraceBytes },
+      boundTenant: o.boundTenant,
+      maxEventBytes: () => eventRoom(deps.limits, o.taskTopic),
+    },
     observer: otlpMetrics.observer,
     onSweepError: (err) => {
       deps.logger.warn({ err }, "otlp bridge sweep failed; the next one tries again");
     },
   });
-  const decoder = createOtlpDecoder();
+  // A resource that names its tenant (or project) twice is refused, not read one way or the other.
+  const decoder = createOtlpDecoder({ uniqueResourceKeys: [o.tenantAttribute, o.projectAttribute] });
   const crashListeners: ((error: Error) => void)[] = [];
   const consumer = createOtlpConsumer({
     kafka: deps.kafka,
@@ -118,11 +135,13 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
   const kafka = buildKafka(config, logger);
   const codec = buildCodec(config);
   const metrics = createMetrics();
+  // Read at start: the topics' own max.message.bytes, so events are budgeted against what they take.
+  let topicBytes: (topic: string) => number = () => defaultMaxMessageBytes;
   const otlp = buildOtlpBridge(config, topic, {
     kafka,
     pool,
     codec,
-    limits: { topicBytes: () => defaultMaxMessageBytes, requestBytes: config.consumer.maxRequestBytes },
+    limits: { topicBytes: (name) => topicBytes(name), requestBytes: config.consumer.maxRequestBytes },
     logger,
     registry: metrics.registry,
     clock: systemClock,
@@ -132,6 +151,17 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
     bridge: otlp.bridge,
     async start(): Promise<void> {
       await assertSchemaCurrent(pool);
+      const admin = kafka.admin();
+      try {
+        await admin.connect();
+        topicBytes = await readTopicLimits(
+          admin,
+          [config.otlp.taskTopic, config.topics.deadLetter],
+          defaultMaxMessageBytes,
+        );
+      } finally {
+        await admin.disconnect();
+      }
       await otlp.start();
     },
     onCrash: (listener: (error: Error) => void) => {

@@ -1,10 +1,9 @@
 import { Option, type Command } from "commander";
-import { boundTopics, buildKafka, buildLogOffsets } from "../builders.js";
+import { boundTopics, buildCodec, buildKafka, buildLogOffsets } from "../builders.js";
 import type { Config } from "../config/config.js";
 import { configOrExit, failureLine } from "./config-or-exit.js";
 import { createLogger } from "../observability/logger.js";
 import { formatLagTable, readConsumerLag } from "../ops/consumer-lag.js";
-import { tenantOfTopic } from "../domain/tenant-topic-binding.js";
 import { replayDeadLetters, type ReplaySummary } from "../ops/dlq-replay.js";
 
 function kafkaFor(config: Config, role: string) {
@@ -105,12 +104,15 @@ export function registerOpsCommands(program: Command): void {
         process.exit(2);
       }
       const binding = config.tenancy.binding;
+      const codec = buildCodec(config);
       const summary = await replayDeadLetters({
         kafka: kafkaFor(config, "dlq-replay"),
         deadLetterTopic: config.topics.deadLetter,
         targetTopic: config.topics.taskCompleted,
         sourceTopics: [config.topics.taskCompleted, config.topics.retry],
-        ...(binding ? { tenantTopic: (topic: string) => tenantOfTopic(binding, topic) !== null } : {}),
+        // Each event is checked against the binding before it goes back: the dead letter's header
+        // chooses the destination, the event's tenant must be that topic's.
+        ...(binding ? { tenancy: { binding, decode: (value: Buffer) => codec.decode(value) } } : {}),
         groupId: options.group ?? `${config.kafka.groupId}.dlq-replay`,
         ...(options.max !== undefined ? { max: options.max } : {}),
         dryRun: options.dryRun,

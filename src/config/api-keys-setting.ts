@@ -18,6 +18,9 @@ export interface ApiGrant {
   roles: ReadonlySet<ApiRole>;
 }
 
+/** The roles of a key that names none. */
+export const defaultRoles: readonly ApiRole[] = ["read"];
+
 const roleList = new RegExp(`^(${apiRoles.join("|")})(\\+(${apiRoles.join("|")}))*$`);
 
 /** `key:tenant` or `key:tenant:role+role`; the key may hold colons itself. */
@@ -25,7 +28,8 @@ function parseEntry(entry: string): { key: string; grant: ApiGrant } | null {
   const parts = entry.split(":").map((p) => p.trim());
   const last = parts.at(-1) ?? "";
   const withRoles = parts.length >= 3 && roleList.test(last);
-  const roles = new Set<ApiRole>(withRoles ? (last.split("+") as ApiRole[]) : apiRoles);
+  // A key that names no role may only read: voting, deciding and overriding are granted by name.
+  const roles = new Set<ApiRole>(withRoles ? (last.split("+") as ApiRole[]) : defaultRoles);
   const rest = withRoles ? parts.slice(0, -1) : parts;
   const tenant = rest.at(-1) ?? "";
   const key = rest.slice(0, -1).join(":");

@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
+import { parseTenantTopicBinding, tenantOfTopic } from "../domain/tenant-topic-binding.js";
 import { parseApiKeys } from "./api-keys-setting.js";
 import {
   spendAndTenancyConfig,
@@ -175,6 +176,20 @@ const CoreEnvSchema = z.object({
     .max(7 * 86_400_000)
     .default(1_800_000),
   OTLP_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /** Spans one trace may hold; past it the trace is closed as oversized (its spans dropped). */
+  OTLP_MAX_SPANS_PER_TRACE: z.coerce.number().int().min(1).max(10_000_000).default(20_000),
+  /** Bytes of stored spans one trace may hold; past it the trace is closed as oversized. */
+  OTLP_MAX_TRACE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .max(2 ** 40)
+    .default(64 * 1024 * 1024),
+  /**
+   * Where the bridge publishes its task events; unset = TOPIC_TASK_COMPLETED. Under
+   * TENANT_TOPIC_BINDING it must be a topic bound to one tenant, and every trace is that tenant's.
+   */
+  OTLP_TASK_TOPIC: topicName.optional(),
   // --- end of OTLP ingest bridge ---
 });
 
@@ -214,7 +229,14 @@ export interface Config extends SpendAndTenancyConfig {
   databasePoolMax: number;
   /** `tlsCaFile`: the CA that signed Redis' certificate (a rediss:// URL turns TLS on). */
   redis: { url: string; keyPrefix: string; tlsCaFile: string | undefined };
-  http: { host: string; port: number; apiKeys: string; lessonMetricsRefreshMs: number };
+  http: {
+    host: string;
+    port: number;
+    apiKeys: string;
+    lessonMetricsRefreshMs: number;
+    /** ALLOW_CLEARTEXT_CREDENTIALS: API keys over plain HTTP from another host are accepted. */
+    allowCleartextApiKeys: boolean;
+  };
   logLevel: Env["LOG_LEVEL"];
   generator: Env["REFLECTOR_GENERATOR"];
   openai: {
@@ -289,6 +311,12 @@ export interface Config extends SpendAndTenancyConfig {
     graceMs: number;
     timeoutMs: number;
     sweepIntervalMs: number;
+    maxSpansPerTrace: number;
+    maxTraceBytes: number;
+    /** Where its events go (TOPIC_TASK_COMPLETED unless OTLP_TASK_TOPIC says otherwise). */
+    taskTopic: string;
+    /** Under TENANT_TOPIC_BINDING: the tenant bound to `taskTopic`, whose every trace is. */
+    boundTenant: string | undefined;
   };
 }
 
@@ -374,7 +402,23 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     e.TOPIC_RETRY,
     e.TOPIC_REFLECTION_FEEDBACK,
   ];
-  const tenancy = tenancyProblems(e.TENANT_TOPIC_BINDING, ownTopics);
+  const tenancy = tenancyProblems(e.TENANT_TOPIC_BINDING, [
+    ...ownTopics,
+    ...(e.OTLP_TOPIC !== undefined ? [e.OTLP_TOPIC] : []),
+  ]);
+  // Under the binding, OTLP traces are bound like task events: the bridge publishes to one tenant's
+  // topic, and that tenant is every trace's (a resource naming another is refused).
+  let otlpBoundTenant: string | undefined;
+  const binding = e.TENANT_TOPIC_BINDING ? parseTenantTopicBinding(e.TENANT_TOPIC_BINDING) : null;
+  if (binding && e.OTLP_TOPIC !== undefined && tenancy.length === 0) {
+    const taskTopic = e.OTLP_TASK_TOPIC ?? e.TOPIC_TASK_COMPLETED;
+    otlpBoundTenant = tenantOfTopic(binding, taskTopic) ?? undefined;
+    if (otlpBoundTenant === undefined) {
+      tenancy.push(
+        `OTLP_TASK_TOPIC: under TENANT_TOPIC_BINDING the bridge publishes to a topic bound to one tenant; ${taskTopic} is bound to none`,
+      );
+    }
+  }
   if (tenancy.length > 0) throw new ConfigError(tenancy);
   const secured = securedConnections(e);
   return deepFreeze({
@@ -412,6 +456,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       port: e.HTTP_PORT,
       apiKeys: e.API_KEYS ?? "",
       lessonMetricsRefreshMs: e.LESSON_METRICS_REFRESH_MS,
+      allowCleartextApiKeys: e.ALLOW_CLEARTEXT_CREDENTIALS,
     },
     logLevel: e.LOG_LEVEL,
     generator: e.REFLECTOR_GENERATOR,
@@ -484,6 +529,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       graceMs: e.OTLP_TRACE_GRACE_MS,
       timeoutMs: e.OTLP_TRACE_TIMEOUT_MS,
       sweepIntervalMs: e.OTLP_SWEEP_INTERVAL_MS,
+      maxSpansPerTrace: e.OTLP_MAX_SPANS_PER_TRACE,
+      maxTraceBytes: e.OTLP_MAX_TRACE_BYTES,
+      taskTopic: e.OTLP_TASK_TOPIC ?? e.TOPIC_TASK_COMPLETED,
+      boundTenant: otlpBoundTenant,
     },
   });
 }
@@ -503,5 +552,8 @@ export function topicNames(config: Config): string[] {
     t.retry,
     t.reflectionFeedback,
     ...(config.otlp.topic !== undefined ? [config.otlp.topic] : []),
+    ...(config.otlp.topic !== undefined && config.otlp.taskTopic !== t.taskCompleted
+      ? [config.otlp.taskTopic]
+      : []),
   ];
 }

@@ -22,6 +22,12 @@ export const SecuredConnectionsSchema = z.object({
   SCHEMA_REGISTRY_CA_FILE: file.optional(),
   DATABASE_SSL_CA_FILE: file.optional(),
   REDIS_TLS_CA_FILE: file.optional(),
+  /**
+   * Credentials that would cross the network in clear are refused unless this says so: SASL PLAIN
+   * without KAFKA_SSL, registry basic auth over http://, API keys presented over plain HTTP from
+   * another host. For a laboratory, never for production.
+   */
+  ALLOW_CLEARTEXT_CREDENTIALS: flag.default(false),
 });
 
 type SecuredEnv = z.infer<typeof SecuredConnectionsSchema>;
@@ -122,7 +128,19 @@ export function securedConnectionsProblems(env: Record<string, string | undefine
       "SCHEMA_REGISTRY_USERNAME: basic auth needs both SCHEMA_REGISTRY_USERNAME and SCHEMA_REGISTRY_PASSWORD",
     );
   }
+  const allowCleartext =
+    env.ALLOW_CLEARTEXT_CREDENTIALS === "true" || env.ALLOW_CLEARTEXT_CREDENTIALS === "1";
+  if (!allowCleartext && env.KAFKA_SASL_MECHANISM === "plain" && !kafkaSsl) {
+    problems.push(
+      "KAFKA_SASL_MECHANISM: plain sends the password in clear without KAFKA_SSL=true (set ALLOW_CLEARTEXT_CREDENTIALS=true to accept that on purpose)",
+    );
+  }
   const registryUrl = env.SCHEMA_REGISTRY_URL;
+  if (!allowCleartext && set("SCHEMA_REGISTRY_USERNAME") && registryUrl?.startsWith("http://")) {
+    problems.push(
+      "SCHEMA_REGISTRY_USERNAME: basic auth over http:// sends the password in clear; use https:// (or ALLOW_CLEARTEXT_CREDENTIALS=true on purpose)",
+    );
+  }
   for (const name of ["SCHEMA_REGISTRY_USERNAME", "SCHEMA_REGISTRY_CA_FILE"]) {
     if (set(name) && registryUrl === undefined) problems.push(`${name}: set, but SCHEMA_REGISTRY_URL is not`);
   }

@@ -5,8 +5,8 @@ export { apiRoles, parseApiKeys, type ApiGrant, type ApiRole } from "../config/a
 
 /**
  * Bearer API keys mapped to tenants and roles, from
- * `API_KEYS="key1:tenantA,key2:tenantB:read+vote"`. A key without roles has all of them (the
- * format before roles existed). Only SHA-256 digests are kept in memory and compared in constant
+ * `API_KEYS="key1:tenantA,key2:tenantB:read+vote"`. A key without roles may only read; every
+ * other role is granted by name. Only SHA-256 digests are kept in memory and compared in constant
  * time; a key never appears in logs.
  */
 export interface ApiKeyring {

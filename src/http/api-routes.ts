@@ -15,6 +15,7 @@ import { loopRouteRoles, registerLoopRoutes, type LoopRoutesDeps } from "../feat
 import type { Logger } from "../observability/logger.js";
 import { Forbidden, type ApiContext } from "./api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
+import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
 
 export interface ApiRoutesDeps {
   keys: ApiKeyring;
@@ -31,6 +32,28 @@ export interface ApiRoutesDeps {
   logger?: Pick<Logger, "warn" | "error">;
   /** Counts feedback in metrics, as the Kafka path does. */
   onFeedback?: FeedbackRoutesDeps["onFeedback"];
+  /**
+   * ALLOW_CLEARTEXT_CREDENTIALS: accept a key sent over plain HTTP from another host. Otherwise a
+   * key is taken over HTTPS (the TLS-terminating proxy's `x-forwarded-proto: https`) or from the
+   * same host only, and refused with 403 so that the misconfiguration shows at once.
+   */
+  allowCleartextKeys?: boolean;
+  /** Unknown keys a client address may present per window before it gets 429 (default 20 a minute). */
+  throttle?: AuthThrottle;
+}
+
+/** The request came from this host (loopback), so its key never crossed a network. */
+function fromLoopback(request: FastifyRequest): boolean {
+  const ip = request.ip;
+  return ip === "::1" || ip.startsWith("127.") || ip.startsWith("::ffff:127.");
+}
+
+/** The request reached Reflector over TLS, or through a proxy that says it did. */
+function overTls(request: FastifyRequest): boolean {
+  if (request.protocol === "https") return true;
+  const forwarded = request.headers["x-forwarded-proto"];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim().toLowerCase();
+  return first === "https";
 }
 
 /** The role each authenticated route needs; a route missing here is refused to every key. */
@@ -66,6 +89,7 @@ function badRequestOf(err: unknown): BadRequest | null {
  */
 export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): void {
   const grants = new WeakMap<FastifyRequest, ApiGrant>();
+  const throttle = deps.throttle ?? createAuthThrottle({ maxFailures: 20, windowMs: 60_000 });
   const ctx: ApiContext = {
     tenantOf: (request) => {
       const grant = grants.get(request);
@@ -80,10 +104,29 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
   app.register((plain, _opts, done) => {
     const scope = plain.withTypeProvider<ZodTypeProvider>();
     scope.addHook("onRequest", async (request: FastifyRequest, reply: FastifyReply) => {
+      // Same-host callers (tools, sidecars) are not throttled: guessing from this host needs the host.
+      const local = fromLoopback(request);
+      const retryAfter = local ? null : throttle.retryAfter(request.ip);
+      if (retryAfter !== null) {
+        await reply.code(429).header("retry-after", String(retryAfter)).send({
+          error: "too_many_requests",
+          message: "too many unknown API keys from this address; retry later",
+        });
+        return reply;
+      }
       const header = request.headers.authorization ?? "";
       const match = /^Bearer\s+(\S+)$/i.exec(header);
+      if (match && !deps.allowCleartextKeys && !overTls(request) && !local) {
+        await reply.code(403).send({
+          error: "forbidden",
+          message:
+            "API keys are accepted over HTTPS only (a TLS-terminating proxy sets x-forwarded-proto: https); ALLOW_CLEARTEXT_CREDENTIALS=true accepts them over plain HTTP",
+        });
+        return reply;
+      }
       const grant = match?.[1] ? deps.keys.grantFor(match[1]) : null;
       if (grant === null) {
+        if (!local) throttle.failed(request.ip);
         await reply
           .code(401)
           .header("www-authenticate", "Bearer")
@@ -122,9 +165,15 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       if (typeof status === "number" && status >= 400 && status < 500) {
         return reply.code(status).send({ error: "bad_request", message: (err as Error).message, issues: [] });
       }
-      // Data Postgres refuses (a NUL byte, a value out of range) is the request's fault.
+      // Data Postgres refuses (a NUL byte, a value out of range) is the request's fault; what
+      // Postgres said (table, constraint, values) is logged, never answered.
       if (classifyFailure(err) === "dead-letter") {
-        return reply.code(400).send({ error: "bad_request", message: (err as Error).message, issues: [] });
+        deps.logger?.warn({ err }, "api request refused: its data cannot be stored");
+        return reply.code(400).send({
+          error: "bad_request",
+          message: "the request's data cannot be stored (a value out of range, or text that cannot be kept)",
+          issues: [],
+        });
       }
       // An outage (Postgres, Kafka) is the caller's cue to retry; anything else is a bug.
       if (classifyFailure(err) === "retry") {

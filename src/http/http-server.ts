@@ -22,7 +22,16 @@ export interface HttpServerDeps {
   api?: ApiRoutesDeps;
   /** How long one round of dependency checks answers every probe (default 1,000 ms). */
   checkCacheMs?: number;
+  /** A request not complete within this is answered 408 (default 30 s; never unbounded). */
+  requestTimeoutMs?: number;
 }
+
+/**
+ * Path parameters longer than this are refused (414) by the router. Ids in paths are bounded by
+ * their schemas (200 characters; a signature is 16): well over that, so every id a body may carry
+ * is also accepted in a path, and one answer (400, from the schema) names what is too long.
+ */
+export const maxParamLength = 1_024;
 
 /**
  * The dependency checks of `/readyz`, run at most once per `cacheMs` however many probes arrive:
@@ -59,7 +68,12 @@ const attributionSchema = z.toJSONSchema(AttributionJson, { io: "output", unrepr
  * schemas, the same schemas that validate the requests.
  */
 export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
-  const app = Fastify({ logger: false });
+  const app = Fastify({
+    logger: false,
+    maxParamLength,
+    // Fastify's default is 0 (no limit): a client dribbling its request would hold a socket forever.
+    requestTimeout: deps.requestTimeoutMs ?? 30_000,
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Registered first: it documents every route added after it.

@@ -5,6 +5,7 @@ import {
   sameSources,
   type DreamGroup,
 } from "../domain/maintenance/dream-groups.js";
+import { stableId } from "../domain/stable-id.js";
 import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import { textFacts } from "../domain/quality/trace-facts.js";
@@ -71,9 +72,13 @@ export async function runDream(deps: DreamDeps, options: DreamOptions): Promise<
     const [taskVector] = await embedder.embed([text]);
     if (!taskVector) throw new Error("embedder returned no vector");
     const sourceIds = group.sources.map((s) => s.id);
-    const neighbours = (await store.nearbyEmbeddings(tenantId, text, sourceIds, 50)).map((embedding) => ({
-      embedding,
-    }));
+    // The group's own stored pattern is the lesson being rewritten, not a repeat of it.
+    const ownPattern = stableId("pattern", tenantId, group.key);
+    const neighbours = (await store.nearbyEmbeddings(tenantId, text, [...sourceIds, ownPattern], 50)).map(
+      (embedding) => ({
+        embedding,
+      }),
+    );
     const judge = createAttemptJudge({
       // A pattern lesson is about its group: the sources' text is what grounds it.
       trace: textFacts(text),

@@ -18,7 +18,7 @@ export function createOtlpMetrics(registry: Registry, logger: Logger) {
   });
   const traces = new Counter({
     name: "reflector_otlp_traces_total",
-    help: "Traces the bridge closed: published as a task event, expired (no root within OTLP_TRACE_TIMEOUT_MS) or invalid (dead-lettered).",
+    help: "Traces the bridge closed: published as a task event, expired (no root within OTLP_TRACE_TIMEOUT_MS), invalid (dead-lettered) or oversized (past OTLP_MAX_SPANS_PER_TRACE or OTLP_MAX_TRACE_BYTES; dropped).",
     labelNames: ["result"] as const,
     registers: [registry],
   });
@@ -32,6 +32,12 @@ export function createOtlpMetrics(registry: Registry, logger: Logger) {
     },
     expired: (traceId, spanCount) => {
       log.warn({ traceId, spanCount }, "trace expired: its root span never arrived; its spans were dropped");
+    },
+    oversized: (traceId, spanCount) => {
+      log.warn(
+        { traceId, spanCount },
+        "trace closed as oversized: it passed OTLP_MAX_SPANS_PER_TRACE or OTLP_MAX_TRACE_BYTES; its spans were dropped",
+      );
     },
     invalid: (traceId, reason) => {
       log.warn({ traceId, reason }, "the event built from a trace does not fit the contract; dead-lettered");

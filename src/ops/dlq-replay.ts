@@ -1,4 +1,6 @@
 import { Partitioners, type IHeaders, type Kafka, type KafkaMessage } from "kafkajs";
+import { bindingViolation, matchesBinding, type TenantTopicBinding } from "../domain/tenant-topic-binding.js";
+import { classifyFailure, errorMessage } from "../domain/errors.js";
 import type { Logger } from "../observability/logger.js";
 
 /** Headers the consumer adds when it dead-letters (src/adapters/kafka/task-consumer.ts): not replayed. */
@@ -68,11 +70,17 @@ export interface ReplayOptions {
    */
   sourceTopics: string[];
   /**
-   * Under `TENANT_TOPIC_BINDING`: whether a topic is a tenant's bound input topic. A dead letter
-   * first read from one goes back to that topic (its tenant's), not to `targetTopic`, which the
-   * processor does not read then.
+   * Under `TENANT_TOPIC_BINDING`: a dead letter first read from a tenant's bound topic goes back to
+   * that topic, not to `targetTopic`, which the processor does not read then. And since the
+   * dead letter's `reflector.original.topic` says where to send it, its event is checked against
+   * the binding here, before it is written anywhere: an event whose `tenantId` is not the
+   * destination's tenant (or that cannot be read) is skipped, whatever the header says.
    */
-  tenantTopic?: (topic: string) => boolean;
+  tenancy?: {
+    binding: TenantTopicBinding;
+    /** The value as the processor decodes it (JSON, or the registry's wire format). */
+    decode(value: Buffer): Promise<unknown>;
+  };
   /** The replay's own consumer group; its committed offsets are how far the DLQ was drained. */
   groupId: string;
   max?: number;
@@ -82,12 +90,44 @@ export interface ReplayOptions {
   idleTimeoutMs?: number;
 }
 
+/**
+ * Dead letters no replay can make right: the event named another tenant than its topic's. Sending
+ * it anywhere would either be refused again or, on the named tenant's topic, cross a tenant.
+ */
+export const neverReplayedCodes: readonly string[] = ["TENANT_TOPIC_MISMATCH"];
+
 /** Why a message is not replayed, or null to replay it. */
-function skipReason(message: KafkaMessage, accepts: (from: string) => boolean): string | null {
+function skipReason(message: KafkaMessage, code: string, accepts: (from: string) => boolean): string | null {
+  if (neverReplayedCodes.includes(code)) return `${code}: the event is not its topic's tenant's to replay`;
   const from = first(message.headers, "reflector.original.topic");
   if (from !== undefined && !accepts(from)) return `dead-lettered from ${from}, not this input`;
   if (!message.value || message.value.length === 0) return "empty value (tombstone): nothing to process";
   return null;
+}
+
+/** The tenant an event claims, or null when it names none. */
+function claimedTenant(raw: unknown): string | null {
+  if (typeof raw !== "object" || raw === null || !("tenantId" in raw)) return null;
+  return typeof raw.tenantId === "string" ? raw.tenantId : null;
+}
+
+/** Under the binding: why the event may not go to `topic`, or null when its tenant is the topic's. */
+async function tenancyReason(
+  tenancy: NonNullable<ReplayOptions["tenancy"]>,
+  topic: string,
+  value: Buffer,
+): Promise<string | null> {
+  let tenantId: string | null;
+  try {
+    tenantId = claimedTenant(await tenancy.decode(value));
+  } catch (err) {
+    // The registry away: stop here (nothing of this batch is committed) rather than skip for good.
+    if (classifyFailure(err) === "retry") throw err;
+    return `its tenant cannot be read (${errorMessage(err)}), so it cannot be checked against ${topic}'s`;
+  }
+  if (tenantId === null) return `it names no tenant, so it cannot be checked against ${topic}'s`;
+  const violation = bindingViolation(tenancy.binding, topic, tenantId);
+  return violation === null ? null : `TENANT_TOPIC_MISMATCH: ${violation}`;
 }
 
 /**
@@ -97,9 +137,9 @@ function skipReason(message: KafkaMessage, accepts: (from: string) => boolean): 
  * — harmless, since processing is idempotent by event id — and never loses one.
  */
 export async function replayDeadLetters(options: ReplayOptions): Promise<ReplaySummary> {
-  const { kafka, logger } = options;
-  const accepts = (from: string) =>
-    options.sourceTopics.includes(from) || (options.tenantTopic?.(from) ?? false);
+  const { kafka, logger, tenancy } = options;
+  const tenantTopic = (topic: string) => tenancy?.binding.some((b) => matchesBinding(b, topic)) ?? false;
+  const accepts = (from: string) => options.sourceTopics.includes(from) || tenantTopic(from);
   const admin = kafka.admin();
   await admin.connect();
   let ends: Map<number, number>;
@@ -182,12 +222,15 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayS
           const code = first(message.headers, "reflector.error.code") ?? "UNKNOWN";
           const key = message.key?.toString() ?? null;
           const from = first(message.headers, "reflector.original.topic");
-          const reason = skipReason(message, accepts);
+          const topic = from !== undefined && tenantTopic(from) ? from : options.targetTopic;
+          let reason = skipReason(message, code, accepts);
+          if (reason === null && tenancy && message.value) {
+            reason = await tenancyReason(tenancy, topic, message.value);
+          }
           const base = { partition: batch.partition, offset: message.offset, key, code };
           if (reason) record({ ...base, action: "skipped", reason });
           else {
             record({ ...base, action: options.dryRun ? "would-replay" : "replayed" });
-            const topic = from !== undefined && options.tenantTopic?.(from) ? from : options.targetTopic;
             const list = outgoing.get(topic) ?? [];
             list.push({
               key: message.key,

@@ -1,11 +1,14 @@
-import { mapTraceToTask, type TraceMappingOptions } from "../domain/otlp/map-trace.js";
+import { classifyFailure, errorMessage, ReflectorError } from "../domain/errors.js";
+import { mapTraceToTask, resourceTenant, type TraceMappingOptions } from "../domain/otlp/map-trace.js";
 import type { OtlpSpan } from "../domain/otlp/otlp-span.js";
 import { findRoot, isRootCandidate } from "../domain/otlp/trace-root.js";
 import type {
   BridgedEvent,
   BridgeObserver,
   BridgePublisher,
+  ClosingTrace,
   OtlpSpanStore,
+  TraceCaps,
   TraceClosing,
 } from "./otlp-bridge-ports.js";
 import type { Clock } from "./ports.js";
@@ -13,8 +16,23 @@ import type { Clock } from "./ports.js";
 export interface OtlpBridgeSettings {
   /** How long after its root arrived a trace waits for late children before it is published. */
   graceMs: number;
-  /** A trace whose root has not arrived this long after its first span is expired (dropped). */
+  /**
+   * A trace whose root has not arrived this long after its first span is expired (dropped); one
+   * with a root is published at this age even if new roots keep restarting its grace period.
+   */
   timeoutMs: number;
+  /** What one trace may hold; past it the trace is closed as oversized (OTLP_MAX_*_PER_TRACE). */
+  caps?: TraceCaps;
+  /**
+   * Under TENANT_TOPIC_BINDING: the tenant every span read belongs to (the tenant bound to the
+   * topic the bridge publishes to). A resource naming another tenant is refused.
+   */
+  boundTenant?: string | undefined;
+  /**
+   * The bytes an event's JSON may take on the input topic, asked at each close (the topic's limit
+   * is read when the bridge starts); else the mapping's `maxEventBytes`.
+   */
+  maxEventBytes?: () => number;
   /** How often ready and expired traces are looked for. */
   sweepIntervalMs: number;
   /** Traces closed per transaction. */
@@ -39,6 +57,9 @@ export interface OtlpBridgeDeps {
 
 /** Closed traces are remembered this long at least, so their late spans are recognised. */
 const minForgetAfterMs = 3_600_000;
+/** Events held before a send: each is at most one record's size, so memory stays a few records. */
+const publishEveryBytes = 4 * 1024 * 1024;
+export const defaultTraceCaps: TraceCaps = { maxSpans: 20_000, maxBytes: 64 * 1024 * 1024 };
 
 /**
  * The OTLP bridge's work apart from Kafka: spans in (stored durably, offsets are committed by the
@@ -59,7 +80,7 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
   // ones the mapping reads are stored.
   const resourceKeys = [deps.mapping.tenantAttribute, deps.mapping.projectAttribute, "service.name"];
   function keptResource(span: OtlpSpan): OtlpSpan["resource"] {
-    const kept: OtlpSpan["resource"] = {};
+    const kept = Object.create(null) as OtlpSpan["resource"];
     for (const key of resourceKeys) {
       const value = span.resource[key];
       if (value !== undefined) kept[key] = value;
@@ -67,25 +88,81 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
     return kept;
   }
 
-  async function close(traces: { traceId: string; spans: OtlpSpan[] }[]): Promise<Map<string, TraceClosing>> {
-    const outcome = new Map<string, TraceClosing>();
-    const events: BridgedEvent[] = [];
+  /** The tenant a span's trace is kept under: the bound one, else what its resource names. */
+  function tenantOf(span: OtlpSpan): string {
+    const named = resourceTenant(span.resource, deps.mapping);
+    const bound = settings.boundTenant;
+    if (bound === undefined) return named;
+    const attribute = deps.mapping.tenantAttribute;
+    if (Object.hasOwn(span.resource, attribute) && named !== bound) {
+      throw new ReflectorError(
+        "TENANT_TOPIC_MISMATCH",
+        `a span of trace ${span.traceId} names tenant ${JSON.stringify(named)}; this bridge publishes for tenant ${JSON.stringify(bound)} (TENANT_TOPIC_BINDING)`,
+      );
+    }
+    return bound;
+  }
+
+  /**
+   * Closes claimed traces one at a time, asking the store for each one's spans in turn (it reads a
+   * few thousand spans at a time, never a whole claim), and publishes their events in sends of a
+   * few megabytes. Each trace's failure is its own: an event the input
+   * topic refuses, or a trace that cannot be mapped, is dead-lettered and closed as invalid while
+   * the others are published. Only an outage (Kafka or Postgres away) fails the whole claim.
+   */
+  async function close(traces: readonly ClosingTrace[]): Promise<Map<ClosingTrace, TraceClosing>> {
+    const outcome = new Map<ClosingTrace, TraceClosing>();
+    let pending: { trace: ClosingTrace; bridged: BridgedEvent }[] = [];
+    let pendingBytes = 0;
+    const invalid = async (trace: ClosingTrace, candidate: unknown, reason: string) => {
+      await publisher.deadLetter(trace, candidate, reason);
+      observer.invalid?.(trace.traceId, reason);
+      outcome.set(trace, "invalid");
+    };
+    const flush = async () => {
+      if (pending.length === 0) return;
+      const sent = pending;
+      pending = [];
+      pendingBytes = 0;
+      const refused = await publisher.publish(sent.map((p) => p.bridged));
+      for (const { trace, bridged } of sent) {
+        if (refused.has(bridged)) {
+          observer.invalid?.(trace.traceId, "its event is larger than the input topic accepts");
+          outcome.set(trace, "invalid");
+        } else outcome.set(trace, "published");
+      }
+    };
     for (const trace of traces) {
-      if (findRoot(trace.spans) === null) {
-        outcome.set(trace.traceId, "wait");
+      let mapped: ReturnType<typeof mapTraceToTask> | null;
+      try {
+        const spans = await trace.spans();
+        mapped =
+          findRoot(spans) === null
+            ? null
+            : mapTraceToTask(spans, {
+                ...deps.mapping,
+                ...(settings.maxEventBytes ? { maxEventBytes: settings.maxEventBytes() } : {}),
+                ...(trace.tenantId !== "" ? { tenantId: trace.tenantId } : {}),
+              });
+      } catch (err) {
+        if (classifyFailure(err) === "retry") throw err;
+        await invalid(trace, null, `the trace could not be mapped: ${errorMessage(err)}`);
         continue;
       }
-      const mapped = mapTraceToTask(trace.spans, deps.mapping);
-      if (mapped.ok) {
-        events.push({ event: mapped.event, traceparent: `00-${trace.traceId}-${mapped.rootSpanId}-01` });
-        outcome.set(trace.traceId, "published");
+      if (mapped === null) {
+        outcome.set(trace, "wait");
+      } else if (mapped.ok) {
+        pending.push({
+          trace,
+          bridged: { event: mapped.event, traceparent: `00-${trace.traceId}-${mapped.rootSpanId}-01` },
+        });
+        pendingBytes += mapped.bytes;
+        if (pendingBytes >= publishEveryBytes) await flush();
       } else {
-        await publisher.deadLetter(trace.traceId, mapped.candidate, mapped.reason);
-        observer.invalid?.(trace.traceId, mapped.reason);
-        outcome.set(trace.traceId, "invalid");
+        await invalid(trace, mapped.candidate, mapped.reason);
       }
     }
-    if (events.length > 0) await publisher.publish(events);
+    await flush();
     return outcome;
   }
 
@@ -94,7 +171,15 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
       let published = 0;
       let invalid = 0;
       const claimed = await store.closeReady(
-        { now: clock.now(), graceMs: settings.graceMs, limit },
+        {
+          now: clock.now(),
+          graceMs: settings.graceMs,
+          maxAgeMs: settings.timeoutMs,
+          limit,
+          // Bound to one tenant, a bridge closes that tenant's traces only: another tenant's bridge
+          // shares the store and publishes to another topic.
+          tenantId: settings.boundTenant,
+        },
         async (traces) => {
           const outcome = await close(traces);
           for (const result of outcome.values()) {
@@ -110,16 +195,23 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
     }
   }
 
+  /**
+   * Closes what is ready, then expires what is overdue — whatever the closers did: a closer that
+   * keeps failing (Kafka away) must not keep root-less traces and their spans for ever.
+   */
   async function sweepOnce(): Promise<void> {
-    await Promise.all(Array.from({ length: closers }, closeAllReady));
+    const closed = await Promise.allSettled(Array.from({ length: closers }, closeAllReady));
     const expired = await store.expire({
       now: clock.now(),
       timeoutMs: settings.timeoutMs,
       forgetAfterMs: Math.max(minForgetAfterMs, settings.timeoutMs),
       limit: 1_000,
+      tenantId: settings.boundTenant,
     });
     if (expired.length > 0) observer.traces("expired", expired.length);
     for (const trace of expired) observer.expired?.(trace.traceId, trace.spanCount);
+    const failed = closed.find((result) => result.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
   function schedule(): void {
@@ -137,15 +229,16 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
     /** Stores the spans of consumed records; resolves once they are durable. */
     async ingest(spans: readonly OtlpSpan[]): Promise<void> {
       if (spans.length === 0) return;
-      const result = await store.add(
-        spans.map((span) => ({
-          span: { ...span, resource: keptResource(span) },
-          rootCandidate: isRootCandidate(span),
-        })),
-        clock.now(),
-      );
+      const incoming = spans.map((span) => ({
+        tenantId: tenantOf(span),
+        span: { ...span, resource: keptResource(span) },
+        rootCandidate: isRootCandidate(span),
+      }));
+      const result = await store.add(incoming, clock.now(), settings.caps ?? defaultTraceCaps);
       if (result.stored > 0) observer.spans("stored", result.stored);
       if (result.late > 0) observer.spans("late", result.late);
+      if (result.oversized.length > 0) observer.traces("oversized", result.oversized.length);
+      for (const trace of result.oversized) observer.oversized?.(trace.traceId, trace.spanCount);
     },
 
     /** Publishes every ready trace and expires the overdue ones (what the timer does). */

@@ -29,7 +29,10 @@ let feedbackProducer: Producer;
 
 beforeAll(async () => {
   h = await startHarness({
-    env: { API_KEYS: `${keyA}:${tenantA}, ${keyB}:${tenantB}`, LESSON_METRICS_REFRESH_MS: "0" },
+    env: {
+      API_KEYS: `${keyA}:${tenantA}:read+vote+decide+override, ${keyB}:${tenantB}:read+vote+decide+override`,
+      LESSON_METRICS_REFRESH_MS: "0",
+    },
     overrides: { clock },
   });
   feedbackProducer = h.kafka.producer();
@@ -87,7 +90,7 @@ async function store(event: TaskCompleted): Promise<Stored> {
   const outputs = await h.waitForOutputs(event.eventId, 2);
   const outcome = outputs.find((o) => o.topic === h.config.topics.reflectionAccepted)?.value;
   if (!outcome || typeof outcome.reflectionId !== "string") {
-    throw new Error(`event ${event.eventId} was not stored: ${JSON.stringify(outcome)}`);
+    throw new Error(`event ${event.eventId} was not stored: ${JSON.stringify(outputs.map((o) => o.value))}`);
   }
   return {
     eventId: event.eventId,
@@ -97,11 +100,32 @@ async function store(event: TaskCompleted): Promise<Stored> {
   };
 }
 
+/**
+ * A timeout whose trace says what its message says: each lesson is about its own failure, so the
+ * judge does not find one a repeat of another (unlike the default trace, the same for every event).
+ */
 function failure(tenantId: string, type: string, message: string, description: string): TaskCompleted {
   return taskEvent({
     tenantId,
     task: { description, goal: description },
     error: { category: "timeout_error", type, message },
+    events: [
+      {
+        eventId: "e1",
+        type: "tool_call",
+        timestamp: "2026-11-20T10:00:00.000Z",
+        toolName: "postgres_query",
+        content: `${description}: one query for every row, no LIMIT`,
+      },
+      {
+        eventId: "e2",
+        type: "error_event",
+        timestamp: "2026-11-20T10:00:30.000Z",
+        toolName: "postgres_query",
+        content: message,
+        error: { message, code: type.toUpperCase() },
+      },
+    ],
   });
 }
 

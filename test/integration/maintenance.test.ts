@@ -27,7 +27,7 @@ afterAll(async () => {
   await h.close();
 });
 
-type Failure = "timeout" | "rate_limit" | "auth" | "not_found";
+type Failure = "timeout" | "rate_limit" | "auth" | "not_found" | "validation";
 
 /** A failing task of one kind; `category` groups it for dreaming, `importance` sets its weight. */
 function failure(
@@ -57,6 +57,12 @@ function failure(
       message: "401 Unauthorized: expired token",
       tool: "billing_api",
     },
+    validation: {
+      type: "invalid_argument",
+      code: "HTTP_400",
+      message: "400 Bad Request: start must be an RFC 3339 date-time, got 'next Tuesday 3pm'",
+      tool: "calendar_api",
+    },
     not_found: {
       type: "missing_order",
       code: "HTTP_404",
@@ -73,22 +79,23 @@ function failure(
       goal: "Answer the customer",
       importance,
     },
-    // `variant` makes a distinct error signature (otherwise the pipeline dedupes into the first).
+    // `variant` makes a distinct error signature (otherwise the pipeline dedupes into the first)
+    // and a distinct tool: the same lesson about the same tool is not new, and is not stored twice.
     error: { category, type: `${e.type}${variant}`, code: e.code, message: e.message, context: {} },
     events: [
       {
         eventId: "e1",
         type: "tool_call",
         timestamp: "2026-11-20T10:00:00.000Z",
-        toolName: e.tool,
-        content: `call ${e.tool} for account ${String(n)}`,
+        toolName: `${e.tool}${variant}`,
+        content: `call ${e.tool}${variant} for account ${String(n)}`,
         metadata: { timeout_ms: 30000 },
       },
       {
         eventId: "e2",
         type: "error_event",
         timestamp: "2026-11-20T10:00:30.000Z",
-        toolName: e.tool,
+        toolName: `${e.tool}${variant}`,
         content: e.message,
         error: { message: e.message, code: e.code },
       },
@@ -187,9 +194,10 @@ describe("dreaming (full mode)", () => {
     expect(again).toMatchObject({ inserted: 0, updated: 0, unchanged: 1 });
     expect(await stored(tenantId)).toEqual(before);
 
-    await processAll([failure(tenantId, "not_found", "orders_api", 0.8, 6, "_archived")]);
+    // A new failure of another kind in the group (a repeat of a stored lesson is not a new source).
+    await processAll([failure(tenantId, "validation", "orders_api", 0.8, 6, "_archived")]);
     const grown = await h.app.maintenance.dream({ tenantId, minImportance: 0.7, dryRun: false });
-    expect(grown).toMatchObject({ inserted: 0, updated: 1, unchanged: 0 });
+    expect(grown, JSON.stringify(grown)).toMatchObject({ inserted: 0, updated: 1, unchanged: 0 });
     const patterns = (await stored(tenantId)).filter((r) => r.kind === "pattern");
     expect(patterns).toHaveLength(1);
     const links = await h.pool.query<{ n: number }>(
@@ -308,7 +316,8 @@ describe("pruning", () => {
 
   it("deletes old low-importance reflections but keeps recurring, helpful and important ones", async () => {
     const low = kinds.map((kind, n) => failure(tenantId, kind, "ops", 0.1, n));
-    const important = failure(tenantId, "timeout", "billing", 0.75, 9, "_billing");
+    // Important, and a lesson of its own (a repeat of a low one would not be stored again).
+    const important = failure(tenantId, "validation", "billing", 0.75, 9, "_billing");
     await processAll([...low, important]);
     const rows = await stored(tenantId);
     expect(rows).toHaveLength(5);

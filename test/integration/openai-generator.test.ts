@@ -512,9 +512,10 @@ describe("the pipeline with REFLECTOR_GENERATOR=openai on real Kafka, Postgres a
       // The pattern the model claims cannot be proven by a new tenant's history: a warning, not
       // another call (no rewrite can prove it).
       expect(outcome.verdict).toBe("accepted_with_warnings");
-      expect(outcome.violations).toEqual([
-        "Invalid pattern 'timeout_error on postgres_query': confidence=0.00 < 0.75",
-      ]);
+      expect(outcome.violations).toHaveLength(1);
+      expect(outcome.violations[0]).toMatch(
+        /^Unproven pattern 'timeout_error on postgres_query': confidence=0\.00 < 0\.75 .*a hypothesis/,
+      );
       expect(Object.keys(outcome.reflection).every((k) => k in StrictReflection.shape)).toBe(true);
       expect(JSON.stringify(outputs.map((o) => o.value))).not.toContain(marker);
       const rows = await h.pool.query<{ row: unknown }>(
@@ -549,11 +550,13 @@ describe("the pipeline with REFLECTOR_GENERATOR=openai on real Kafka, Postgres a
       // A new tenant has no history, so the pattern the model names cannot be evidenced yet
       // (pattern validity needs 3 occurrences): the only warning.
       expect(outcome.verdict).toBe("accepted_with_warnings");
-      expect(outcome.violations).toEqual([
-        "Invalid pattern 'timeout_error on postgres_query': confidence=0.00 < 0.75",
-      ]);
+      expect(outcome.violations).toHaveLength(1);
+      expect(outcome.violations[0]).toMatch(
+        /^Unproven pattern 'timeout_error on postgres_query': confidence=0\.00 < 0\.75 .*a hypothesis/,
+      );
       expect(outcome.qualityScore).toBeGreaterThanOrEqual(0.8);
-      expect(outcome.metrics.depthScore).toBeGreaterThanOrEqual(0.9);
+      // Deep enough to store: the analysis names the step, what it led to and why.
+      expect(outcome.metrics.depthScore).toBeGreaterThanOrEqual(0.7);
       expect(outcome.metrics.actionabilityScore).toBe(1);
       expect(outcome.stored).toBe(true);
       // No rewrite can prove a pattern, so the improvement loop does not ask again: one call.

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import type { Consumer, Producer } from "kafkajs";
+import kafkajs, { type Consumer, type Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTopics } from "../../src/adapters/kafka/topics.js";
 import { LoopDecisionV1, TaskCompletedV1, type TaskCompleted } from "../../src/domain/contracts/index.js";
@@ -15,6 +15,7 @@ import { waitFor } from "../support/wait-for.js";
  * serializers (the bytes a Collector's Kafka exporter writes), produced to Kafka, bridged into
  * task events and processed by the real processor to a loop decision.
  */
+const { ConfigResourceTypes } = kafkajs;
 const id = randomUUID().slice(0, 8);
 const otlpTopic = `${id}.otlp_spans`;
 const tenantId = `tenant-${id}`;
@@ -224,6 +225,85 @@ describe("OTLP ingest bridge", () => {
     expect(dead.headers["reflector.error.message"]).toContain("traceId: must be 32 hex digits");
     expect(dead.headers["reflector.original.offset"]).toBe(meta?.baseOffset);
     expect(dead.headers["reflector.consumer.group"]).toBe(h.config.otlp.groupId);
+  });
+});
+
+describe("OTLP bridge against a topic that refuses an event", () => {
+  it("dead-letters the trace the input topic refuses, publishes the others, and keeps expiring", async () => {
+    const admin = h.kafka.admin();
+    await admin.connect();
+    const setLimit = (bytes: string) =>
+      admin.alterConfigs({
+        validateOnly: false,
+        resources: [
+          {
+            type: ConfigResourceTypes.TOPIC,
+            name: h.config.topics.taskCompleted,
+            configEntries: [{ name: "max.message.bytes", value: bytes }],
+          },
+        ],
+      });
+    // The bridge read the topic's limit (1 MB) at start; the broker now takes far less.
+    await setLimit("40000");
+    try {
+      const big = sdkRun(`conv-${id}-big`);
+      const small = sdkRun(`conv-${id}-small`);
+      const rootless = sdkRun(`conv-${id}-rootless-2`, false);
+      // The big trace's user message fills its task (~80 KB of event), the small one is ordinary.
+      const record = JSON.parse(serialize(big.spans, "json").toString()) as {
+        resourceSpans: {
+          scopeSpans: { spans: { parentSpanId?: string; attributes: { key: string; value: unknown }[] }[] }[];
+        }[];
+      };
+      const bigRoot = record.resourceSpans
+        .flatMap((r) => r.scopeSpans.flatMap((s) => s.spans))
+        .find((s) => !s.parentSpanId);
+      bigRoot?.attributes.push({
+        key: "gen_ai.input.messages",
+        value: {
+          stringValue: JSON.stringify([
+            { role: "user", parts: [{ type: "text", content: "why? ".repeat(20_000) }] },
+          ]),
+        },
+      });
+      await producer.send({
+        topic: otlpTopic,
+        messages: [
+          { key: big.run.traceId, value: JSON.stringify(record) },
+          { key: small.run.traceId, value: serialize(small.spans, "protobuf") },
+          { key: rootless.run.traceId, value: serialize(rootless.spans, "protobuf") },
+        ],
+      });
+      const dead = await waitFor(
+        () =>
+          h.on(
+            h.config.topics.deadLetter,
+            (c) => c.headers["reflector.otlp.trace-id"] === big.run.traceId,
+          )[0],
+        { what: "the refused trace's dead letter", timeoutMs: 60_000 },
+      );
+      expect(dead.headers["reflector.error.code"]).toBe("OUTPUT_TOO_LARGE");
+      expect(dead.headers["reflector.otlp.tenant-id"]).toBe(tenantId);
+      await waitFor(() => decisionOf(`conv-${id}-small`), {
+        what: "the small trace's decision",
+        timeoutMs: 60_000,
+      });
+      const state = async (traceId: string) =>
+        (
+          await h.pool.query<{ state: string }>("SELECT state FROM otlp_traces WHERE trace_id = $1", [
+            traceId,
+          ])
+        ).rows[0]?.state;
+      expect(await state(big.run.traceId)).toBe("invalid");
+      await waitFor(async () => (await state(rootless.run.traceId)) === "expired", {
+        what: "the rootless trace to expire",
+        timeoutMs: 30_000,
+      });
+      expect(inputs.some((r) => r.ceId === `otlp-${big.run.traceId}`)).toBe(false);
+    } finally {
+      await setLimit("1048588");
+      await admin.disconnect();
+    }
   });
 });
 

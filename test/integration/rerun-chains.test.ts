@@ -98,7 +98,7 @@ describe("rerun chains through Kafka, default guardrails (3 reruns, 0.75 / 0.25)
   const { tenantId, apiKey } = newTenant();
 
   beforeAll(async () => {
-    h = await startHarness({ env: { API_KEYS: `${apiKey}:${tenantId}` } });
+    h = await startHarness({ env: { API_KEYS: `${apiKey}:${tenantId}:read+vote+decide+override` } });
     harnesses.push(h);
   });
 

@@ -26,9 +26,13 @@ let h: Harness;
 let producer: Producer;
 const crashes: Error[] = [];
 
-async function send(topic: string, event: TaskCompleted): Promise<void> {
+async function send(
+  topic: string,
+  event: TaskCompleted,
+  headers: Record<string, string> = {},
+): Promise<void> {
   const value = await h.codec.encode(topic, "task-completed.v1", event);
-  await producer.send({ topic, messages: [{ key: event.loopId, value }] });
+  await producer.send({ topic, messages: [{ key: event.loopId, value, headers }] });
 }
 
 beforeAll(async () => {
@@ -60,7 +64,8 @@ describe("TENANT_TOPIC_BINDING", () => {
     const spoofed = taskEvent({ tenantId: globex });
     const globexOwn = taskEvent({ tenantId: globex });
     await send(acmeTopic, matching);
-    await send(acmeTopic, spoofed);
+    // It also names globex's topic as its origin, hoping a DLQ replay will deliver it there.
+    await send(acmeTopic, spoofed, { "reflector.original.topic": globexTopic });
     await send(globexTopic, globexOwn);
 
     const [decision] = (await h.waitForOutputs(matching.eventId, 2)).filter(
@@ -91,31 +96,54 @@ describe("TENANT_TOPIC_BINDING", () => {
     );
   });
 
-  it("dlq replay sends a tenant topic's dead letter back to that topic, where the binding refuses it again", async () => {
+  it("dlq replay sends a tenant topic's dead letter back to that topic, and never across tenants", async () => {
     const binding = h.config.tenancy.binding ?? [];
+    // An acme event dead-lettered from acme's topic (a bad shape), and a dead letter that names
+    // globex's topic for an acme event (forged, or written before origins were checked).
+    const bad = { ...taskEvent({ tenantId: acme }), outcome: "no-such-outcome" };
+    await send(acmeTopic, bad as unknown as TaskCompleted);
+    await waitFor(() => h.on(h.config.topics.deadLetter).find((c) => c.key === bad.loopId), {
+      what: "the bad event's dead letter",
+    });
+    const forged = taskEvent({ tenantId: acme });
+    await producer.send({
+      topic: h.config.topics.deadLetter,
+      messages: [
+        {
+          key: forged.loopId,
+          value: await h.codec.encode(h.config.topics.deadLetter, "task-completed.v1", forged),
+          headers: { "reflector.error.code": "SCHEMA_INVALID", "reflector.original.topic": globexTopic },
+        },
+      ],
+    });
     const before = h.on(h.config.topics.deadLetter).length;
     const summary = await replayDeadLetters({
       kafka: h.kafka,
       deadLetterTopic: h.config.topics.deadLetter,
       targetTopic: h.config.topics.taskCompleted,
       sourceTopics: [h.config.topics.taskCompleted, h.config.topics.retry],
-      tenantTopic: (topic) => tenantOfTopic(binding, topic) !== null,
+      tenancy: { binding, decode: (value) => h.codec.decode(value) },
       groupId: `${h.config.kafka.groupId}.dlq-replay`,
       dryRun: false,
       idleTimeoutMs: 5_000,
       logger: createLogger("silent"),
     });
+    // The spoofed event (TENANT_TOPIC_MISMATCH) and the forged letter stay in the DLQ.
+    expect(summary.byCode.TENANT_TOPIC_MISMATCH).toEqual({ replayed: 0, skipped: 1 });
+    expect(summary.items.find((i) => i.key === forged.loopId)?.reason).toMatch(/^TENANT_TOPIC_MISMATCH: /);
     expect(summary.replayed).toBe(1);
-    // Back on the acme topic (not the unread default topic): decided again, dead-lettered again.
+    // Back on the acme topic (not the unread default topic): read again, dead-lettered again.
     const again = await waitFor(
       () =>
         h
           .on(h.config.topics.deadLetter)
           .slice(before)
-          .find((c) => c.headers["reflector.error.code"] === "TENANT_TOPIC_MISMATCH"),
+          .find((c) => c.key === bad.loopId),
       { what: "the replayed letter's second refusal" },
     );
     expect(again.headers["reflector.original.topic"]).toBe(acmeTopic);
+    expect(h.collected.some((c) => c.value?.sourceEventId === forged.eventId)).toBe(false);
+    expect(tenantOfTopic(binding, acmeTopic)).toBe(acme);
   });
 
   it("asks to be restarted when a bound topic appears after start (KafkaJS would not read it)", async () => {

@@ -22,6 +22,12 @@ app.kubernetes.io/name: {{ include "reflector.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
+{{/* The OTLP bridge's pods: a name of their own, so no selector of the processor's matches them. */}}
+{{- define "reflector.bridgeSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-otlp-bridge" (include "reflector.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
 {{- define "reflector.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{ include "reflector.selectorLabels" . }}
@@ -68,24 +74,46 @@ Environment of every Reflector container: the ConfigMap, then each secret variab
 key in the mounted tls Secret.
 */}}
 {{- define "reflector.env" -}}
+{{- include "reflector.envWith" (dict "root" .) }}
+{{- end }}
+
+{{/*
+The same, for one role: "migrate" takes DATABASE_URL from init.migrateDatabaseUrl (a user that
+may run DDL; the pods' own user need not), "processor" leaves OTLP_TOPIC unset when the OTLP
+bridge runs as its own Deployment.
+*/}}
+{{- define "reflector.envWith" -}}
+{{- $root := .root }}
+{{- $role := .role | default "" }}
 envFrom:
   - configMapRef:
-      name: {{ include "reflector.fullname" . }}
+      name: {{ include "reflector.fullname" $root }}
 env:
-  {{- range $name, $ref := .Values.secretEnv }}
+  {{- range $name, $ref := $root.Values.secretEnv }}
+  {{- $ref = ternary $root.Values.init.migrateDatabaseUrl $ref (and (eq $role "migrate") (eq $name "DATABASE_URL") (not (empty $root.Values.init.migrateDatabaseUrl.key))) }}
   - name: {{ $name }}
     valueFrom:
       secretKeyRef:
-        name: {{ $ref.secret | default $.Values.existingSecret }}
+        name: {{ $ref.secret | default $root.Values.existingSecret }}
         key: {{ $ref.key }}
         optional: {{ $ref.optional | default false }}
   {{- end }}
-  {{- range $name, $file := .Values.tls.files }}
+  {{- range $name, $file := $root.Values.tls.files }}
   {{- if $file }}
   - name: {{ $name }}
-    value: {{ printf "%s/%s" $.Values.tls.mountPath $file | quote }}
+    value: {{ printf "%s/%s" $root.Values.tls.mountPath $file | quote }}
   {{- end }}
   {{- end }}
+  {{- if and (eq $role "processor") (include "reflector.bridgeDeployment" $root) }}
+  # The OTLP bridge runs in its own Deployment: `start` must not run a second one here.
+  - name: OTLP_TOPIC
+    value: ""
+  {{- end }}
+{{- end }}
+
+{{/* Whether the OTLP bridge runs as its own Deployment (config.OTLP_TOPIC set, otlpBridge.mode deployment). */}}
+{{- define "reflector.bridgeDeployment" -}}
+{{- if and .Values.config.OTLP_TOPIC (eq .Values.otlpBridge.mode "deployment") }}true{{ end }}
 {{- end }}
 
 {{/* Whether any PEM file is mounted from tls.existingSecret. */}}

@@ -18,9 +18,27 @@ export interface FailureContext {
   code: FailureCode;
   reason: string;
   now: Date;
+  /**
+   * Reflector's own retry topic, the one topic whose `reflector.*` headers Reflector wrote. On any
+   * other topic they are the producer's word: a producer could name another tenant's topic as the
+   * record's origin and have `dlq replay` deliver it there. Absent: no topic is trusted.
+   */
+  retryTopic?: string | undefined;
 }
 
-/** Where the record came from first: a record replayed or retried keeps its original place. */
+/** The header names Reflector writes; a producer's copies of them are dropped from its records. */
+export const reflectorHeaderPrefix = "reflector.";
+
+/**
+ * Replay history, the one exception: `dlq replay` adds it on the input topic, and a record that
+ * fails again keeps it so its dead letter shows how often it came back. It is shown, never acted on.
+ */
+const replayHistory = new Set(["reflector.replayed.from", "reflector.replay.count"]);
+
+/**
+ * Where a record read from the retry topic was read first. Call it only for a record read from the
+ * retry topic: anywhere else the headers are the producer's word (see `placeOf`).
+ */
 export function originOf(source: SourceRecord): { topic: string; partition: string; offset: string } {
   const headers = source.message.headers;
   return {
@@ -30,9 +48,39 @@ export function originOf(source: SourceRecord): { topic: string; partition: stri
   };
 }
 
+function fromRetryTopic(source: SourceRecord, context: Pick<FailureContext, "retryTopic">): boolean {
+  return context.retryTopic !== undefined && source.topic === context.retryTopic;
+}
+
+/** Where the record was first read: its original place when it came back through the retry topic, else where it is. */
+export function placeOf(
+  source: SourceRecord,
+  context: Pick<FailureContext, "retryTopic">,
+): { topic: string; partition: string; offset: string } {
+  if (fromRetryTopic(source, context)) return originOf(source);
+  return { topic: source.topic, partition: String(source.partition), offset: source.message.offset };
+}
+
+/**
+ * The producer's headers as a failure record may carry them: everything but `reflector.*` (save
+ * the replay history), unless the record came from Reflector's retry topic.
+ */
+export function producerHeaders(source: SourceRecord, context: Pick<FailureContext, "retryTopic">): IHeaders {
+  const headers = source.message.headers ?? {};
+  if (fromRetryTopic(source, context)) return { ...headers };
+  const kept: IHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (lower.startsWith(reflectorHeaderPrefix) && !replayHistory.has(lower)) continue;
+    kept[name] = value;
+  }
+  return kept;
+}
+
 /** The headers every dead letter and retry record carries: what failed, why, and where it was read. */
 export function failureHeaders(source: SourceRecord, context: FailureContext): IHeaders {
-  const origin = originOf(source);
+  const origin = placeOf(source, context);
   return {
     "reflector.error.code": context.code,
     "reflector.error.message": context.reason.slice(0, 2000),
@@ -56,10 +104,11 @@ export function deadLetterMessage(
   fits: (message: Message) => boolean,
 ): Message {
   const failure = failureHeaders(source, context);
-  const { key, value, headers } = source.message;
+  const { key, value } = source.message;
+  const headers = producerHeaders(source, context);
   const full: Message = { key, value, headers: { ...headers, ...failure } };
   if (fits(full)) return full;
-  const origin = originOf(source);
+  const origin = placeOf(source, context);
   const omitted = `${String(value?.length ?? 0)} bytes over the dead-letter topic's size limit; read it at ${origin.topic}/${origin.partition}/${origin.offset}`;
   const withoutValue: Message = {
     key,
@@ -89,7 +138,7 @@ export function retryMessage(
     key: source.message.key,
     value: source.message.value,
     headers: {
-      ...source.message.headers,
+      ...producerHeaders(source, context),
       ...failureHeaders(source, context),
       [retryCountHeader]: "1",
       [retryNotBeforeHeader]: String(notBefore),

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { Partitioners, type Consumer, type Kafka, type KafkaMessage, type Producer } from "kafkajs";
 import { classifyFailure, errorMessage, ReflectorError, type ErrorCode } from "../../domain/errors.js";
 import type { OtlpSpan } from "../../domain/otlp/otlp-span.js";
@@ -116,6 +117,10 @@ export function createOtlpConsumer(options: OtlpConsumerOptions) {
           };
           for (const message of batch.messages) {
             if (!message.value || message.value.length === 0) continue;
+            // Decoding is synchronous CPU work (a record is up to a megabyte of spans): between two
+            // records the event loop runs, so heartbeats, other partitions and the sweep go on.
+            await nextTurn();
+            if (!payload.isRunning() || payload.isStale()) return;
             try {
               decoded.push({ message, ...options.decode(message.value) });
             } catch (err) {

@@ -47,7 +47,7 @@ interface SpanObject {
  * (protobufjs reads the `.proto` files; no protobuf parsing is written here) and validates them
  * with the domain's OTLP/JSON schema, so both encodings pass one set of rules.
  */
-export function createOtlpDecoder(): OtlpDecoder {
+export function createOtlpDecoder(options: { uniqueResourceKeys?: readonly string[] } = {}): OtlpDecoder {
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => protoRoot + target;
   root.loadSync("opentelemetry/proto/collector/trace/v1/trace_service.proto", { keepCase: false });
@@ -100,7 +100,7 @@ export function createOtlpDecoder(): OtlpDecoder {
     decode(value) {
       const encoding = detectEncoding(value);
       const raw = encoding === "json" ? fromJson(value) : fromProtobuf(value);
-      const parsed = parseOtlpTraceRequest(raw);
+      const parsed = parseOtlpTraceRequest(raw, options);
       if (!parsed.ok) {
         throw new ReflectorError(
           "SCHEMA_INVALID",

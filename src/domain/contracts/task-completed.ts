@@ -84,7 +84,21 @@ const openMap = z
 
 /** Rerun numbers (`<root>_r<n>`) a loop family can reach; beyond this the id is not a rerun we made. */
 export const maxRerunNumber = 100_000;
-const rerunNumber = /_r(\d{1,12})$/;
+/**
+ * The one reading of a rerun's id, `<root>_r<n>`, for the contract, the HTTP body and the loop
+ * family alike: any number of digits, so that no length of number slips past the bound.
+ */
+export const rerunSuffix = /_r(\d+)$/;
+
+/** Why a loop id's rerun number is refused (beyond `maxRerunNumber`), or null. */
+export function rerunNumberProblem(loopId: string): string | null {
+  const n = rerunSuffix.exec(loopId)?.[1];
+  if (n === undefined) return null;
+  // Compared as digits first: a number of 400 digits is no Number.
+  const digits = n.replace(/^0+(?=\d)/, "");
+  if (digits.length <= String(maxRerunNumber).length && Number(digits) <= maxRerunNumber) return null;
+  return `rerun number ${n.length > 20 ? `${n.slice(0, 20)}… (${String(n.length)} digits)` : n} is beyond ${String(maxRerunNumber)}`;
+}
 
 export const Outcome = z.enum(["success", "failure", "partial", "timeout", "error"]);
 export type Outcome = z.infer<typeof Outcome>;
@@ -210,14 +224,8 @@ export const TaskCompletedV1 = z
       ctx.addIssue({ code: "custom", path: ["rerunOf"], message: "a loop cannot rerun itself" });
     }
     for (const field of ["loopId", "rerunOf"] as const) {
-      const n = rerunNumber.exec(event[field] ?? "")?.[1];
-      if (n !== undefined && Number(n) > maxRerunNumber) {
-        ctx.addIssue({
-          code: "custom",
-          path: [field],
-          message: `rerun number ${n} is beyond ${String(maxRerunNumber)}`,
-        });
-      }
+      const problem = rerunNumberProblem(event[field] ?? "");
+      if (problem) ctx.addIssue({ code: "custom", path: [field], message: problem });
     }
   });
 export type TaskCompleted = z.infer<typeof TaskCompletedV1>;

@@ -1,11 +1,11 @@
+import { rerunSuffix } from "../contracts/task-completed.js";
+
 /**
  * A loop family: a root loop and its reruns, named `<root>_r<n>` with `rerunOf` naming the parent.
  * When the parent's trace is known, its recorded root wins; these rules place a loop whose parent
  * is not (yet) known. The one definition for decideLoop, the Postgres loop context and the
  * consumer's per-family ordering.
  */
-
-const rerunSuffix = /_r(\d+)$/;
 
 /** The family root: the loop itself unless it is a rerun, else its parent's id without `_r<n>`. */
 export function loopFamilyRoot(loop: { loopId: string; rerunOf?: string | undefined }): string {

@@ -59,7 +59,7 @@ const families: [FailureKind, RegExp][] = [
   ],
   [
     "resource_exhausted",
-    /out of memory|\boom\b|disk full|context length|maximum context|token limit|quota exceeded/i,
+    /out of memory|\boom\b|disk[ _]full|no space left|context length|maximum context|token limit|quota exceeded/i,
   ],
   ["not_found", /\b404\b|not found|no such|does not exist/i],
   ["parse_error", /unexpected token|json\.?parse|could not parse|parse error|syntax error/i],

@@ -102,7 +102,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
         found: `${tool} answered that what it was asked for does not exist`,
         adjustments: [
           `add constraint: look the resource up (list or search) before calling ${tool} with an id`,
-          `change id handling to use only ids returned by a previous tool response`,
+          `change id handling for ${tool} to use only ids returned by a previous tool response`,
         ],
         learning: `Identifiers passed to ${tool} must come from earlier tool output, not from inference.`,
         tags: ["not-found", tool],

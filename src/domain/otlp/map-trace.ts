@@ -9,15 +9,38 @@ export interface TraceMappingOptions {
   projectAttribute: string;
   defaultTenant: string;
   defaultProject: string;
+  /**
+   * The largest event, in bytes of its JSON (UTF-8), that the input topic takes with the record's
+   * key and headers; texts are cut, then steps left out, until the event fits. Default
+   * `defaultMaxEventBytes`.
+   */
+  maxEventBytes?: number;
+  /**
+   * The trace's tenant when the caller knows it (the tenant bound to the topic its spans came
+   * from, or the one they were stored under); else the root's resource attribute, else the default.
+   */
+  tenantId?: string;
 }
 
+/** Under Kafka's default 1 MB record limit with room for the key, the headers and the framing. */
+export const defaultMaxEventBytes = 900_000;
+
 export type TraceMapping =
-  { ok: true; event: TaskCompleted; rootSpanId: string } | { ok: false; reason: string; candidate: unknown };
+  | {
+      ok: true;
+      event: TaskCompleted;
+      rootSpanId: string;
+      /** The event's JSON in UTF-8 bytes (what the budget measured). */
+      bytes: number;
+    }
+  | { ok: false; reason: string; candidate: unknown };
 
 /** The contract's bound on trace steps; a longer trace keeps its first steps and says how many were left out. */
 const maxEvents = 2_000;
-/** Text of all steps together: keeps one event well under Kafka's default 1 MB record limit. */
+/** Text of all steps together, before the event is measured in bytes (`maxEventBytes`). */
 const stepTextBudgetChars = 400_000;
+/** Texts are cut to at most this fraction of their usual length before steps are left out. */
+const smallestTextScale = 1 / 64;
 const minStepChars = 500;
 const maxStepChars = 8_000;
 
@@ -37,6 +60,21 @@ function cleanName(value: AttributeValue | undefined, max = 200): string | undef
     .toWellFormed()
     .trim();
   return text.length > 0 ? text : undefined;
+}
+
+/**
+ * The tenant a resource names (`tenantAttribute`, cleaned like every name), or the default. Under
+ * a tenant binding the caller gives the bound tenant instead and refuses a resource naming another.
+ */
+export function resourceTenant(
+  resource: Attributes,
+  options: Pick<TraceMappingOptions, "tenantAttribute" | "defaultTenant">,
+): string {
+  return (
+    cleanName(
+      Object.hasOwn(resource, options.tenantAttribute) ? resource[options.tenantAttribute] : undefined,
+    ) ?? options.defaultTenant
+  );
 }
 
 /** The text trimmed, or undefined when nothing is left. */
@@ -280,7 +318,67 @@ function stepsOf(span: OtlpSpan, actor: string | undefined): Step[] {
 }
 
 function resourceName(resource: Attributes, key: string): string | undefined {
-  return cleanName(resource[key]);
+  return Object.hasOwn(resource, key) ? cleanName(resource[key]) : undefined;
+}
+
+/**
+ * The UTF-8 length of `value`'s JSON, as the producer will encode it (a lone surrogate as U+FFFD);
+ * when even three bytes a character would fit `maxBytes`, its character count (a lower bound that
+ * cannot change the verdict) without reading every character.
+ */
+function jsonBytes(value: unknown, maxBytes: number): number {
+  const text = JSON.stringify(value);
+  if (text.length * 3 <= maxBytes) return text.length;
+  let bytes = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        bytes += 4;
+        i += 1;
+      } else bytes += 3;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/**
+ * The steps as the event carries them: at most `keep` (a longer trace keeps its first steps and one
+ * saying how many were left out), their texts sharing a budget scaled by `scale`.
+ */
+function stepsWithin(all: readonly Step[], root: OtlpSpan, scale: number, keep: number): Step[] {
+  const limit = Math.min(maxEvents, keep);
+  const kept = all.length > limit ? all.slice(0, limit - 1) : all;
+  const stepChars = Math.ceil(
+    scale *
+      Math.max(
+        minStepChars,
+        Math.min(maxStepChars, Math.floor(stepTextBudgetChars / Math.max(1, Math.min(limit, all.length)))),
+      ),
+  );
+  const steps = kept.map((step) => ({
+    ...step,
+    content: cutMiddle(step.content, stepChars),
+    ...(step.error?.message !== undefined
+      ? { error: { ...step.error, message: cutMiddle(step.error.message, stepChars) } }
+      : {}),
+  }));
+  if (all.length > limit) {
+    const left = all.length - kept.length;
+    steps.push({
+      type: "system_event",
+      eventId: "otlp.steps-left-out",
+      timestamp: kept.at(-1)?.timestamp ?? isoOf(root.endTimeUnixNano),
+      content:
+        limit === maxEvents
+          ? `${String(left)} more steps of this trace were left out (the contract keeps ${String(maxEvents)})`
+          : `${String(left)} more steps of this trace were left out (the event's size limit)`,
+    });
+  }
+  return steps;
 }
 
 /**
@@ -302,30 +400,7 @@ export function mapTraceToTask(spans: readonly OtlpSpan[], options: TraceMapping
       .map((span) => cleanName(span.attributes["gen_ai.conversation.id"]))
       .find((id) => id !== undefined);
 
-  let steps = ordered.flatMap((span) => stepsOf(span, actors.get(span.spanId)));
-  if (steps.length > maxEvents) {
-    const left = steps.length - (maxEvents - 1);
-    const last = steps[maxEvents - 2];
-    steps = steps.slice(0, maxEvents - 1);
-    steps.push({
-      type: "system_event",
-      eventId: "otlp.steps-left-out",
-      timestamp: last?.timestamp ?? isoOf(root.endTimeUnixNano),
-      content: `${String(left)} more steps of this trace were left out (the contract keeps ${String(maxEvents)})`,
-    });
-  }
-  const stepChars = Math.max(
-    minStepChars,
-    Math.min(maxStepChars, Math.floor(stepTextBudgetChars / Math.max(1, steps.length))),
-  );
-  const events = steps.map((step) => ({
-    ...step,
-    content: cutMiddle(step.content, stepChars),
-    ...(step.error?.message !== undefined
-      ? { error: { ...step.error, message: cutMiddle(step.error.message, stepChars) } }
-      : {}),
-  }));
-
+  const allSteps = ordered.flatMap((span) => stepsOf(span, actors.get(span.spanId)));
   const failed = [...spans]
     .map((span) => ({ span, failure: failureOf(span) }))
     .filter((f): f is { span: OtlpSpan; failure: Failure } => f.failure !== null)
@@ -346,53 +421,75 @@ export function mapTraceToTask(spans: readonly OtlpSpan[], options: TraceMapping
   const input = messagesText(root.attributes["gen_ai.input.messages"], "user");
   const output = messagesText(root.attributes["gen_ai.output.messages"]);
   const tool = failed ? cleanName(failed.span.attributes["gen_ai.tool.name"]) : undefined;
-  const candidate = {
-    schemaVersion: 1,
-    eventId: eventIdOfTrace(traceId),
-    tenantId: resourceName(resource, options.tenantAttribute) ?? options.defaultTenant,
-    projectId:
-      resourceName(resource, options.projectAttribute) ??
-      resourceName(resource, "service.name") ??
-      options.defaultProject,
-    agentId,
-    ...(conversation !== undefined ? { sessionId: conversation } : {}),
-    taskId: traceId,
-    loopId: conversation ?? traceId,
-    occurredAt: isoOf(root.endTimeUnixNano),
-    task: {
-      description: cutMiddle(
-        nonBlank(input) ?? `${nonBlank(root.name) ?? "invoke_agent"} (trace ${traceId})`,
-        16_000,
-      ),
-      ...(input !== undefined ? { query: cutMiddle(input, 64_000) } : {}),
-      ...(output !== undefined ? { answer: cutMiddle(output, 64_000) } : {}),
-    },
-    outcome,
-    ...(failed
-      ? {
-          error: {
-            category: errorCategory(failed.span),
-            ...(failed.failure.type !== undefined ? { type: failed.failure.type } : {}),
-            message: cutMiddle(
-              nonBlank(failed.failure.message) ??
-                failed.failure.type ??
-                `${nonBlank(failed.span.name) ?? "span"} failed`,
-              16_000,
-            ),
-            context: {
-              traceId,
-              spanId: failed.span.spanId,
-              span: failed.span.name.slice(0, 200),
-              ...(actors.get(failed.span.spanId) !== undefined
-                ? { agent: actors.get(failed.span.spanId) }
-                : {}),
-              ...(tool !== undefined ? { toolName: tool } : {}),
+  const build = (scale: number, keep: number) => {
+    return {
+      schemaVersion: 1,
+      eventId: eventIdOfTrace(traceId),
+      tenantId: options.tenantId ?? resourceTenant(resource, options),
+      projectId:
+        resourceName(resource, options.projectAttribute) ??
+        resourceName(resource, "service.name") ??
+        options.defaultProject,
+      agentId,
+      ...(conversation !== undefined ? { sessionId: conversation } : {}),
+      taskId: traceId,
+      loopId: conversation ?? traceId,
+      occurredAt: isoOf(root.endTimeUnixNano),
+      task: {
+        description: cutMiddle(
+          nonBlank(input) ?? `${nonBlank(root.name) ?? "invoke_agent"} (trace ${traceId})`,
+          Math.ceil(16_000 * scale),
+        ),
+        ...(input !== undefined ? { query: cutMiddle(input, Math.ceil(64_000 * scale)) } : {}),
+        ...(output !== undefined ? { answer: cutMiddle(output, Math.ceil(64_000 * scale)) } : {}),
+      },
+      outcome,
+      ...(failed
+        ? {
+            error: {
+              category: errorCategory(failed.span),
+              ...(failed.failure.type !== undefined ? { type: failed.failure.type } : {}),
+              message: cutMiddle(
+                nonBlank(failed.failure.message) ??
+                  failed.failure.type ??
+                  `${nonBlank(failed.span.name) ?? "span"} failed`,
+                Math.ceil(16_000 * scale),
+              ),
+              context: {
+                traceId,
+                spanId: failed.span.spanId,
+                span: failed.span.name.slice(0, 200),
+                ...(actors.get(failed.span.spanId) !== undefined
+                  ? { agent: actors.get(failed.span.spanId) }
+                  : {}),
+                ...(tool !== undefined ? { toolName: tool } : {}),
+              },
             },
-          },
-        }
-      : {}),
-    events,
+          }
+        : {}),
+      events: stepsWithin(allSteps, root, scale, keep),
+    };
   };
+  // Cut texts, then leave steps out, until the event's bytes fit: a trace of CJK text, or of 2,000
+  // steps each with its own metadata, would otherwise outgrow the topic's record limit.
+  const maxBytes = options.maxEventBytes ?? defaultMaxEventBytes;
+  let scale = 1;
+  let keep = maxEvents;
+  let candidate = build(scale, keep);
+  let bytes = jsonBytes(candidate, maxBytes);
+  while (bytes > maxBytes && (scale > smallestTextScale || keep > 1)) {
+    if (scale > smallestTextScale) scale /= 2;
+    else keep = Math.max(1, Math.floor(keep / 2));
+    candidate = build(scale, keep);
+    bytes = jsonBytes(candidate, maxBytes);
+  }
+  if (bytes > maxBytes) {
+    return {
+      ok: false,
+      reason: `the event would be ${String(bytes)} bytes even cut down, over the ${String(maxBytes)} the input topic takes`,
+      candidate: null,
+    };
+  }
   const parsed = TaskCompletedV1.safeParse(candidate);
   if (!parsed.success) {
     const reason = parsed.error.issues
@@ -401,5 +498,5 @@ export function mapTraceToTask(spans: readonly OtlpSpan[], options: TraceMapping
       .join("; ");
     return { ok: false, reason, candidate };
   }
-  return { ok: true, event: parsed.data, rootSpanId: root.spanId };
+  return { ok: true, event: parsed.data, rootSpanId: root.spanId, bytes };
 }

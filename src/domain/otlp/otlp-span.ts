@@ -129,14 +129,22 @@ function plainValue(value: unknown, depth: number): AttributeValue {
   return null;
 }
 
-/** An OTLP `KeyValue` list as a plain object; entries without a string key are skipped. */
-function flatten(list: unknown, depth = 0): Attributes {
-  const out: Attributes = {};
+/**
+ * An OTLP `KeyValue` list as an object without a prototype: a key named `__proto__` is an
+ * ordinary key here, never the object's prototype (through which a producer could otherwise
+ * make any attribute, the tenant's too, seem present). Entries without a string key are skipped;
+ * a key given twice keeps its last value and is reported to `repeated`.
+ */
+function flatten(list: unknown, depth = 0, repeated?: (key: string) => void): Attributes {
+  const out = Object.create(null) as Attributes;
   if (!Array.isArray(list)) return out;
   for (const item of list) {
     if (typeof item !== "object" || item === null) continue;
     const { key, value } = item as { key?: unknown; value?: unknown };
-    if (typeof key === "string") out[storable(key)] = plainValue(value, depth);
+    if (typeof key !== "string") continue;
+    const name = storable(key);
+    if (repeated && Object.hasOwn(out, name)) repeated(name);
+    out[name] = plainValue(value, depth);
   }
   return out;
 }
@@ -152,7 +160,16 @@ export type OtlpParseResult = { ok: true; spans: OtlpSpan[] } | { ok: false; rea
  * ten problems, with their paths). A record either passes whole or goes to the dead-letter topic
  * whole, so nothing of it is silently dropped.
  */
-export function parseOtlpTraceRequest(raw: unknown): OtlpParseResult {
+export function parseOtlpTraceRequest(
+  raw: unknown,
+  options: {
+    /**
+     * Resource attributes that must be given once (the tenant's and the project's): a resource
+     * that names two tenants gets the whole record refused, not one of them picked.
+     */
+    uniqueResourceKeys?: readonly string[];
+  } = {},
+): OtlpParseResult {
   const parsed = OtlpTraceRequest.safeParse(raw);
   if (!parsed.success) {
     const reason = parsed.error.issues
@@ -162,8 +179,14 @@ export function parseOtlpTraceRequest(raw: unknown): OtlpParseResult {
     return { ok: false, reason };
   }
   const spans: OtlpSpan[] = [];
-  for (const resourceSpans of parsed.data.resourceSpans ?? []) {
-    const resource = flatten(resourceSpans.resource?.attributes);
+  const unique = new Set(options.uniqueResourceKeys ?? []);
+  const repeated: string[] = [];
+  for (const [r, resourceSpans] of (parsed.data.resourceSpans ?? []).entries()) {
+    const resource = flatten(resourceSpans.resource?.attributes, 0, (key) => {
+      if (unique.has(key))
+        repeated.push(`resourceSpans.${String(r)}.resource.attributes: ${key} is given more than once`);
+    });
+    if (repeated.length > 0) return { ok: false, reason: repeated.slice(0, 10).join("; ") };
     for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
       for (const span of scopeSpans.spans ?? []) {
         const flags = span.flags ?? 0;

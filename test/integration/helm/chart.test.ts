@@ -186,7 +186,8 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
         ["KAFKA_SASL_PASSWORD", "reflector-kafka-user", "password"],
         ["SCHEMA_REGISTRY_USERNAME", "reflector", "SCHEMA_REGISTRY_USERNAME"],
         ["SCHEMA_REGISTRY_PASSWORD", "reflector", "SCHEMA_REGISTRY_PASSWORD"],
-        ["DATABASE_URL", "reflector", "DATABASE_URL"],
+        // The migrations run as their own database user.
+        ["DATABASE_URL", "reflector", container.name === "migrate" ? "MIGRATION_DATABASE_URL" : "DATABASE_URL"],
       ] as const) {
         expect(env.get(name)?.valueFrom?.secretKeyRef, `${container.name} ${name}`).toMatchObject({ name: secret, key });
       }
@@ -423,6 +424,59 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
     for (const url of urls) {
       expect(url).toMatch(/^https:\/\/git\.example\/reflector\/blob\/main\/docs\/operations\.md#reflector/);
     }
+  });
+
+  it("never opens the HTTP port to every pod and client: an empty ingressFrom means the release's namespace", () => {
+    const ingress = (manifests: Rendered[]) => one(manifests, "NetworkPolicy").spec?.ingress ?? [];
+    expect(ingress(defaults).map((rule) => rule.from)).toEqual([[{ podSelector: {} }]]);
+    const peers = render(helm, {
+      set: { "networkPolicy.ingressFrom[0].namespaceSelector.matchLabels.name": "monitoring" },
+    });
+    expect(ingress(peers)[0]?.from).toEqual([{ namespaceSelector: { matchLabels: { name: "monitoring" } } }]);
+    const open = render(helm, { set: { "networkPolicy.allowFromAnywhere": true } });
+    expect(ingress(open)[0]?.from).toBeUndefined();
+  });
+
+  it("runs the migrations as their own database user, the pods with theirs", () => {
+    const databaseUrl = (container: { env?: { name: string; valueFrom?: { secretKeyRef?: { key: string } } }[] }) =>
+      container.env?.find((e) => e.name === "DATABASE_URL")?.valueFrom?.secretKeyRef?.key;
+    const init = podSpec(defaults).initContainers ?? [];
+    expect(databaseUrl(must(init.find((c) => c.name === "migrate"), "migrate container"))).toBe(
+      "MIGRATION_DATABASE_URL",
+    );
+    expect(databaseUrl(must(init.find((c) => c.name === "topics"), "topics container"))).toBe("DATABASE_URL");
+    expect(databaseUrl(mainContainer(defaults))).toBe("DATABASE_URL");
+    const same = render(helm, { set: { "init.migrateDatabaseUrl.key": "" } });
+    const sameInit = podSpec(same).initContainers ?? [];
+    expect(databaseUrl(must(sameInit.find((c) => c.name === "migrate"), "migrate container"))).toBe("DATABASE_URL");
+  });
+
+  it("runs the OTLP bridge as its own Deployment on request; the processor's pods then leave OTLP_TOPIC unset", () => {
+    const inProcess = render(helm, { set: { "config.OTLP_TOPIC": "otlp_spans" } });
+    expect(byKind(inProcess, "Deployment")).toHaveLength(1);
+    const separate = render(helm, { set: { "config.OTLP_TOPIC": "otlp_spans", "otlpBridge.mode": "deployment" } });
+    const deployments = byKind(separate, "Deployment").map((d) => models.Deployment(structuredClone(d)));
+    expect(deployments).toHaveLength(2);
+    const bridge = must(
+      deployments.find((d) => d.metadata?.name?.endsWith("-otlp-bridge")),
+      "the bridge's Deployment",
+    );
+    const processor = must(
+      deployments.find((d) => d !== bridge),
+      "the processor's Deployment",
+    );
+    const bridgeContainer = must(bridge.spec?.template.spec?.containers[0], "bridge container");
+    expect(bridgeContainer.args).toEqual(["otlp-bridge"]);
+    expect(bridgeContainer.env?.some((e) => e.name === "OTLP_TOPIC")).toBe(false);
+    const processorContainer = must(processor.spec?.template.spec?.containers[0], "processor container");
+    expect(processorContainer.env?.find((e) => e.name === "OTLP_TOPIC")).toEqual({ name: "OTLP_TOPIC", value: "" });
+    // Nothing of the processor's selects the bridge's pods: not its Deployment, Service or PDB.
+    const bridgeLabels = must(bridge.spec?.template.metadata?.labels, "bridge pod labels");
+    const selects = (selector: Record<string, string> | undefined) =>
+      Object.entries(selector ?? {}).every(([k, v]) => bridgeLabels[k] === v);
+    expect(selects(processor.spec?.selector.matchLabels)).toBe(false);
+    expect(selects(one(separate, "Service").spec?.selector)).toBe(false);
+    expect(selects(one(separate, "PodDisruptionBudget").spec?.selector?.matchLabels)).toBe(false);
   });
 
   it("refuses values its schema does not allow", () => {

@@ -174,3 +174,47 @@ describe("OTLP decoder", () => {
     expect(JSON.stringify(spans[0]?.attributes.deep)).toContain("[nested too deep]");
   });
 });
+
+describe("OTLP decoder: a tenant cannot be smuggled", () => {
+  const span = {
+    traceId: "5b8efff798038103d269b633813fc60c",
+    spanId: "0000000000000001",
+    name: "invoke_agent a",
+    startTimeUnixNano: "1764000000000000000",
+    endTimeUnixNano: "1764000001000000000",
+  };
+  const record = (attributes: unknown[]) =>
+    Buffer.from(
+      JSON.stringify({ resourceSpans: [{ resource: { attributes }, scopeSpans: [{ spans: [span] }] }] }),
+    );
+  const strict = createOtlpDecoder({ uniqueResourceKeys: ["reflector.tenant_id", "reflector.project_id"] });
+
+  it("reads a __proto__ key as an ordinary attribute, never as the map's prototype", () => {
+    const smuggled = record([
+      {
+        key: "__proto__",
+        value: {
+          kvlistValue: { values: [{ key: "reflector.tenant_id", value: { stringValue: "victim" } }] },
+        },
+      },
+    ]);
+    const [decoded] = strict.decode(smuggled).spans;
+    expect(decoded?.resource["reflector.tenant_id"]).toBeUndefined();
+    expect(Object.getPrototypeOf(decoded?.resource)).toBeNull();
+    expect(Object.keys(decoded?.resource ?? {})).toEqual(["__proto__"]);
+  });
+
+  it("refuses a resource that names its tenant twice (SCHEMA_INVALID), and allows other repeated keys", () => {
+    const twice = record([
+      { key: "reflector.tenant_id", value: { stringValue: "acme" } },
+      { key: "reflector.tenant_id", value: { stringValue: "victim" } },
+    ]);
+    expect(codeOf(() => strict.decode(twice))).toBe("SCHEMA_INVALID");
+    expect(() => strict.decode(twice)).toThrow(/reflector\.tenant_id is given more than once/);
+    const hosts = record([
+      { key: "host.name", value: { stringValue: "a" } },
+      { key: "host.name", value: { stringValue: "b" } },
+    ]);
+    expect(strict.decode(hosts).spans[0]?.resource["host.name"]).toBe("b");
+  });
+});

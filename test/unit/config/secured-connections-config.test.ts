@@ -101,4 +101,40 @@ describe("secured connections in the config", () => {
       "SCHEMA_REGISTRY_CA_FILE: set, but SCHEMA_REGISTRY_URL is not https://",
     ]);
   });
+
+  it("refuses credentials that would cross the network in clear, unless allowed on purpose", () => {
+    const cleartext = {
+      KAFKA_SASL_MECHANISM: "plain",
+      KAFKA_SASL_USERNAME: "reflector",
+      KAFKA_SASL_PASSWORD: "hunter2-kafka",
+      SCHEMA_REGISTRY_URL: "http://registry:8081/apis/ccompat/v7",
+      SCHEMA_REGISTRY_USERNAME: "svc",
+      SCHEMA_REGISTRY_PASSWORD: "hunter2-registry",
+    };
+    const problems = problemsOf(cleartext);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^KAFKA_SASL_MECHANISM: plain sends the password in clear without KAFKA_SSL=true/,
+      ),
+      expect.stringMatching(
+        /^SCHEMA_REGISTRY_USERNAME: basic auth over http:\/\/ sends the password in clear/,
+      ),
+    ]);
+    expect(problems.join("\n")).not.toContain("hunter2");
+    // Over TLS, or with SCRAM (the password never crosses), nothing to refuse.
+    expect(
+      problemsOf({ ...cleartext, KAFKA_SSL: "true", SCHEMA_REGISTRY_URL: "https://registry:8081" }),
+    ).toEqual([]);
+    expect(
+      problemsOf({
+        ...cleartext,
+        KAFKA_SASL_MECHANISM: "scram-sha-512",
+        SCHEMA_REGISTRY_URL: "https://r:8081",
+      }),
+    ).toEqual([]);
+    const lab = loadConfig({ ...cleartext, ALLOW_CLEARTEXT_CREDENTIALS: "true" });
+    expect(lab.kafka.sasl?.mechanism).toBe("plain");
+    expect(lab.http.allowCleartextApiKeys).toBe(true);
+    expect(loadConfig({}).http.allowCleartextApiKeys).toBe(false);
+  });
 });

@@ -72,4 +72,32 @@ describe("spend limits and tenant binding settings", () => {
     );
     expect(problemsOf({ TENANT_TOPIC_BINDING: "acme=agent.task.completed" })).toEqual([]);
   });
+
+  it("binds OTLP traces like task events: the bridge publishes to one tenant's topic, and its traces are that tenant's", () => {
+    const binding = "acme=agents.acme.tasks,globex=agents.globex.*";
+    expect(problemsOf({ TENANT_TOPIC_BINDING: binding, OTLP_TOPIC: "otlp.acme" })).toEqual([
+      "OTLP_TASK_TOPIC: under TENANT_TOPIC_BINDING the bridge publishes to a topic bound to one tenant; agent.task.completed is bound to none",
+    ]);
+    const config = loadConfig({
+      TENANT_TOPIC_BINDING: binding,
+      OTLP_TOPIC: "otlp.acme",
+      OTLP_TASK_TOPIC: "agents.acme.tasks",
+    });
+    expect(config.otlp).toMatchObject({ taskTopic: "agents.acme.tasks", boundTenant: "acme" });
+    // The OTLP topic itself may not be bound: the processor would read spans as task events.
+    expect(
+      problemsOf({
+        TENANT_TOPIC_BINDING: binding,
+        OTLP_TOPIC: "agents.globex.otlp",
+        OTLP_TASK_TOPIC: "agents.acme.tasks",
+      }),
+    ).toEqual([expect.stringMatching(/covers agents\.globex\.otlp, one of Reflector's own topics/)]);
+    // Without a binding the resource names the tenant, as before.
+    expect(loadConfig({ OTLP_TOPIC: "otlp" }).otlp).toMatchObject({
+      taskTopic: "agent.task.completed",
+      boundTenant: undefined,
+      maxSpansPerTrace: 20_000,
+      maxTraceBytes: 64 * 1024 * 1024,
+    });
+  });
 });

@@ -50,6 +50,19 @@ describe("the task-completed contract on hostile input", () => {
     expect(parse({ ...base, loopId: "loop-1_r3", rerunOf: "loop-1_r2" }).success).toBe(true);
   });
 
+  it("refuses a rerun number of 13 digits or more too (one reading of `_r<n>` everywhere)", () => {
+    expect(issues({ ...base, loopId: "loop-1_r9999999999999", rerunOf: "loop-1" })).toEqual([
+      "loopId: rerun number 9999999999999 is beyond 100000",
+    ]);
+    expect(issues({ ...base, loopId: "loop-1_r2", rerunOf: `loop-1_r${"9".repeat(150)}` })).toEqual([
+      `rerunOf: rerun number ${"9".repeat(20)}… (150 digits) is beyond 100000`,
+    ]);
+    // Leading zeros do not make a small number large.
+    expect(parse({ ...base, loopId: "loop-1_r0000000000000000003", rerunOf: "loop-1_r2" }).success).toBe(
+      true,
+    );
+  });
+
   it("refuses deep and huge open maps without recursing or overflowing the stack", () => {
     expect(issues({ ...base, events: [{ ...step, metadata: nested(5_000) }] })).toEqual([
       "events.0.metadata: nests deeper than 10 levels",

@@ -27,7 +27,7 @@ const app = createHttpServer({
   isStopping: () => false,
   dependencies: [],
   api: {
-    keys: createApiKeyring(parseApiKeys("unit-test-key:tenant-u")),
+    keys: createApiKeyring(parseApiKeys("unit-test-key:tenant-u:read+vote+decide+override")),
     stores: { loops: failing, lessons: failing, feedback: failing },
     completeLoop: () => Promise.reject(new Error("not used")),
     commonIssues: () => Promise.reject(failure instanceof Error ? failure : new Error("x")),

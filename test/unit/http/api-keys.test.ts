@@ -27,13 +27,14 @@ describe("API keys", () => {
     expect(parseApiKeys("abc:def:ghi:tenant-z").get("abc:def:ghi")?.tenant).toBe("tenant-z");
   });
 
-  it("gives a key the roles after its tenant, and every role when it names none", () => {
+  it("gives a key the roles after its tenant, and only `read` when it names none", () => {
     const keys = parseApiKeys(
       "reader-key-1:tenant-a:read, voter-key-22:tenant-a:read+vote, admin-key-333:tenant-a",
     );
     expect([...(keys.get("reader-key-1")?.roles ?? [])]).toEqual(["read"]);
     expect([...(keys.get("voter-key-22")?.roles ?? [])]).toEqual(["read", "vote"]);
-    expect([...(keys.get("admin-key-333")?.roles ?? [])]).toEqual(["read", "vote", "decide", "override"]);
+    // A key written without roles may read; voting, deciding and overriding are granted by name.
+    expect([...(keys.get("admin-key-333")?.roles ?? [])]).toEqual(["read"]);
     // Not a role list: part of the key, as before roles existed.
     expect(parseApiKeys("abc:def:tenant-z:admin").get("abc:def:tenant-z")?.tenant).toBe("admin");
   });

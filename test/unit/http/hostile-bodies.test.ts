@@ -25,7 +25,7 @@ const app = createHttpServer({
   isStopping: () => false,
   dependencies: [],
   api: {
-    keys: createApiKeyring(parseApiKeys("hostile-test-key:tenant-h")),
+    keys: createApiKeyring(parseApiKeys("hostile-test-key:tenant-h:read+vote+decide+override")),
     stores: { loops: store, lessons: store, feedback: store },
     completeLoop: () => Promise.reject(new Error("not reached")),
     commonIssues: () => Promise.resolve([]),
@@ -57,6 +57,19 @@ describe("hostile request bodies", () => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ error: "bad_request" });
     expect((await app.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
+    expect(storeCalls).toBe(0);
+  });
+
+  it("answers 400 to a rerun number past the bound in loop_id or rerun_of, however many digits", async () => {
+    for (const body of [
+      { loop_id: "loop-1_r3000000000", rerun_of: "loop-1" },
+      { loop_id: "loop-1_r9999999999999", rerun_of: "loop-1" },
+      { loop_id: "loop-2", rerun_of: `loop-1_r${"9".repeat(60)}` },
+    ]) {
+      const res = await post("/orchestrator/loop-complete", JSON.stringify(body));
+      expect(res.statusCode, JSON.stringify(body)).toBe(400);
+      expect(res.json<{ message: string }>().message).toMatch(/rerun number .* is beyond 100000/);
+    }
     expect(storeCalls).toBe(0);
   });
 

@@ -18,6 +18,7 @@ interface Service {
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
   stop_grace_period?: string;
+  ports?: (string | { host_ip?: string })[];
 }
 const compose = parse(read("docker-compose.yml")) as { services: Record<string, Service> };
 const services = compose.services;
@@ -55,6 +56,18 @@ describe("docker-compose.yml", () => {
     expect(String(kafkaEnv.CLUSTER_ID)).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(services.registry?.image).toMatch(/apicurio|confluentinc\/cp-schema-registry/);
     expect(services.reflector?.build).toBeDefined();
+  });
+
+  it("publishes ports on the host's loopback only, never on every interface", () => {
+    const published = Object.entries(services).flatMap(([name, service]) =>
+      (service.ports ?? []).map((port) => [name, port] as const),
+    );
+    expect(published.length).toBeGreaterThan(0);
+    for (const [name, port] of published) {
+      const hostIp =
+        typeof port === "string" ? /^(\d+\.\d+\.\d+\.\d+|\[[^\]]+\]):/.exec(port)?.[1] : port.host_ip;
+      expect(hostIp, `${name}: ${JSON.stringify(port)}`).toBe("127.0.0.1");
+    }
   });
 
   it("health-checks every long-running service and starts Reflector only once they are healthy", () => {

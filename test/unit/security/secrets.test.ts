@@ -85,7 +85,7 @@ describe("secrets stay out of logs, errors, metrics and dead letters", () => {
       isStopping: () => false,
       dependencies: [],
       api: {
-        keys: createApiKeyring(parseApiKeys(`${apiKey}:tenant-a`)),
+        keys: createApiKeyring(parseApiKeys(`${apiKey}:tenant-a:read+vote+decide+override`)),
         stores: { loops: {} as ApiStore, lessons: {} as ApiStore, feedback: {} as ApiStore },
         completeLoop: () => Promise.reject(new Error("not used")),
         commonIssues: () => Promise.resolve([]),

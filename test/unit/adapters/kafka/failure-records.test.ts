@@ -55,14 +55,48 @@ describe("failure records", () => {
     expect(recordBytes(dead)).toBeLessThan(10_000);
   });
 
-  it("point a replayed record at its first place, not at the replay", () => {
-    const replayed = message(10, {
+  it("point a retried record at its first place, not at the retry topic", () => {
+    const retried = message(10, {
       "reflector.original.topic": "in",
       "reflector.original.partition": "5",
       "reflector.original.offset": "9",
     });
-    const dead = deadLetterMessage({ topic: "retry", partition: 0, message: replayed }, context, under(100));
+    const dead = deadLetterMessage(
+      { topic: "retry", partition: 0, message: retried },
+      { ...context, retryTopic: "retry" },
+      under(100),
+    );
     expect(header(dead, valueOmittedHeader)).toMatch(/read it at in\/5\/9/);
+  });
+
+  it("never take a producer's reflector.* headers for Reflector's: the origin is where the record was read", () => {
+    // A tenant writes to its own topic a record that names another tenant's topic as its origin.
+    const forged = message(5_000, {
+      traceparent: "00-abc-01",
+      "reflector.original.topic": "agents.globex",
+      "reflector.original.partition": "5",
+      "reflector.original.offset": "9",
+      "reflector.retry.count": "7",
+      "Reflector.Value.Omitted": "forged",
+      "reflector.replay.count": "2",
+    });
+    const source = { topic: "agents.acme", partition: 1, message: forged };
+    for (const ctx of [context, { ...context, retryTopic: "retry" }]) {
+      const dead = deadLetterMessage(source, ctx, under(10_000));
+      expect(header(dead, "reflector.original.topic")).toBe("agents.acme");
+      expect(header(dead, "reflector.original.partition")).toBe("1");
+      expect(header(dead, "reflector.original.offset")).toBe("41");
+      expect(dead.headers?.["reflector.retry.count"]).toBeUndefined();
+      expect(dead.headers?.["Reflector.Value.Omitted"]).toBeUndefined();
+      // Replay history is shown, never acted on.
+      expect(header(dead, "reflector.replay.count")).toBe("2");
+      expect(header(dead, "traceparent")).toBe("00-abc-01");
+      const omitted = deadLetterMessage(source, ctx, under(1_000));
+      expect(header(omitted, valueOmittedHeader)).toMatch(/read it at agents\.acme\/1\/41$/);
+      const retry = retryMessage(source, ctx, 1, under(10_000));
+      expect(retry?.headers?.["reflector.original.topic"]?.toString()).toBe("agents.acme");
+      expect(retry?.headers?.["reflector.retry.count"]?.toString()).toBe("1");
+    }
   });
 
   it("hand over to the retry topic only what it accepts", () => {

@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { createOtlpDecoder } from "../../../../src/adapters/otlp/otlp-decoder.js";
 import { TaskCompletedV1 } from "../../../../src/domain/contracts/index.js";
-import { eventIdOfTrace, mapTraceToTask } from "../../../../src/domain/otlp/map-trace.js";
+import {
+  defaultMaxEventBytes,
+  eventIdOfTrace,
+  mapTraceToTask,
+} from "../../../../src/domain/otlp/map-trace.js";
 import type { OtlpSpan } from "../../../../src/domain/otlp/otlp-span.js";
 import { findRoot, isRootCandidate } from "../../../../src/domain/otlp/trace-root.js";
 import { runMultiAgentTask, sdkTracer, serialize } from "../../../support/otel-traces.js";
@@ -147,6 +151,44 @@ describe("mapTraceToTask", () => {
     expect(event.events.at(-1)?.content).toMatch(/^3002 more steps of this trace were left out/);
     expect(Math.max(...event.events.map((e) => e.content.length))).toBeLessThanOrEqual(500);
     expect(Buffer.byteLength(JSON.stringify(event))).toBeLessThan(1_000_000);
+  });
+
+  it("measures the event in encoded bytes: a CJK trace or 2,000 busy steps stay under the topic's limit", () => {
+    const busy = (text: string): OtlpSpan[] =>
+      Array.from({ length: 2_000 }, (_, i) => ({
+        ...base,
+        spanId: (i + 2).toString(16).padStart(16, "0"),
+        parentSpanId: base.spanId,
+        name: "execute_tool lookup_customer_records",
+        startTimeUnixNano: String(1764000000000000000n + BigInt(i + 1) * 1000n),
+        attributes: {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": "lookup_customer_records",
+          "gen_ai.request.model": "gpt-4o-2024-08-06",
+          "gen_ai.usage.input_tokens": 1234,
+          "gen_ai.tool.call.arguments": text.repeat(200),
+          "gen_ai.tool.call.result": text.repeat(1_000),
+        },
+        status: { code: 2 as const, message: text.repeat(100) },
+      }));
+    const root = {
+      ...base,
+      attributes: { ...base.attributes, "gen_ai.input.messages": "顧客".repeat(40_000) },
+    };
+    for (const text of ["x", "顧客データ", "🙂"]) {
+      const event = mapped([root, ...busy(text)]);
+      expect(TaskCompletedV1.safeParse(event).success).toBe(true);
+      expect(Buffer.byteLength(JSON.stringify(event))).toBeLessThanOrEqual(defaultMaxEventBytes);
+    }
+    // A topic with a smaller limit: texts are cut further, then steps left out, until it fits.
+    const small = mapTraceToTask([root, ...busy("顧客データ")], { ...mapping, maxEventBytes: 60_000 });
+    if (!small.ok) throw new Error(small.reason);
+    expect(Buffer.byteLength(JSON.stringify(small.event))).toBeLessThanOrEqual(60_000);
+    expect(small.event.events.at(-1)?.content).toMatch(/left out \(the event's size limit\)$/);
+    // One that cannot fit at all is refused with the reason, not published to be refused by Kafka.
+    const tiny = mapTraceToTask([root], { ...mapping, maxEventBytes: 300 });
+    expect(tiny.ok).toBe(false);
+    expect(tiny.ok ? "" : tiny.reason).toMatch(/over the 300 the input topic takes/);
   });
 
   it("takes the outcome from the root: ok is success, a timeout error is timeout", () => {
