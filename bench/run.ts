@@ -1,10 +1,12 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|prompt-coverage|latency|rss|embeddings|memory|calibration|judge|model-bound|otlp|tracing`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|calibration|judge|model-bound|otlp|tracing`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
+import { benchCheapEvents } from "./cheap-events.js";
 import { benchE2e } from "./e2e.js";
+import { benchEmbedderQuality } from "./embedder-quality.js";
 import { benchEmbeddings } from "./embeddings.js";
 import { benchFloor } from "./floor.js";
 import { benchJudge } from "./judge.js";
@@ -30,6 +32,8 @@ const all: Record<string, () => Promise<BenchResult>> = {
   latency: () => benchLatency(),
   rss: () => benchRss(),
   embeddings: () => benchEmbeddings(),
+  cheap: () => benchCheapEvents(),
+  "embedder-quality": () => benchEmbedderQuality(),
   memory: () => benchMemory(),
   calibration: () => benchCalibration(),
   judge: () => benchJudge(),

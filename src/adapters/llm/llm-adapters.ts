@@ -11,7 +11,7 @@ import { createOpenAiGenerator } from "./openai-generator.js";
 
 export interface LlmSettings {
   generator: "heuristic" | "openai";
-  embeddings: "local" | "openai" | "hashing";
+  embeddings: "static" | "local" | "openai" | "hashing";
   openai: {
     apiKey: string | undefined;
     baseUrl: string | undefined;

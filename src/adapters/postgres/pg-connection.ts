@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { ClientConfig } from "pg";
 import { parseIntoClientConfig } from "pg-connection-string";
+import { pgTypes } from "./pg-types.js";
 
 /** Where Postgres is: the URL (credentials and `sslmode` included) and the CA of a private PKI. */
 export interface PgConnection {
@@ -19,7 +20,10 @@ export function pgClientConfig(
   connection: PgConnection,
   overrides: { database?: string } = {},
 ): ClientConfig {
-  const config = parseIntoClientConfig(connection.databaseUrl);
+  const config: ClientConfig = {
+    ...parseIntoClientConfig(connection.databaseUrl),
+    types: pgTypes,
+  };
   if (overrides.database !== undefined) config.database = overrides.database;
   if (connection.sslCaFile && config.ssl !== false) {
     const ca = readFileSync(connection.sslCaFile, "utf8");

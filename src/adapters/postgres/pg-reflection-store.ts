@@ -182,28 +182,27 @@ export function createPgReflectionStore(
 
     patternEvidence: (tenantId, patterns) =>
       withStoreErrors(async () => {
-        const evidence = new Map<string, PatternEvidence>();
-        for (const pattern of patterns) {
-          const query = orQuery(pattern);
-          if (!query) {
-            evidence.set(pattern, { occurrences: 0, total: 0 });
-            continue;
-          }
-          // Retrieve the tenant's topK most relevant episodes, then count the matching ones
-          // (docs/specification.md#quality-metrics).
-          const res = await pool.query<{ task_text: string }>(
-            `SELECT task_text FROM loop_traces
-              WHERE tenant_id = $1 AND to_tsvector('english', task_text) @@ to_tsquery('english', $2)
-              ORDER BY ts_rank(to_tsvector('english', task_text), to_tsquery('english', $2)) DESC
-              LIMIT $3`,
-            [tenantId, query, topK],
-          );
-          const occurrences = res.rows.filter((r) =>
-            episodeMatchesPattern(r.task_text, pattern, keywordMatchShare),
-          ).length;
-          evidence.set(pattern, { occurrences, total: res.rows.length });
-        }
-        return evidence;
+        // One query per pattern, all at once: a judgement waits for the slowest, not for their sum.
+        const counted = await Promise.all(
+          patterns.map(async (pattern): Promise<[string, PatternEvidence]> => {
+            const query = orQuery(pattern);
+            if (!query) return [pattern, { occurrences: 0, total: 0 }];
+            // Retrieve the tenant's topK most relevant episodes, then count the matching ones
+            // (docs/specification.md#quality-metrics).
+            const res = await pool.query<{ task_text: string }>(
+              `SELECT task_text FROM loop_traces
+                WHERE tenant_id = $1 AND task_search @@ to_tsquery('english', $2)
+                ORDER BY ts_rank(task_search, to_tsquery('english', $2)) DESC
+                LIMIT $3`,
+              [tenantId, query, topK],
+            );
+            const occurrences = res.rows.filter((r) =>
+              episodeMatchesPattern(r.task_text, pattern, keywordMatchShare),
+            ).length;
+            return [pattern, { occurrences, total: res.rows.length }];
+          }),
+        );
+        return new Map(counted);
       }),
 
     nearbyReflections: (tenantId, text, limit) =>

@@ -19,10 +19,10 @@ function problemsOf(env: Record<string, string>): string[] {
 }
 
 describe("LLM configuration", () => {
-  it("defaults to the offline generator and the local embedding model, with unpriced tokens", () => {
+  it("defaults to the offline generator and the static vectors of the local model, with unpriced tokens", () => {
     const config = loadConfig({});
     expect(config.generator).toBe("heuristic");
-    expect(config.embeddings).toBe("local");
+    expect(config.embeddings).toBe("static");
     // Under the package root whatever the cwd: where `scripts/services.sh models` puts it.
     expect(config.embeddingModelDir).toBe(resolve(packageRoot, ".services/models/all-minilm-l6-v2"));
     expect(config.embeddingModelDir).toBe(defaultEmbeddingModelDir);
@@ -38,10 +38,13 @@ describe("LLM configuration", () => {
     expect(embedder.name).toBe("hashing-256");
   });
 
-  it("fails at wiring, naming the fetch command, when the local model is not there", () => {
+  it("fails at wiring, naming the fetch command, when the model or its static table is not there", () => {
     const empty = mkdtempSync(join(tmpdir(), "reflector-no-model-"));
     const config = { ...loadConfig({}), embeddingModelDir: empty };
     expect(() => buildLlm(config)).toThrow(
+      /static embeddings not found: .* lacks tokenizer\.json and static-embeddings\.f32 and static-embeddings\.json\. Make them with `bash scripts\/services\.sh models`/,
+    );
+    expect(() => buildLlm({ ...config, embeddings: "local" })).toThrow(
       /local embedding model not found: .* lacks model\.onnx and tokenizer\.json\. Fetch it with `bash scripts\/services\.sh models`/,
     );
   });
@@ -52,7 +55,7 @@ describe("LLM configuration", () => {
     // The session loads lazily, at the first embed: placeholder files are enough to build it.
     writeFileSync(join(dir, "model.onnx"), "");
     writeFileSync(join(dir, "tokenizer.json"), "{}");
-    const config = loadConfig({ REFLECTOR_EMBEDDING_MODEL_DIR: dir });
+    const config = loadConfig({ REFLECTOR_EMBEDDINGS: "local", REFLECTOR_EMBEDDING_MODEL_DIR: dir });
     expect(config.embeddingModelDir).toBe(dir);
     expect(buildLlm(config).embedder.name).toBe("local:my-minilm");
   });
@@ -64,8 +67,11 @@ describe("LLM configuration", () => {
     });
     expect(problems).toEqual([
       expect.stringMatching(/HTTP_PORT/),
-      "REFLECTOR_EMBEDDING_MODEL_DIR: no/such/model has no model.onnx and tokenizer.json",
+      "REFLECTOR_EMBEDDING_MODEL_DIR: no/such/model has no tokenizer.json and static-embeddings.f32",
     ]);
+    expect(
+      problemsOf({ REFLECTOR_EMBEDDINGS: "local", REFLECTOR_EMBEDDING_MODEL_DIR: "no/such/model" }),
+    ).toEqual(["REFLECTOR_EMBEDDING_MODEL_DIR: no/such/model has no model.onnx and tokenizer.json"]);
     // The directory only matters to the local embedder.
     expect(
       problemsOf({ REFLECTOR_EMBEDDINGS: "hashing", REFLECTOR_EMBEDDING_MODEL_DIR: "no/such/model" }),

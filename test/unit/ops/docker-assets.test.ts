@@ -131,11 +131,14 @@ describe("Dockerfile", () => {
     expect(stages[0]).toMatch(/^node:24[\w.-]*slim AS build/);
     expect(final).toMatch(/^node:24[\w.-]*slim\b/);
     expect(stages[0]).toMatch(/npm ci/);
-    expect(stages[0]).toMatch(/npm prune --omit=dev/);
+    const pruned = stages.find((stage) => stage.includes("npm prune --omit=dev")) ?? "";
+    expect(pruned).toMatch(/^build AS [\w-]+/);
+    expect(final).toMatch(
+      new RegExp(`^COPY --from=${/^build AS ([\w-]+)/.exec(pruned)?.[1] ?? "?"} /app/node_modules`, "m"),
+    );
   });
 
   it("ships compiled code and production dependencies only, never sources or tests", () => {
-    expect(final).toMatch(/COPY --from=build \/app\/node_modules/);
     expect(final).toMatch(/COPY --from=build \/app\/dist/);
     expect(final).not.toMatch(/^COPY (src|test|bench|examples)\b/m);
     expect(final).not.toMatch(/^RUN npm (ci|install)/m);
@@ -177,7 +180,13 @@ describe("Dockerfile", () => {
     expect(read("services/pom.xml")).toMatch(/<id>embedding-model<\/id>/);
     // WORKDIR /app is the package root; the default model directory is relative to it.
     expect(final).toMatch(/^WORKDIR \/app$/m);
-    expect(final).toMatch(/^COPY --from=model \/build\/\.services\/models \.\/\.services\/models$/m);
+    // The model and the static table distilled from it, in a stage with the model copied in.
+    const distilled = stages.find((stage) => /^RUN .*distil-embeddings\.ts/m.test(stage)) ?? "";
+    expect(distilled).toMatch(/^COPY --from=model \/build\/\.services\/models \.\/\.services\/models$/m);
+    const name = /^\S+ AS ([\w-]+)/.exec(distilled)?.[1] ?? "?";
+    expect(final).toMatch(
+      new RegExp(`^COPY --from=${name} /app/\\.services/models \\./\\.services/models$`, "m"),
+    );
     expect(loadConfig({}).embeddingModelDir).toMatch(/\/\.services\/models\/all-minilm-l6-v2$/);
   });
 
