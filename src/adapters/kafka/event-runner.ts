@@ -100,7 +100,7 @@ export function createEventRunner(options: EventRunnerOptions) {
   function deadLetter(work: Work, code: FailureCode, reason: string, log: Logger): Done {
     const message = deadLetterMessage(
       work,
-      { groupId: options.groupId, code, reason, now: new Date() },
+      { groupId: options.groupId, code, reason, now: new Date(), retryTopic: options.retryTopic },
       fitsIn(options.deadLetterTopic),
     );
     return {
@@ -116,7 +116,7 @@ export function createEventRunner(options: EventRunnerOptions) {
   function toRetryTopic(work: Work, code: FailureCode, reason: string, log: Logger): Done {
     const message = retryMessage(
       work,
-      { groupId: options.groupId, code, reason, now: new Date() },
+      { groupId: options.groupId, code, reason, now: new Date(), retryTopic: options.retryTopic },
       Date.now() + options.retryTopicDelayMs,
       fitsIn(options.retryTopic),
     );
