@@ -70,7 +70,7 @@ const attributionSchema = z.toJSONSchema(AttributionJson, { io: "output", unrepr
 export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   const app = Fastify({
     logger: false,
-    maxParamLength,
+    routerOptions: { maxParamLength },
     // Fastify's default is 0 (no limit): a client dribbling its request would hold a socket forever.
     requestTimeout: deps.requestTimeoutMs ?? 30_000,
   });
