@@ -276,6 +276,15 @@ export interface CrashCounter {
    * many distinct records of the group crashed the processor within the recent window.
    */
   record(recordRef: string): Promise<{ crashes: number; crashingRecords: number }>;
+  /**
+   * Counts one delivery of the record before it is processed; returns its deliveries that never
+   * finished, this one included, and the distinct records of the group that were delivered again
+   * unfinished or crashed within the recent window. A record that stalls the process until the
+   * liveness probe kills it, or exhausts its memory, throws nothing: only this count sees it.
+   */
+  begin?(recordRef: string): Promise<{ deliveries: number; crashingRecords: number }>;
+  /** The record's delivery finished (committed, or handed back on a rebalance): its count goes. */
+  finish?(recordRef: string): Promise<void>;
 }
 
 /** One vote on a lesson, from the HTTP API or the feedback topic. */

@@ -36,4 +36,12 @@ describe("crash counter (real Redis)", () => {
     expect(await counter.record("in/0/5")).toEqual({ crashes: 3, crashingRecords: 1 });
     expect(await redis.ttl(`${keyPrefix}:crash:g:in/0/5`)).toBeGreaterThan(6 * 24 * 3600);
   });
+
+  it("counts unfinished deliveries per record, forgets a finished one, and counts a redelivery as crashing", async () => {
+    const counter = createRedisCrashCounter(redis, { keyPrefix, groupId: "d", windowMs: 60_000 });
+    expect(await counter.begin("in/0/7")).toEqual({ deliveries: 1, crashingRecords: 0 });
+    expect(await counter.begin("in/0/7")).toEqual({ deliveries: 2, crashingRecords: 1 });
+    await counter.finish("in/0/7");
+    expect(await counter.begin("in/0/7")).toEqual({ deliveries: 1, crashingRecords: 1 });
+  });
 });

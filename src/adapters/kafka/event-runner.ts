@@ -160,8 +160,55 @@ export function createEventRunner(options: EventRunnerOptions) {
     return null;
   }
 
+  /**
+   * Counts the delivery before processing and forgets it once its outcome is committed (or the
+   * record is handed back on a rebalance or shutdown). A record whose earlier deliveries never
+   * finished stalled or killed the process without throwing (the liveness probe, the memory limit):
+   * after `maxCrashesPerRecord` such deliveries it is dead-lettered as CRASH_LOOP, unless many
+   * records do so (then the processor is failing, not the record).
+   */
   async function run(work: Work, signal: AbortSignal): Promise<Done> {
+    const ref = recordRef(work);
     const log = logger.child({ topic: work.topic, partition: work.partition, offset: work.message.offset });
+    const begun = await options.crashes?.begin?.(ref).catch((countErr: unknown) => {
+      log.warn({ err: countErr }, "could not count the delivery");
+      return null;
+    });
+    const finish = () =>
+      void options.crashes?.finish?.(ref).catch((countErr: unknown) => {
+        log.warn({ err: countErr }, "could not clear the delivery count");
+      });
+    let done: Done;
+    if (
+      begun &&
+      begun.deliveries > options.maxCrashesPerRecord &&
+      begun.crashingRecords <= options.maxCrashingRecords
+    ) {
+      done = deadLetter(
+        work,
+        "CRASH_LOOP",
+        `delivered ${String(begun.deliveries)} times without finishing: it stalled or killed the processor`,
+        log,
+      );
+    } else {
+      try {
+        done = await processOnce(work, signal, log);
+      } catch (err) {
+        if (err instanceof Abandoned) finish();
+        throw err;
+      }
+    }
+    return {
+      messages: done.messages,
+      afterCommit: () => {
+        done.afterCommit();
+        finish();
+      },
+    };
+  }
+
+  async function processOnce(work: Work, signal: AbortSignal, log: Logger): Promise<Done> {
+    logger.child({ topic: work.topic, partition: work.partition, offset: work.message.offset });
     const fromRetryTopic = work.topic === options.retryTopic;
     if (fromRetryTopic) {
       const notBefore = Number(headerString(work.message.headers, retryNotBeforeHeader) ?? "0");

@@ -5,14 +5,15 @@ import type { CrashCounter } from "../../pipeline/ports.js";
 const ttlSeconds = 7 * 24 * 3600;
 
 /**
- * Crash counts per consumed record, under `<prefix>:crash:<group>:<topic/partition/offset>`, and
+ * Crash counts per consumed record, under `<prefix>:crash:<group>:<topic/partition/offset>`, its
+ * unfinished deliveries under the same key with `:deliveries`, and
  * the records that crashed within the last `windowMs` (a sorted set by time), so the caller can
  * tell one poisonous record from a processor that fails on everything.
  */
 export function createRedisCrashCounter(
   redis: Redis,
   options: { keyPrefix: string; groupId: string; windowMs: number; now?: () => number },
-): CrashCounter {
+): Required<CrashCounter> {
   const now = options.now ?? Date.now;
   const recent = `${options.keyPrefix}:crash:${options.groupId}`;
   return {
@@ -34,6 +35,25 @@ export function createRedisCrashCounter(
         crashes: typeof crashes === "number" ? crashes : 0,
         crashingRecords: typeof crashingRecords === "number" ? crashingRecords : 0,
       };
+    },
+    async begin(recordRef) {
+      const key = `${recent}:${recordRef}:deliveries`;
+      const at = now();
+      const counted = await redis.multi().incr(key).expire(key, ttlSeconds).exec();
+      const deliveries = counted?.[0]?.[1];
+      const n = typeof deliveries === "number" ? deliveries : 0;
+      // A record delivered again unfinished stalled or killed a process: it counts as crashing.
+      const recentMulti = redis.multi();
+      if (n > 1) recentMulti.zadd(recent, at, recordRef);
+      const results = await recentMulti
+        .zremrangebyscore(recent, "-inf", at - options.windowMs)
+        .zcard(recent)
+        .exec();
+      const crashingRecords = results?.[results.length - 1]?.[1];
+      return { deliveries: n, crashingRecords: typeof crashingRecords === "number" ? crashingRecords : 0 };
+    },
+    async finish(recordRef) {
+      await redis.del(`${recent}:${recordRef}:deliveries`);
     },
   };
 }

@@ -118,6 +118,46 @@ describe("event runner", () => {
     await expect(runner.run(work("1"), signal)).rejects.toThrow(TypeError);
   });
 
+  it("dead-letters as CRASH_LOOP a record whose deliveries never finish (a stall or a kill throws nothing)", async () => {
+    const deliveries = new Map<string, number>();
+    const crashes: CrashCounter = {
+      record: () => Promise.resolve({ crashes: 1, crashingRecords: 1 }),
+      begin: (ref) => {
+        deliveries.set(ref, (deliveries.get(ref) ?? 0) + 1);
+        return Promise.resolve({ deliveries: deliveries.get(ref) ?? 0, crashingRecords: deliveries.size });
+      },
+      finish: (ref) => {
+        deliveries.delete(ref);
+        return Promise.resolve();
+      },
+    };
+    const stalled: TaskProcessor = { process: () => new Promise(() => undefined) };
+    const runner = setup(stalled, { crashes });
+    // Each delivery stands for one life of a pod the liveness probe killed mid-record.
+    for (let life = 0; life < 3; life++) {
+      void runner.run(work(), new AbortController().signal);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const done = await runner.run(work(), new AbortController().signal);
+    expect(done.messages[0]?.topic).toBe("dlq");
+    expect(header(done, "reflector.error.code")).toBe("CRASH_LOOP");
+    expect(header(done, "reflector.error.message")).toMatch(/delivered 4 times without finishing/);
+    done.afterCommit();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(deliveries.has("in/0/3")).toBe(false);
+
+    // A record that finishes is forgotten: its next delivery starts from one.
+    const fine = setup(
+      createOfflineProcessor({ store: createFakeStore().store, index: createFakeIndex().index }),
+      {
+        crashes,
+      },
+    );
+    (await fine.run(work("8"), new AbortController().signal)).afterCommit();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(deliveries.has("in/0/8")).toBe(false);
+  });
+
   it("still crashes when the count cannot be kept (Redis down)", async () => {
     const runner = setup(failing, { crashes: { record: () => Promise.reject(new Error("ECONNREFUSED")) } });
     await expect(runner.run(work(), new AbortController().signal)).rejects.toThrow(TypeError);
