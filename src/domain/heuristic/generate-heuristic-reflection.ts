@@ -24,6 +24,19 @@ interface Lesson {
   tags: string[];
 }
 
+/**
+ * A trace's tool name as it may appear in a lesson's instructions: a plain identifier. Anything
+ * else (a command line, a URL, a sentence) is the trace's text, quoted in the analysis at most.
+ */
+export function lessonName(name: string | undefined): string | undefined {
+  return name && /^\p{L}[\p{L}\p{N}_.-]{0,47}$/u.test(name) && !/\.(?:sh|exe|ps1)$/i.test(name)
+    ? name
+    : undefined;
+}
+
+/** Tools a success lesson names at most: a lesson is a short instruction, not the trace again. */
+const maxLessonTools = 5;
+
 const quote = (text: string, max = 160) => `"${text.length > max ? `${text.slice(0, max - 1)}…` : text}"`;
 
 /**
@@ -32,7 +45,7 @@ const quote = (text: string, max = 160) => `"${text.length > max ? `${text.slice
  * telling message, or no error at all), where any lesson would be a guess.
  */
 function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted): Lesson | null {
-  const tool = a.tool ?? "the failing tool";
+  const tool = lessonName(a.tool) ?? "the failing tool";
   const n = a.numbers;
   switch (kind) {
     case "timeout": {
@@ -213,7 +226,9 @@ function attributionSentence(located: LocatedFailure, event: TaskCompleted): str
 }
 
 function successReflection(event: TaskCompleted): Reflection {
-  const tools = [...new Set(event.events.map((e) => e.toolName).filter((t): t is string => Boolean(t)))];
+  const tools = [
+    ...new Set(event.events.map((e) => lessonName(e.toolName)).filter((t): t is string => Boolean(t))),
+  ].slice(0, maxLessonTools);
   const cacheHit = event.events.find(
     (e) => e.metadata?.cache_hit === true || e.metadata?.cache === "hit" || /cache hit/i.test(e.content),
   );
@@ -238,9 +253,7 @@ function successReflection(event: TaskCompleted): Reflection {
     patterns: cacheHit ? [`cache hit on ${tools[0] ?? "lookup"}`] : [`success with ${tools.join(" ")}`],
     adjustments: cacheHit
       ? [`set cache_first = true for ${tools[0] ?? "lookups"} on repeated requests`]
-      : [
-          `add constraint: use ${tools.join(" then ") || "the same steps"} for tasks like ${quote(event.task.description, 60)}`,
-        ],
+      : [`add constraint: use ${tools.join(" then ") || "the same steps"} for tasks of this kind`],
     learning: `What worked here (${cacheHit ? "cache first" : tools.join(", ")}) is a reusable pattern for tasks of this kind.`,
   };
 }
@@ -286,7 +299,7 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
   // A hypothesis that later episodes confirm or not: the failure's kind on its tool.
   const patterns = lesson
     ? [
-        analysis.tool
+        lessonName(analysis.tool)
           ? `${analysis.kind.replace(/_/g, " ")} on ${analysis.tool}`
           : analysis.kind.replace(/_/g, " "),
       ]

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { patternProblem } from "./pattern-safety.js";
 
 /**
  * The quality rules' thresholds, indicator lists, patterns and weights, with their defaults
@@ -7,6 +8,36 @@ import { z } from "zod";
  */
 export const DepthMode = z.enum(["grounded", "literal"]);
 export type DepthMode = z.infer<typeof DepthMode>;
+
+/**
+ * A quality pattern, refused when searching it could cost more than linear time in the text
+ * (pattern-safety.ts); the defaults below pass and are not measured again.
+ */
+const defaultPatterns = new Set([
+  "change .+ to .+",
+  "add constraint: .+",
+  "set .+ = .+",
+  "increase .+ by .+",
+  "decrease .+ from .+ to .+",
+  "remove .+",
+  "filter .+ where .+",
+  "do better",
+  "improve",
+  "try harder",
+  "be more careful",
+  "pay attention",
+]);
+const checked = new Map<string, string | null>();
+const safePattern = z.string().superRefine((pattern, ctx) => {
+  if (defaultPatterns.has(pattern)) return;
+  let problem = checked.get(pattern);
+  if (problem === undefined) {
+    problem = patternProblem(pattern);
+    checked.set(pattern, problem);
+  }
+  if (problem)
+    ctx.addIssue({ code: "custom", message: `pattern ${JSON.stringify(pattern)} refused: ${problem}` });
+});
 
 export const QualityConfig = z.object({
   depth: z.object({
@@ -68,7 +99,7 @@ export const QualityConfig = z.object({
   actionability: z.object({
     minThreshold: z.number().default(0.8),
     actionablePatterns: z
-      .array(z.string())
+      .array(safePattern)
       .default([
         "change .+ to .+",
         "add constraint: .+",
@@ -79,7 +110,7 @@ export const QualityConfig = z.object({
         "filter .+ where .+",
       ]),
     vaguePatterns: z
-      .array(z.string())
+      .array(safePattern)
       .default(["do better", "improve", "try harder", "be more careful", "pay attention"]),
   }),
   patternValidity: z.object({

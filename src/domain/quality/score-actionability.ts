@@ -1,3 +1,4 @@
+import { clipForPattern } from "./pattern-safety.js";
 import type { QualityConfig } from "./quality-config.js";
 import { wordsOf, type TraceFacts } from "./trace-facts.js";
 
@@ -40,9 +41,11 @@ const lessonWords = new Set(
  * Whether an adjustment names something an agent can act on for this kind of task: a parameter,
  * number or identifier, an agent or tool of the trace, one of the trace's own words that lessons
  * do not use everywhere, or at least three such words of its own. "Add constraint: double-check
- * the result" and "change strategy to a more robust approach" name nothing.
+ * the result" and "change strategy to a more robust approach" name nothing. Read on a bounded
+ * prefix of the adjustment, so the cost does not grow with its length times the trace's names.
  */
-export function namesSomethingConcrete(adjustment: string, facts: TraceFacts): boolean {
+export function namesSomethingConcrete(whole: string, facts: TraceFacts): boolean {
+  const adjustment = clipForPattern(whole);
   const words = wordsOf(adjustment);
   if (words.some((w) => /\d/.test(w) || w.includes("_") || /\p{L}\.\p{L}/u.test(w))) return true;
   if (/[<>]=?|==|!=|≥|≤/.test(adjustment)) return true;
@@ -69,7 +72,9 @@ export function scoreActionability(
   if (adjustments.length === 0) return 0;
   let actionable = 0;
   let vague = 0;
-  for (const adjustment of adjustments) {
+  for (const whole of adjustments) {
+    // Patterns from settings are searched unanchored: only a bounded prefix, so the cost is too.
+    const adjustment = clipForPattern(whole);
     const text = adjustment.toLowerCase();
     const executable = config.actionablePatterns.some((p) => regex(p).test(text));
     if (executable && (!facts || namesSomethingConcrete(adjustment, facts))) actionable += 1;
