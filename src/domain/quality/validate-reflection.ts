@@ -4,6 +4,7 @@ import { checkCompleteness } from "./check-completeness.js";
 import { assessGroundedDepth, depthShortfall, groundedRelevance } from "./grounded-depth.js";
 import { patternValidity } from "./pattern-validity.js";
 import type { QualityConfig } from "./quality-config.js";
+import { screenLesson } from "./lesson-screen.js";
 import { scoreActionability } from "./score-actionability.js";
 import { textFacts, type TraceFacts } from "./trace-facts.js";
 
@@ -33,6 +34,11 @@ export interface ValidationResult {
   metrics: QualityMetrics;
   invalidPatterns: string[];
   missingFields: string[];
+  /**
+   * What the lesson carries that no lesson may (a URL, a shell command, a credential, an order to
+   * agents): when any, the verdict is rejected whatever the score, and the lesson is never stored.
+   */
+  quarantined?: string[];
   /**
    * Whether a rewrite could fix any of the violations and is worth a call. Missing pattern evidence
    * is a fact about the tenant's history and closeness to stored lessons a fact about memory:
@@ -167,12 +173,20 @@ export function validateReflection(
       metrics.noveltyScore * w.noveltyScore,
   );
 
+  const quarantined = screenLesson(reflection);
+  if (quarantined.length > 0) {
+    retryable = true;
+    violations.push(
+      `Quarantined: the lesson carries ${quarantined.join(", ")}. Quote the trace only as evidence in the analysis; the adjustments and learning must be the lesson's own words.`,
+    );
+  }
+
   const isValid = violations.length === 0;
   // A reflection the storage rules keep already is not asked again: a rewrite would cost a model
   // call to lift a warning.
   const storable =
     storageProblem(
-      decideVerdict({ isValid, qualityScore }, config),
+      decideVerdict({ isValid, qualityScore, quarantined }, config),
       { qualityScore, metrics, missingFields: completeness.missingFields },
       config,
     ) === null;
@@ -183,18 +197,20 @@ export function validateReflection(
     metrics,
     invalidPatterns,
     missingFields: completeness.missingFields,
+    ...(quarantined.length > 0 ? { quarantined } : {}),
     retryable: retryable && !storable,
   };
 }
 
 /**
- * The verdict (docs/specification.md#verdict): valid → accepted; score < 0.5 → rejected; otherwise
- * accepted with warnings.
+ * The verdict (docs/specification.md#verdict): quarantined (a lesson no agent may be served) →
+ * rejected; valid → accepted; score < 0.5 → rejected; otherwise accepted with warnings.
  */
 export function decideVerdict(
-  validation: Pick<ValidationResult, "isValid" | "qualityScore">,
+  validation: Pick<ValidationResult, "isValid" | "qualityScore" | "quarantined">,
   config: QualityConfig,
 ): Verdict {
+  if (validation.quarantined?.length) return "rejected";
   if (validation.isValid) return "accepted";
   if (validation.qualityScore < config.rejectBelow) return "rejected";
   return "accepted_with_warnings";
