@@ -69,7 +69,7 @@ export async function runDream(deps: DreamDeps, options: DreamOptions): Promise<
   const dreamGroup = async (tenantId: string, group: DreamGroup): Promise<DreamGroupResult> => {
     const base = { tenantId, key: group.key, sources: group.sources.length };
     const text = groupText(group);
-    const [taskVector] = await embedder.embed([text]);
+    const [taskVector] = await embedder.embed([text], tenantId);
     if (!taskVector) throw new Error("embedder returned no vector");
     const sourceIds = group.sources.map((s) => s.id);
     // The group's own stored pattern is the lesson being rewritten, not a repeat of it.
@@ -80,6 +80,7 @@ export async function runDream(deps: DreamDeps, options: DreamOptions): Promise<
       }),
     );
     const judge = createAttemptJudge({
+      tenantId,
       // A pattern lesson is about its group: the sources' text is what grounds it.
       trace: textFacts(text),
       taskVector,

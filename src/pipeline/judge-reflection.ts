@@ -30,6 +30,8 @@ export interface JudgeInput {
    * count against novelty. Absent: every neighbour counts.
    */
   sameLessonSimilarity?: number;
+  /** Whose lesson it is: a remote embedder charges the tenant for it. */
+  tenantId?: string;
 }
 
 export interface Judgement {
@@ -72,10 +74,10 @@ export async function judgeReflection(
   quality: QualityConfig,
 ): Promise<Judgement> {
   // One call for both texts: a local model runs them as one batch, a remote one as one request.
-  const [embedding, analysisVector] = await embedder.embed([
-    reflectionBody(input.reflection),
-    input.reflection.reflectionText,
-  ]);
+  const [embedding, analysisVector] = await embedder.embed(
+    [reflectionBody(input.reflection), input.reflection.reflectionText],
+    input.tenantId,
+  );
   if (!embedding || !analysisVector) throw new Error("embedder returned no vector");
   const relevance = input.taskVector
     ? calibratedSimilarity(cosineSimilarity(analysisVector, input.taskVector), embedder)
@@ -110,6 +112,7 @@ export function createAttemptJudge(options: {
   embedder: Embedder;
   quality: QualityConfig;
   sameLessonSimilarity?: number;
+  tenantId?: string;
 }) {
   const judgements = new Map<Reflection, Judgement>();
   return {
@@ -122,6 +125,7 @@ export function createAttemptJudge(options: {
           neighbours: options.neighbours,
           patternEvidence: await options.patternEvidence(reflection.patterns),
           sameLessonSimilarity: options.sameLessonSimilarity,
+          ...(options.tenantId !== undefined ? { tenantId: options.tenantId } : {}),
         },
         options.embedder,
         options.quality,

@@ -53,13 +53,22 @@ export interface SpendGate {
    * Over budget with `LLM_OVER_BUDGET=wait` it throws `LLM_BUDGET_EXHAUSTED`, which holds the event.
    */
   admit(tenantId: string): Promise<"model" | "offline">;
-  /** Counts the tokens the endpoint reported for one of the tenant's requests. */
+  /**
+   * Counts tokens of one of the tenant's requests: reserved from an estimate before it is sent,
+   * then what the endpoint reported beyond that (or, without `usage`, the estimate stays).
+   */
   record(tenantId: string, tokens: number): Promise<void>;
+  /** Gives back reserved tokens a request did not use (it failed, or used fewer). */
+  release?(tenantId: string, tokens: number): Promise<void>;
 }
 
 export interface Embedder {
   readonly name: string;
-  embed(texts: string[]): Promise<number[][]>;
+  /**
+   * `tenantId`: whose work the texts are; a remote embedder charges their tokens to that tenant's
+   * budget. A local one costs no tokens and ignores it.
+   */
+  embed(texts: string[], tenantId?: string): Promise<number[][]>;
   /**
    * Typical cosine similarity of unrelated and of plainly related texts under this embedder,
    * measured; the judge maps similarities onto 0–1 with it. Absent: similarities are used as

@@ -198,6 +198,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     );
     const insights = insightLines(issues);
     const judge = createAttemptJudge({
+      tenantId: event.tenantId,
       trace: traceFacts(event),
       taskVector: task.vector,
       neighbours,
@@ -309,7 +310,9 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     if (facts.candidates.length === 0) return null;
     const { event, failingStep } = facts;
     // The trace is embedded for matching; the task only when a new lesson is judged (relevance).
-    const [traceVector] = await timer.time("embed", () => embedder.embed([traceText(event, failingStep)]));
+    const [traceVector] = await timer.time("embed", () =>
+      embedder.embed([traceText(event, failingStep)], event.tenantId),
+    );
     if (!traceVector) throw new Error("embedder returned no vector");
     const matched = await match(facts, cached, traceVector);
     if (!matched) return null;
@@ -317,7 +320,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     let judged: Judged | null = null;
     if (!matched.known) {
       const task = taskText(event, failingStep);
-      const [taskVector] = await timer.time("embed", () => embedder.embed([task]));
+      const [taskVector] = await timer.time("embed", () => embedder.embed([task], event.tenantId));
       if (!taskVector) throw new Error("embedder returned no vector");
       const chosen = (await route()) === "offline" && deps.spend ? deps.spend.generator : generator;
       judged = await timer.time(

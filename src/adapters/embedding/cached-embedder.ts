@@ -11,9 +11,9 @@ export function createCachedEmbedder(inner: Embedder, maxEntries = 2_000): Embed
   return {
     name: inner.name,
     ...(inner.similarityScale ? { similarityScale: inner.similarityScale } : {}),
-    async embed(texts) {
+    async embed(texts, tenantId) {
       const missing = [...new Set(texts.filter((text) => !cache.has(text)))];
-      const fresh = missing.length > 0 ? await inner.embed(missing) : [];
+      const fresh = missing.length > 0 ? await inner.embed(missing, tenantId) : [];
       missing.forEach((text, i) => {
         const vector = fresh[i];
         if (vector) cache.set(text, vector);

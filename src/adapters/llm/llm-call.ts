@@ -40,11 +40,18 @@ export interface LlmCallPolicy {
   breaker?: CircuitBreaker;
   /** `LLM_MAX_CONCURRENT_CALLS`: every HTTP request holds one slot, handed out in turn by tenant. */
   slots?: FairSlots;
-  /** Counts the tokens a tenant's request reported against the tenant's budget. */
-  spend?: { record(tenantId: string, tokens: number): Promise<void> };
+  /**
+   * Counts a tenant's tokens against its budget: the request's estimate is reserved before it is
+   * sent, so concurrent work sees it; then the reported usage replaces it (the estimate stays
+   * when the endpoint omits `usage`); a failed request gives its reservation back.
+   */
+  spend?: {
+    record(tenantId: string, tokens: number): Promise<void>;
+    release?(tenantId: string, tokens: number): Promise<void>;
+  };
   /**
    * Whose work the call is (set per call): its requests queue for a slot in the tenant's turn and
-   * the tokens they report count against its budget. Unset for work of no tenant (embeddings).
+   * their tokens count against its budget. Unset for work of no tenant.
    */
   tenantId?: string;
 }
@@ -55,6 +62,10 @@ export interface LlmResponse<T> {
   completionTokens: number;
   /** The endpoint answered, but the content was unusable (counted, not retried here). */
   invalidOutput?: boolean;
+  /** The endpoint's answer had no `usage`: the tokens counted are the estimates. */
+  usageMissing?: boolean;
+  /** The answer's tokens by `estimateTokens`, counted when `usage` is missing. */
+  estimatedCompletionTokens?: number;
 }
 
 /**
@@ -68,8 +79,11 @@ export async function callLlm<T>(
   model: string,
   what: string,
   request: (options: { timeout: number; maxRetries: 0 }) => Promise<LlmResponse<T>>,
+  /** The request's estimated prompt tokens, reserved against the tenant's budget before it is sent. */
+  estimatedPromptTokens = 0,
 ): Promise<T> {
   const { tenantId } = policy;
+  const spend = tenantId !== undefined ? policy.spend : undefined;
   const capMs = policy.retryAfterCapMs ?? 30_000;
   try {
     return await pRetry(
@@ -80,10 +94,20 @@ export async function callLlm<T>(
         }
         const release = policy.slots ? await policy.slots.acquire(tenantId ?? "") : null;
         const started = performance.now();
+        const reserved = spend && tenantId !== undefined ? Math.max(0, Math.ceil(estimatedPromptTokens)) : 0;
+        if (reserved > 0 && spend && tenantId !== undefined) await spend.record(tenantId, reserved);
+        let settled = false;
         try {
           const response = await request({ timeout: policy.timeoutMs, maxRetries: 0 });
-          if (tenantId !== undefined && policy.spend) {
-            await policy.spend.record(tenantId, response.promptTokens + response.completionTokens);
+          settled = true;
+          if (spend && tenantId !== undefined) {
+            const reported = response.promptTokens + response.completionTokens;
+            const spent =
+              response.usageMissing || reported === 0
+                ? reserved + (response.estimatedCompletionTokens ?? 0)
+                : reported;
+            if (spent > reserved) await spend.record(tenantId, spent - reserved);
+            else if (spent < reserved) await spend.release?.(tenantId, reserved - spent);
           }
           policy.observer?.request({
             model,
@@ -112,6 +136,8 @@ export async function callLlm<T>(
           throw err;
         } finally {
           release?.();
+          if (!settled && reserved > 0 && spend && tenantId !== undefined)
+            await spend.release?.(tenantId, reserved).catch(() => undefined);
         }
       },
       {

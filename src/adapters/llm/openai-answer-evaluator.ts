@@ -8,6 +8,7 @@ import {
 } from "../../domain/evaluation/answer-evaluation.js";
 import type { AnswerEvaluator } from "../../pipeline/ports.js";
 import { callLlm, type LlmCallPolicy } from "./llm-call.js";
+import { estimateMessagesTokens, estimateTokens } from "./token-estimate.js";
 import { dataBlock, encodeData } from "./prompts.js";
 
 export interface OpenAiAnswerEvaluatorOptions extends LlmCallPolicy {
@@ -60,36 +61,47 @@ export function createOpenAiAnswerEvaluator(options: OpenAiAnswerEvaluatorOption
 
   async function ask(messages: ChatMessage[], canary: string, tenantId: string) {
     const policy = { ...options, tenantId };
-    return callLlm(policy, options.model, "openai answer evaluator", async (requestOptions) => {
-      const response = await options.client.chat.completions.create(
-        {
-          model: options.model,
-          messages,
-          response_format: { type: "json_object" },
-          max_completion_tokens: options.maxOutputTokens ?? 2_000,
-        },
-        requestOptions,
-      );
-      const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
-      const raw = choice?.message.content ?? "";
-      let parsed: ReturnType<typeof ModelEvaluation.safeParse> | null = null;
-      try {
-        parsed = raw.includes(canary) ? null : ModelEvaluation.safeParse(JSON.parse(raw));
-      } catch {
-        parsed = null;
-      }
-      const problems = !parsed
-        ? ["the answer is not a JSON object (or repeats the confidential marker)"]
-        : parsed.success
-          ? []
-          : parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
-      return {
-        value: { raw, evaluation: parsed?.success ? parsed.data : null, problems },
-        promptTokens: response.usage?.prompt_tokens ?? 0,
-        completionTokens: response.usage?.completion_tokens ?? 0,
-        invalidOutput: !parsed?.success,
-      };
-    });
+    const estimate = estimateMessagesTokens(
+      messages.map((m) => ({ content: typeof m.content === "string" ? m.content : "" })),
+    );
+    return callLlm(
+      policy,
+      options.model,
+      "openai answer evaluator",
+      async (requestOptions) => {
+        const response = await options.client.chat.completions.create(
+          {
+            model: options.model,
+            messages,
+            response_format: { type: "json_object" },
+            max_completion_tokens: options.maxOutputTokens ?? 2_000,
+          },
+          requestOptions,
+        );
+        const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
+        const raw = choice?.message.content ?? "";
+        let parsed: ReturnType<typeof ModelEvaluation.safeParse> | null = null;
+        try {
+          parsed = raw.includes(canary) ? null : ModelEvaluation.safeParse(JSON.parse(raw));
+        } catch {
+          parsed = null;
+        }
+        const problems = !parsed
+          ? ["the answer is not a JSON object (or repeats the confidential marker)"]
+          : parsed.success
+            ? []
+            : parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+        return {
+          value: { raw, evaluation: parsed?.success ? parsed.data : null, problems },
+          promptTokens: response.usage?.prompt_tokens ?? 0,
+          completionTokens: response.usage?.completion_tokens ?? 0,
+          invalidOutput: !parsed?.success,
+          usageMissing: !response.usage,
+          estimatedCompletionTokens: estimateTokens(raw),
+        };
+      },
+      estimate,
+    );
   }
 
   return {

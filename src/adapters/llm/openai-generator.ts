@@ -16,7 +16,7 @@ import {
   type PromptGuidance,
   type PromptSecrets,
 } from "./prompts.js";
-import { estimateMessagesTokens } from "./token-estimate.js";
+import { estimateMessagesTokens, estimateTokens } from "./token-estimate.js";
 
 export interface OpenAiGeneratorOptions extends LlmCallPolicy {
   client: OpenAI;
@@ -61,43 +61,54 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
       ),
     });
     const policy = { ...options, tenantId: request.event.tenantId };
-    return callLlm(policy, options.model, "openai generator", async (requestOptions) => {
-      const response = await options.client.chat.completions.create(
-        {
-          model: options.model,
-          messages,
-          response_format: { type: "json_object" },
-          max_completion_tokens: options.maxOutputTokens ?? 2_000,
-        },
-        requestOptions,
-      );
-      // A proxy or a broken server can answer 200 with something that is no completion at all
-      // (an HTML page, `{}`): that is an unusable answer, not a bug of ours.
-      const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
-      const raw = choice?.message.content ?? "";
-      // A model that declines says so in `refusal` (structured outputs) or in plain text instead
-      // of JSON; either way the answer is unusable, and the repair request says why.
-      const refusal = choice?.message.refusal;
-      const parsed: ParsedOutput =
-        choice?.finish_reason === "length"
-          ? {
-              ok: false,
-              problems: ["the answer was cut off at the token limit; be more concise"],
-              answer: raw,
-            }
-          : typeof refusal === "string" && refusal.length > 0 && !raw
-            ? { ok: false, problems: ["the answer was a refusal, not the JSON object"], answer: refusal }
-            : parseReflectionOutput(raw, secrets, system, request.event);
-      const reported = response.usage?.prompt_tokens;
-      if (typeof reported === "number" && reported > 0)
-        options.observer?.promptTokens?.({ model: options.model, source: "reported", tokens: reported });
-      return {
-        value: { raw, parsed },
-        promptTokens: response.usage?.prompt_tokens ?? 0,
-        completionTokens: response.usage?.completion_tokens ?? 0,
-        invalidOutput: !parsed.ok,
-      };
-    });
+    const estimate = estimateMessagesTokens(
+      messages.map((m) => ({ content: typeof m.content === "string" ? m.content : "" })),
+    );
+    return callLlm(
+      policy,
+      options.model,
+      "openai generator",
+      async (requestOptions) => {
+        const response = await options.client.chat.completions.create(
+          {
+            model: options.model,
+            messages,
+            response_format: { type: "json_object" },
+            max_completion_tokens: options.maxOutputTokens ?? 2_000,
+          },
+          requestOptions,
+        );
+        // A proxy or a broken server can answer 200 with something that is no completion at all
+        // (an HTML page, `{}`): that is an unusable answer, not a bug of ours.
+        const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
+        const raw = choice?.message.content ?? "";
+        // A model that declines says so in `refusal` (structured outputs) or in plain text instead
+        // of JSON; either way the answer is unusable, and the repair request says why.
+        const refusal = choice?.message.refusal;
+        const parsed: ParsedOutput =
+          choice?.finish_reason === "length"
+            ? {
+                ok: false,
+                problems: ["the answer was cut off at the token limit; be more concise"],
+                answer: raw,
+              }
+            : typeof refusal === "string" && refusal.length > 0 && !raw
+              ? { ok: false, problems: ["the answer was a refusal, not the JSON object"], answer: refusal }
+              : parseReflectionOutput(raw, secrets, system, request.event);
+        const reported = response.usage?.prompt_tokens;
+        if (typeof reported === "number" && reported > 0)
+          options.observer?.promptTokens?.({ model: options.model, source: "reported", tokens: reported });
+        return {
+          value: { raw, parsed },
+          promptTokens: response.usage?.prompt_tokens ?? 0,
+          completionTokens: response.usage?.completion_tokens ?? 0,
+          invalidOutput: !parsed.ok,
+          usageMissing: !response.usage,
+          estimatedCompletionTokens: estimateTokens(raw),
+        };
+      },
+      estimate,
+    );
   }
 
   return {

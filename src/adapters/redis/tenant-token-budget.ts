@@ -20,7 +20,8 @@ export interface SpendObserver {
  * window per key (the first tokens of a window set its expiry), `points` the budget. Its Redis
  * store increments and sets the expiry in one Lua script, so every pod adds to the same count.
  */
-export type TokenCounter = Pick<RateLimiterAbstract, "get" | "penalty" | "points">;
+export type TokenCounter = Pick<RateLimiterAbstract, "get" | "penalty" | "points"> &
+  Partial<Pick<RateLimiterAbstract, "reward">>;
 
 export interface TenantBudgetOptions {
   counter: TokenCounter;
@@ -68,6 +69,15 @@ export function createTenantBudget(options: TenantBudgetOptions): SpendGate {
       } catch {
         // The tokens are spent whatever Redis says; failing the event now would only spend them
         // again. The count is short by this request, which the error metric shows.
+        observer?.error("write");
+      }
+    },
+
+    async release(tenantId, tokens) {
+      if (!Number.isInteger(tokens) || tokens <= 0) return;
+      try {
+        await counter.reward?.(tenantId, tokens);
+      } catch {
         observer?.error("write");
       }
     },
