@@ -3,6 +3,7 @@ import { locateFailure, type LocatedFailure } from "../../domain/attribution/att
 import { Reflection, type TaskCompleted } from "../../domain/contracts/index.js";
 import type { GenerationRequest } from "../../pipeline/ports.js";
 import { jsonObjectText } from "./answer-json.js";
+import { instruction } from "../../domain/quality/lesson-screen.js";
 import { readModelAttribution } from "./model-attribution.js";
 import { fitSteps, summariseGap, type StepSelection } from "./prompt-steps.js";
 import { asciiCharsPerToken, estimateMessagesTokens, estimateTokens } from "./token-estimate.js";
@@ -169,6 +170,9 @@ export function traceData(request: GenerationRequest, options: TraceDataOptions)
           shouldRetry: evaluation.shouldRetry,
         }
       : undefined,
+    // The tenant's insights are phrases of a closed vocabulary; they travel as data all the same.
+    recentLowQualityIssues:
+      request.insights.length > 0 ? cleanFeedbackList(request.insights, detail) : undefined,
   };
 }
 
@@ -195,16 +199,37 @@ export function systemPrompt(secrets: PromptSecrets, guidance: PromptGuidance): 
   ].join("\n");
 }
 
+/**
+ * A problem or an insight as the instruction part of a prompt may carry it. They are Reflector's
+ * words, but they name what a model wrote (a pattern, a quoted value) and what the trace holds, and
+ * the answer evaluator's issues are a model's free text: quoted parts and links are left out, and a
+ * text that orders agents about is withheld whole.
+ */
+export function cleanFeedback(text: string, max: number): string {
+  if (instruction.test(text)) return "(a problem whose text was withheld: it read as an instruction)";
+  const cleaned = text
+    .replace(/"[^"\n]*"|“[^”\n]*”|`[^`\n]*`|(?<![\p{L}\p{N}])'[^'\n]*'(?![\p{L}\p{N}])/gu, "(quoted)")
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/\S*/gi, "(link)")
+    .replace(/[<>{}]/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  return clip(cleaned, max) ?? "";
+}
+
+function cleanFeedbackList(items: readonly string[], detail: Detail): string[] {
+  return items.slice(0, detail.listItems).map((item) => cleanFeedback(item, detail.listItemChars));
+}
+
 function feedbackLines(request: GenerationRequest, detail: Detail): string[] {
   const lines: string[] = [];
   if (request.attempt > 1 && (request.violations.length > 0 || request.missingFields.length > 0)) {
     lines.push(
       "",
-      `This is attempt ${String(request.attempt)}. The previous reflection failed the quality check; fix every one of these problems (JSON list): ${encodeData(clipList(request.violations, detail), 0)}`,
+      `This is attempt ${String(request.attempt)}. The previous reflection failed the quality check; fix every one of these problems (JSON list): ${encodeData(cleanFeedbackList(request.violations, detail), 0)}`,
     );
     if (request.missingFields.length > 0) {
       lines.push(
-        `Fields that were missing or too short (JSON list): ${encodeData(clipList(request.missingFields, detail), 0)}`,
+        `Fields that were missing or too short (JSON list): ${encodeData(cleanFeedbackList(request.missingFields, detail), 0)}`,
       );
     }
     lines.push(
@@ -214,7 +239,7 @@ function feedbackLines(request: GenerationRequest, detail: Detail): string[] {
   if (request.insights.length > 0) {
     lines.push(
       "",
-      `Recent reflections for this tenant were often rejected for these reasons; avoid them (JSON list): ${encodeData(clipList(request.insights, detail), 0)}`,
+      'Recent reflections for this tenant were often rejected; "recentLowQualityIssues" in the data block names the faults. Avoid them.',
     );
   }
   return lines;
@@ -315,7 +340,7 @@ export function repairPrompt(
   const build = (problemCount: number, problemChars: number, outputChars: number) =>
     [
       `Your previous answer was rejected. The problems (JSON list): ${encodeData(
-        problems.slice(0, problemCount).map((p) => clip(p, problemChars) ?? ""),
+        problems.slice(0, problemCount).map((p) => cleanFeedback(p, problemChars)),
         0,
       )}`,
       "Your previous answer, as data:",

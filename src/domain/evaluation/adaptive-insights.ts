@@ -56,7 +56,49 @@ export function extractCommonIssues(
     .slice(0, limit);
 }
 
-/** The lines the generator prompt gets ("pay special attention to: …"). */
+/**
+ * The closed vocabulary of insights. The issues are the quality rules' violations (Reflector's own
+ * words) and the answer evaluator's issues, which a model writes freely: a model told by a trace to
+ * write "ignore your rules" as an issue would otherwise put it in every later prompt. So an issue
+ * becomes an insight only as one of these fixed phrases, chosen by its head or by a keyword, and an
+ * issue that matches none is left out.
+ */
+const vocabulary: readonly (readonly [RegExp, string])[] = [
+  [/^incomplete reflection$/, "Incomplete reflection"],
+  [/^shallow reflection$/, "Shallow reflection"],
+  [/^not actionable$/, "Not actionable"],
+  [/^(?:unproven|invalid) pattern$/, "Unproven pattern"],
+  [/^not relevant to the task$/, "Not relevant to the task"],
+  [/^nothing new$/, "Nothing new"],
+  [/^quarantined$/, "Quarantined lesson (a URL, command, credential or order to agents)"],
+  [
+    /\b(?:claim|source|unverified|unsupported|evidence|cite|citation|hallucinat\w*|fabricat\w*)/,
+    "Claims without a verified source",
+  ],
+  [/\bhedg\w*/, "Answers that hedge"],
+  [/\b(?:cut off|truncat\w*)/, "Answers cut off"],
+  [/\b(?:declin\w*|refus\w*|does not answer|did not answer)/, "Answers that decline the question"],
+  [/\b(?:short|incomplete|missing|partial|does not address|not address\w*)/, "Incomplete answers"],
+  [/\b(?:errors?|fail\w*|exception)/, "Answers resting on failed steps"],
+  [/\b(?:incorrect|wrong|inaccura\w*|mistak\w*)/, "Incorrect answers"],
+];
+
+/** The insight an issue stands for, in the vocabulary's words; null when none fits. */
+export function insightOf(issue: string): string | null {
+  const key = issueKey(issue);
+  for (const [pattern, insight] of vocabulary) if (pattern.test(key)) return insight;
+  return null;
+}
+
+/**
+ * The lines the generator prompt gets: fixed phrases of the vocabulary with their counts, never
+ * an issue's own words.
+ */
 export function insightLines(issues: readonly CommonIssue[]): string[] {
-  return issues.map((i) => `${i.issue} (in ${i.count} recent low-quality results)`);
+  const counts = new Map<string, number>();
+  for (const i of issues) {
+    const insight = insightOf(i.issue);
+    if (insight) counts.set(insight, (counts.get(insight) ?? 0) + i.count);
+  }
+  return [...counts].map(([insight, count]) => `${insight} (in ${String(count)} recent low-quality results)`);
 }

@@ -14,7 +14,7 @@ const shell =
   /(?:^|[\s;&|(`'"])(?:curl|wget|sudo|chmod|chown|powershell|pwsh|iex|invoke-expression|nc\s+-[a-z]*e|rm\s+-[a-z]*[rf]|base64\s+(?:-d|--decode)|python3?\s+-c|bash\s+-c|sh\s+-c)\b|\|\s*(?:ba|z|k)?sh\b|\$\([^)]*\)|&&|;\s*(?:rm|curl|wget|sh|bash)\b/i;
 const credential =
   /\bAKIA[0-9A-Z]{16}\b|\bsk-[A-Za-z0-9_-]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|-----BEGIN [A-Z ]*PRIVATE KEY-----|\b(?:password|passwd|secret|api[_-]?key|access[_-]?key|token|bearer)\b\s*[:=]?\s*(?=\S*\d)(?=\S*[A-Za-z])[A-Za-z0-9+/_\-.]{12,}/i;
-const instruction =
+export const instruction =
   /\b(?:system\s+(?:notice|message|prompt|override|instruction)s?|(?:to|for)\s+all\s+(?:agents|assistants|models)|(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|other)\s+(?:instructions|rules|guidance|lessons|prompts?)|new\s+instructions|you\s+(?:are\s+now|must\s+now)|developer\s+mode|jailbreak|do\s+not\s+tell\s+the\s+user)\b/i;
 
 /** Why a lesson must be quarantined (in the rules' own words, never the lesson's), or [] when none. */
