@@ -85,6 +85,49 @@ async function commit(event: TaskCompleted, signature: string, op: UnitOfWork["s
 }
 
 describe("memory in Postgres", () => {
+  it("resets a trusted lesson's feedback when a merge replaces its text", async () => {
+    const tenantId = `memory-${randomUUID().slice(0, 8)}`;
+    const event = (n: number) => taskEvent({ tenantId, eventId: `evt-${String(n)}-${randomUUID()}` });
+    const id = randomUUID();
+    await commit(event(1), "sig-trusted", {
+      kind: "insert",
+      reflection: newReflection(id, "trusted", [1, 0, 0]),
+    });
+    // Up-voted: trusted above its judged score.
+    await pool.query(
+      `UPDATE reflections SET effective_quality = 0.97, feedback_rating = 'up', helpful_count = 5 WHERE id = $1`,
+      [id],
+    );
+    const incoming = newReflection(randomUUID(), "replacing", [0, 1, 0]);
+    await commit(event(2), "sig-replacing", {
+      kind: "merge",
+      reflectionId: id,
+      signature: "sig-replacing",
+      sourceVector: [0, 1, 0],
+      replacement: { ...incoming, qualityScore: 0.9 },
+    });
+    const after = await pool.query<{
+      effective_quality: number | null;
+      feedback_rating: string | null;
+      helpful_count: number;
+    }>(`SELECT effective_quality, feedback_rating, helpful_count FROM reflections WHERE id = $1`, [id]);
+    expect(after.rows).toEqual([{ effective_quality: null, feedback_rating: null, helpful_count: 0 }]);
+    // A merge that keeps the text (a recurrence) keeps the votes.
+    await pool.query(`UPDATE reflections SET feedback_rating = 'up', helpful_count = 1 WHERE id = $1`, [id]);
+    await commit(event(3), "sig-again", {
+      kind: "merge",
+      reflectionId: id,
+      signature: "sig-again",
+      sourceVector: [0, 0, 1],
+      replacement: null,
+    });
+    const kept = await pool.query<{ helpful_count: number }>(
+      `SELECT helpful_count FROM reflections WHERE id = $1`,
+      [id],
+    );
+    expect(kept.rows[0]?.helpful_count).toBe(1);
+  });
+
   it("stores a lesson with its source trace, merges another signature into it, and judges it again", async () => {
     const tenantId = `memory-${randomUUID().slice(0, 8)}`;
     const event = (n: number) => taskEvent({ tenantId, eventId: `evt-${String(n)}-${randomUUID()}` });

@@ -52,18 +52,22 @@ export function createPgFeedbackStore(pool: pg.Pool) {
               return { status: "conflict", reflectionId: prior.reflection_id, rating: prior.rating };
             }
           }
-          // Byte order on the id breaks ties in time the way decidingVote does.
+          // Byte order on the id breaks ties in time the way decidingVote does. Votes given before
+          // the lesson's text was last replaced were about the old text: they do not decide.
           const latest = await client.query<{ rating: Rating }>(
-            `SELECT rating FROM reflection_feedback WHERE tenant_id = $1 AND reflection_id = $2
-              ORDER BY created_at DESC, feedback_id COLLATE "C" DESC LIMIT 1`,
+            `SELECT f.rating FROM reflection_feedback f JOIN reflections r ON r.id = f.reflection_id
+              WHERE f.tenant_id = $1 AND f.reflection_id = $2
+                AND (r.text_replaced_at IS NULL OR f.created_at >= r.text_replaced_at)
+              ORDER BY f.created_at DESC, f.feedback_id COLLATE "C" DESC LIMIT 1`,
             [tenantId, input.reflectionId],
           );
           const rating = latest.rows[0]?.rating ?? null;
-          const current = await client.query<{ quality_score: number }>(
-            "SELECT quality_score FROM reflections WHERE id = $1",
-            [input.reflectionId],
+          const current = await client.query<{ quality_score: number; about_old_text: boolean }>(
+            "SELECT quality_score, coalesce($2::timestamptz < text_replaced_at, false) AS about_old_text FROM reflections WHERE id = $1",
+            [input.reflectionId, input.at],
           );
           const judged = current.rows[0]?.quality_score;
+          const counts = fresh && current.rows[0]?.about_old_text !== true;
           if (judged === undefined)
             throw new ReflectorError("INTERNAL", "feedback target vanished inside its transaction");
           const effective = effectiveQuality(judged, rating);
@@ -75,8 +79,8 @@ export function createPgFeedbackStore(pool: pg.Pool) {
               input.reflectionId,
               effective,
               rating,
-              fresh && input.rating === "up" ? 1 : 0,
-              fresh && input.rating === "down" ? 1 : 0,
+              counts && input.rating === "up" ? 1 : 0,
+              counts && input.rating === "down" ? 1 : 0,
             ],
           );
           await client.query("COMMIT");
