@@ -64,7 +64,8 @@ export const errorCodes = {
   },
   CRASH_LOOP: {
     action: "dead-letter",
-    summary: "The record made the processor crash CONSUMER_MAX_CRASHES_PER_RECORD times.",
+    summary:
+      "The record made the processor crash, or was delivered without finishing, CONSUMER_MAX_CRASHES_PER_RECORD times.",
   },
   RETRIES_EXHAUSTED: {
     action: "dead-letter",
