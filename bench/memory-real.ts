@@ -124,10 +124,18 @@ const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(0)} %` : "
 export async function benchMemoryReal(): Promise<BenchResult> {
   const where = realLogsDir();
   if ("absent" in where)
-    return { name: "Memory on real agent failure logs", lines: [where.absent], ratio: Number.NaN, goal: "", met: false };
+    return {
+      name: "Memory on real agent failure logs",
+      lines: [where.absent],
+      ratio: Number.NaN,
+      goal: "",
+      met: false,
+    };
   const config = loadConfig(
     Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => k.startsWith("MEMORY_") || k.startsWith("REFLECTOR_EMBEDDING")),
+      Object.entries(process.env).filter(
+        ([k]) => k.startsWith("MEMORY_") || k.startsWith("REFLECTOR_EMBEDDING"),
+      ),
     ),
   );
   const { embedder } = buildLlm(config);
@@ -142,7 +150,9 @@ export async function benchMemoryReal(): Promise<BenchResult> {
       if (part.length === 0) continue;
       results.push({ source, split, ...(await runPart(part, embedder, config.memory)) });
     }
-  const lines = [`embedder ${embedder.name}, generator heuristic, reuse ≥ ${config.memory.reuseMinSimilarity.toFixed(2)}, merge ≥ ${config.memory.mergeMinSimilarity.toFixed(2)}`];
+  const lines = [
+    `embedder ${embedder.name}, generator heuristic, reuse ≥ ${config.memory.reuseMinSimilarity.toFixed(2)}, merge ≥ ${config.memory.mergeMinSimilarity.toFixed(2)}`,
+  ];
   let met = true;
   for (const r of results) {
     const tau = r.source.startsWith("tau-bench");

@@ -2,6 +2,7 @@ import type { AttributionBasis, LocatedFailure } from "../attribution/attribute-
 import type { Reflection, TaskCompleted } from "../contracts/index.js";
 import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";
+import { decisiveStepLesson } from "./decisive-step-lesson.js";
 
 export interface HeuristicGuidance {
   attempt: number;
@@ -256,7 +257,9 @@ function successReflection(event: TaskCompleted): Reflection {
 export function generateHeuristicReflection(event: TaskCompleted, guidance?: HeuristicGuidance): Reflection {
   if (event.outcome === "success" && !findingFromEvaluation(event)) return successReflection(event);
   const analysis = classifyFailure(event);
-  const lesson = lessonFor(analysis.kind, analysis, event);
+  // No explaining error: a lesson about the decisive call, when the trace shows one.
+  const decisive = analysis.failingStep ? null : decisiveStepLesson(analysis.located, event);
+  const lesson = lessonFor(analysis.kind, analysis, event) ?? decisive;
   const step = analysis.failingStep;
   const led = analysis.precedingStep;
   const retry = guidance && guidance.attempt > 1 ? guidance : undefined;
@@ -284,13 +287,16 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
     sentences.push(`Known recurring issues: ${retry.insights.slice(0, 3).join("; ")}.`);
 
   // A hypothesis that later episodes confirm or not: the failure's kind on its tool.
-  const patterns = lesson
-    ? [
-        analysis.tool
-          ? `${analysis.kind.replace(/_/g, " ")} on ${analysis.tool}`
-          : analysis.kind.replace(/_/g, " "),
-      ]
-    : [];
+  const patterns =
+    decisive && lesson === decisive
+      ? decisive.patterns
+      : lesson
+        ? [
+            analysis.tool
+              ? `${analysis.kind.replace(/_/g, " ")} on ${analysis.tool}`
+              : analysis.kind.replace(/_/g, " "),
+          ]
+        : [];
   const confidence = lesson ? Math.min(0.9, 0.55 + 0.1 * analysis.evidence.length) : 0.3;
   const base = event.task.importance ?? 0.6;
   const importance = Math.min(
