@@ -8,6 +8,7 @@ import { decideLoop, type LoopDecisionResult } from "../domain/guardrails/decide
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { decideStorage } from "../domain/memory/decide-storage.js";
 import { nearestSameLesson } from "../domain/memory/same-lesson.js";
+import { actionKey } from "../domain/memory/action-key.js";
 import { attributeFailure } from "../domain/attribution/attribute-failure.js";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { episodeText, taskText, traceText } from "../domain/memory/trace-text.js";
@@ -230,12 +231,19 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
           outcome: (v) => ({ "reflector.quality_score": v.qualityScore }),
         }),
     });
+    // The blamed call's action goes with the lesson, so a merge can tell calls apart.
+    const action = actionKey(event, facts.failingStep);
+    const attribution = result.reflection.attribution;
+    const reflection =
+      action && attribution && attribution.stepIndex === facts.attribution?.stepIndex
+        ? { ...result.reflection, attribution: { ...attribution, action } }
+        : result.reflection;
     const judgement = judge.judgementOf(result.reflection);
     const verdict = decideVerdict(result.validation, quality);
     deps.observer?.observe({ validation: result.validation, verdict, attempts: result.attempts });
     // The lesson it may merge into: the most similar stored one that blames the same failing step.
     const nearest = nearestSameLesson(
-      { embedding: judgement.embedding, failingStep: result.reflection.attribution ?? null },
+      { embedding: judgement.embedding, failingStep: reflection.attribution ?? null },
       neighbours.map((n) => ({ ...n, failingStep: n.failingStep ?? null })),
     );
     const storage = decideStorage(
@@ -251,7 +259,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       memory,
     );
     return {
-      reflection: result.reflection,
+      reflection,
       generator: generator.name,
       validation: result.validation,
       verdict,

@@ -19,15 +19,15 @@ export interface DecisiveStepLesson {
   unstated: string[];
 }
 
-interface Leaf {
+export interface Leaf {
   path: string;
   value: string;
 }
 
-const userActor = /^(user|human|customer|client)$/i;
+export const userActor = /^(user|human|customer|client)$/i;
 const short = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
-function parseArguments(content: string): unknown {
+export function parseArguments(content: string): unknown {
   try {
     return JSON.parse(content) as unknown;
   } catch {
@@ -36,7 +36,7 @@ function parseArguments(content: string): unknown {
 }
 
 /** The scalar arguments of a call, by path (`payment_methods[].payment_id`). */
-function leavesOf(value: unknown, path = ""): Leaf[] {
+export function leavesOf(value: unknown, path = ""): Leaf[] {
   if (Array.isArray(value)) return value.flatMap((v) => leavesOf(v, `${path}[]`));
   if (value && typeof value === "object")
     return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>
@@ -48,7 +48,7 @@ function leavesOf(value: unknown, path = ""): Leaf[] {
 }
 
 /** Whether a value is said in a text: as a word, case aside (a number or id, not a substring of one). */
-function says(text: string, value: string): boolean {
+export function says(text: string, value: string): boolean {
   if (value.length < 2) return false;
   const escaped = value.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   return new RegExp(`(^|[^\\p{L}\\p{N}])${escaped}($|[^\\p{L}\\p{N}])`, "u").test(text.toLowerCase());
@@ -82,7 +82,7 @@ export function decisiveStepLesson(located: LocatedFailure, event: TaskCompleted
   const show = (ls: Leaf[]) =>
     ls
       .slice(0, 4)
-      .map((l) => `\`${l.path}\` = "${short(l.value, 40)}"`)
+      .map((l) => `\`${l.path}\` = \`${short(l.value.replace(/[`"]/g, ""), 40)}\``)
       .join(", ");
   const firstUser = event.events.find((e) => e.actor && userActor.test(e.actor))?.content ?? "";
   const request = firstUser ? `"${short(firstUser.replace(/\s+/g, " ").trim(), 110)}"` : "the user's request";
@@ -96,7 +96,9 @@ export function decisiveStepLesson(located: LocatedFailure, event: TaskCompleted
     unseen.length
       ? `${show(unseen)} appears in no user message nor earlier tool output before the call, so the agent assumed ${unseen.length > 1 ? "them" : "it"}`
       : "",
-    "the run ended in the wrong state after this call",
+    looked.length || unseen.length
+      ? "the run ended in the wrong state after this call"
+      : `the agent relied on the user's words and did not check the policy's conditions for \`${tool}\`, which led to the wrong final state`,
   ].filter(Boolean);
   const found = parts.join("; ");
   const keys = unstatedTops.map((k) => `\`${k}\``).join(", ");

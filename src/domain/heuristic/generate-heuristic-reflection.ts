@@ -197,6 +197,12 @@ const basisReasons: Record<Exclude<AttributionBasis, "explicit_error" | "no_step
     "no step explains the failure; the first worker step set the direction the team followed",
 };
 
+/** A step's text as quoted evidence: in backticks when it holds double quotes (JSON arguments). */
+const quoteEvidence = (text: string) =>
+  text.includes('"') && !text.includes("`")
+    ? `\`${text.length > 140 ? `${text.slice(0, 139)}…` : text}\``
+    : quote(text, 140);
+
 /** Where the trace went wrong and who did it, when no explicit failing step already says so. */
 function attributionSentence(located: LocatedFailure, event: TaskCompleted): string {
   const a = located.attribution;
@@ -209,7 +215,7 @@ function attributionSentence(located: LocatedFailure, event: TaskCompleted): str
   const quoted = step && evidence && step.content.includes(evidence.replace(/…$/, ""));
   return (
     `The attribution rules point at step ${String(located.stepIndex)} (${a.eventId ?? "?"}${who ? `, ${who}` : ""}): ` +
-    `${quoted ? quote(evidence, 140) : evidence}; ${basisReasons[located.basis]} (attribution confidence ${a.confidence.toFixed(2)}).`
+    `${quoted ? quoteEvidence(evidence) : evidence}; ${basisReasons[located.basis]} (attribution confidence ${a.confidence.toFixed(2)}).`
   );
 }
 
