@@ -28,3 +28,22 @@ export function actionKey(event: TaskCompleted, failingStep: TraceEvent | undefi
   const ids = [...new Set((userText.match(identifierPattern) ?? []).map((id) => id.toLowerCase()))].sort();
   return `${failingStep.toolName}(${shape})${ids.length ? ` for ${ids.join(", ")}` : ""}`;
 }
+
+/**
+ * Whether two action keys are one mistake: the same kind of call (tool and argument shape) for
+ * the same user — their identifiers overlap (a user names a second booking one time and not
+ * the next). Keys that name no identifier agree on the call alone.
+ */
+export function sameAction(a: string, b: string): boolean {
+  const parse = (key: string) => {
+    const at = key.indexOf(") for ");
+    return at < 0
+      ? { call: key, ids: [] as string[] }
+      : { call: key.slice(0, at + 1), ids: key.slice(at + 6).split(", ") };
+  };
+  const x = parse(a);
+  const y = parse(b);
+  if (x.call !== y.call) return false;
+  if (x.ids.length === 0 || y.ids.length === 0) return true;
+  return x.ids.some((id) => y.ids.includes(id));
+}

@@ -1,5 +1,6 @@
 import type { Attribution } from "../contracts/index.js";
 import { cosineSimilarity } from "../embedding/hashing-embedding.js";
+import { sameAction } from "./action-key.js";
 
 /** Who failed and with which tool, as a lesson's attribution names the failing step, and how sure it is. */
 export type FailingStepIdentity = Pick<Attribution, "actor" | "toolName" | "action"> & {
@@ -42,7 +43,7 @@ export function sameFailingStep(a: FailingStepIdentity | null, b: FailingStepIde
   if (!x || !y) return true;
   if (nameKey(x.actor) !== nameKey(y.actor) || nameKey(x.toolName) !== nameKey(y.toolName)) return false;
   // Calls of one tool for different requests, or with other arguments, are different mistakes.
-  return x.action === undefined || y.action === undefined || x.action === y.action;
+  return x.action === undefined || y.action === undefined || sameAction(x.action, y.action);
 }
 
 /**
