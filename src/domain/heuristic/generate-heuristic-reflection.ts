@@ -3,6 +3,7 @@ import type { Reflection, TaskCompleted } from "../contracts/index.js";
 import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";
 import { decisiveStepLesson } from "./decisive-step-lesson.js";
+import { locatedStepLesson } from "./located-step-lesson.js";
 
 export interface HeuristicGuidance {
   attempt: number;
@@ -265,7 +266,8 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
   const analysis = classifyFailure(event);
   // No explaining error: a lesson about the decisive call, when the trace shows one.
   const decisive = analysis.failingStep ? null : decisiveStepLesson(analysis.located, event);
-  const lesson = lessonFor(analysis.kind, analysis, event) ?? decisive;
+  const located = analysis.failingStep ? null : locatedStepLesson(analysis.located, event);
+  const lesson = lessonFor(analysis.kind, analysis, event) ?? decisive ?? located;
   const step = analysis.failingStep;
   const led = analysis.precedingStep;
   const retry = guidance && guidance.attempt > 1 ? guidance : undefined;
