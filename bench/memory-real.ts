@@ -95,7 +95,9 @@ async function runPart(
   const repeated = [...taskFailures].filter(([, n]) => n > 1).map(([task]) => task);
   const lessonsOfRepeated = repeated.map((t) => taskLessons.get(t)?.size ?? 0);
   const storedTexts = new Set(
-    [...fakeStore.reflections.values()].map((r) => r.reflection.learning || r.reflection.strategyText || ""),
+    [...fakeStore.reflections.values()].map((r) =>
+      r.reflection.learning !== "" ? r.reflection.learning : (r.reflection.strategyText ?? ""),
+    ),
   );
   return {
     failures: failures.length,
