@@ -228,7 +228,7 @@ export function createPgReflectionStore(
                 actor: r.attribution.actor,
                 toolName: r.attribution.toolName,
                 confidence: r.attribution.confidence,
-                action: r.attribution.action,
+                ...(r.attribution.action ? { action: r.attribution.action } : {}),
               }
             : null,
         }));
