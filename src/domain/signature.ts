@@ -82,17 +82,8 @@ export function signatureCandidates(
   const action = actionKey(event, failingStep);
   const step = action ?? (failingStep ? maskVolatileTokens(stepLine(failingStep, 200)) : "");
   const task = maskVolatileTokens(event.task.description.slice(0, 400));
-  // A failing step that shows no error of its own and does not hold the message (a call that
-  // decided the outcome, an agent that guessed): the task's message tells only that it failed,
-  // not where, so the failure is filed by its step from the start.
-  const silentStep =
-    primary.source === "error" &&
-    failingStep !== undefined &&
-    failingStep.error === undefined &&
-    failingStep.type !== "error_event" &&
-    !failingStep.content.toLowerCase().includes((event.error?.message ?? "").toLowerCase().slice(0, 60));
   const levels: Omit<SignatureCandidate, "signature">[] = [];
-  if (!lowInformation && !silentStep) levels.push({ ...primary, level: "message" });
+  if (!lowInformation) levels.push({ ...primary, level: "message" });
   if (step) levels.push({ ...primary, content: `${primary.content} | ${step}`, level: "step" });
   levels.push({ ...primary, content: `${primary.content} | ${step} | ${task}`, level: "task" });
   const seen = new Set<string>();

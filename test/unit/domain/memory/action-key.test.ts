@@ -47,13 +47,12 @@ describe("actionKey", () => {
     expect(actionKey(e, undefined)).toBeNull();
   });
 
-  it("files a silent failing call by its action, skipping the task's generic message", () => {
+  it("files a failing call's step level by its action, so another user's call of the tool is another signature", () => {
     const a = booking("I am mia_li_3668.", { user_id: "mia_li_3668" });
     const b = booking("I am omar_rossi_1241.", { user_id: "omar_rossi_1241" });
-    const [first] = signatureCandidates(a, a.events[1]);
-    const [other] = signatureCandidates(b, b.events[1]);
-    expect(first?.level).toBe("step");
-    expect(first?.signature).not.toBe(other?.signature);
+    const stepOf = (e: typeof a) => signatureCandidates(e, e.events[1]).find((c) => c.level === "step");
+    expect(stepOf(a)?.content).toContain("book_reservation(user_id) for mia_li_3668");
+    expect(stepOf(a)?.signature).not.toBe(stepOf(b)?.signature);
   });
 });
 
