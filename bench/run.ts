@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|calibration|judge|model-bound|otlp|tracing`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|calibration|judge|model-bound|otlp|tracing`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -14,6 +14,7 @@ import { benchLatency } from "./latency.js";
 import { benchAttribution } from "./attribution.js";
 import { benchLlmBound, benchLlmCalls, benchLlmCallsRecorded } from "./llm.js";
 import { benchMemory } from "./memory.js";
+import { benchMemoryReal } from "./memory-real.js";
 import { benchOtlpBridge } from "./otlp-bridge.js";
 import { benchPromptCoverage } from "./prompt-coverage.js";
 import { benchModelBound } from "./model-bound.js";
@@ -35,6 +36,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   cheap: () => benchCheapEvents(),
   "embedder-quality": () => benchEmbedderQuality(),
   memory: () => benchMemory(),
+  "memory-real": () => benchMemoryReal(),
   calibration: () => benchCalibration(),
   judge: () => benchJudge(),
   otlp: () => benchOtlpBridge(),

@@ -7,6 +7,7 @@ import {
   systemClock,
   type Maintenance,
 } from "../builders.js";
+import { createPgLessonStore } from "../adapters/postgres/pg-lesson-store.js";
 import { configOrExit } from "./config-or-exit.js";
 
 function number(min: number, max: number, integer = false) {
@@ -53,7 +54,10 @@ async function runJob<T>(name: string, work: (maintenance: Maintenance) => Promi
   }
 }
 
-/** `reflector dream` and `reflector prune` (docs/specification.md#dreaming, #pruning). */
+/**
+ * `reflector dream` and `reflector prune` (docs/specification.md#dreaming, #pruning), and
+ * `reflector sources`, the failures a lesson stands for.
+ */
 export function registerMaintenanceCommands(program: Command): void {
   program
     .command("dream")
@@ -75,6 +79,31 @@ export function registerMaintenanceCommands(program: Command): void {
           dryRun: options.dryRun,
         }),
       );
+    });
+
+  program
+    .command("sources")
+    .description("list the failures a stored lesson stands for (written for, reused by, merged into it)")
+    .argument("<reflectionId>", "the lesson's id")
+    .requiredOption("--tenant <tenantId>", "the lesson's tenant")
+    .option("--limit <n>", "at most this many (default 1000)", number(1, 100_000, true))
+    .action(async (reflectionId: string, options: { tenant: string; limit?: number }) => {
+      const pool = buildPostgresPool(configOrExit(), { max: 1 });
+      try {
+        const sources = await createPgLessonStore(pool).sourcesOf(
+          options.tenant,
+          reflectionId,
+          options.limit ?? 1000,
+        );
+        if (!sources) {
+          console.error(`no lesson ${reflectionId} for tenant ${options.tenant}`);
+          process.exitCode = 1;
+          return;
+        }
+        console.log(JSON.stringify({ reflectionId, sources }, null, 2));
+      } finally {
+        await pool.end();
+      }
     });
 
   program

@@ -5,6 +5,7 @@ import { isLowInformationMessage } from "./memory/low-information.js";
 import { failingStepOf } from "./memory/failing-step.js";
 import { maskVolatileTokens } from "./mask-volatile-tokens.js";
 import { stepLine } from "./memory/trace-text.js";
+import { actionKey } from "./memory/action-key.js";
 
 export { maskVolatileTokens };
 
@@ -77,7 +78,9 @@ export function signatureCandidates(
 ): SignatureCandidate[] {
   const primary = signatureInputFor(event);
   const lowInformation = primary.source === "error" && isLowInformationMessage(primary.content);
-  const step = failingStep ? maskVolatileTokens(stepLine(failingStep, 200)) : "";
+  // A failing call is filed by what it did for which request; any other step by what it says.
+  const action = actionKey(event, failingStep);
+  const step = action ?? (failingStep ? maskVolatileTokens(stepLine(failingStep, 200)) : "");
   const task = maskVolatileTokens(event.task.description.slice(0, 400));
   const levels: Omit<SignatureCandidate, "signature">[] = [];
   if (!lowInformation) levels.push({ ...primary, level: "message" });

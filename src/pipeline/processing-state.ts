@@ -45,6 +45,8 @@ export interface EventFacts {
   /** Where the trace went wrong and who did it, read offline (failures only). */
   attribution: Attribution | undefined;
   failingStep: TraceEvent | undefined;
+  /** What the failing step did when it is a call (`actionKey`): the same mistake is the same action. */
+  action: string | null;
   candidates: SignatureCandidate[];
   episode: string;
   /** The agent's own evaluator finding (a conflict, an unverified claim…) when the signature rests on it. */

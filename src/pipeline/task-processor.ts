@@ -8,6 +8,7 @@ import { decideLoop, type LoopDecisionResult } from "../domain/guardrails/decide
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { decideStorage } from "../domain/memory/decide-storage.js";
 import { nearestSameLesson } from "../domain/memory/same-lesson.js";
+import { actionKey, sameAction } from "../domain/memory/action-key.js";
 import { attributeFailure } from "../domain/attribution/attribute-failure.js";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { episodeText, taskText, traceText } from "../domain/memory/trace-text.js";
@@ -104,7 +105,15 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     const failingStep = index === undefined ? undefined : event.events[index];
     const candidates = reflect ? signatureCandidates(event, failingStep) : [];
     const finding = candidates[0]?.source === "evaluation" ? findingFromEvaluation(event) : null;
-    return { event, attribution, failingStep, candidates, episode: episodeText(event, failingStep), finding };
+    return {
+      event,
+      attribution,
+      failingStep,
+      action: reflect ? actionKey(event, failingStep) : null,
+      candidates,
+      episode: episodeText(event, failingStep),
+      finding,
+    };
   }
 
   /** The lesson of a signature: Redis first (unless it was just asked), then Postgres. */
@@ -137,7 +146,11 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       const source = known.sourceVector;
       const similarity = source?.length === traceVector.length ? cosineSimilarity(traceVector, source) : null;
       last = { candidate, known, similarity };
-      if (similarity !== null && similarity >= memory.reuseMinSimilarity) return last;
+      // A lesson written for a call fits only the same action (tool, argument shape, the user's
+      // identifiers): alike traces of another user's request, or of another call, are not it.
+      const knownAction = known.reflection.attribution?.action;
+      const sameCall = !knownAction || !facts.action || sameAction(knownAction, facts.action);
+      if (similarity !== null && similarity >= memory.reuseMinSimilarity && sameCall) return last;
     }
     // Even the task-level signature is taken: the same task failing at the same step again.
     return last;
@@ -231,12 +244,19 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
           outcome: (v) => ({ "reflector.quality_score": v.qualityScore }),
         }),
     });
+    // The blamed call's action goes with the lesson, so a merge can tell calls apart.
+    const action = facts.action;
+    const attribution = result.reflection.attribution;
+    const reflection =
+      action && attribution && attribution.stepIndex === facts.attribution?.stepIndex
+        ? { ...result.reflection, attribution: { ...attribution, action } }
+        : result.reflection;
     const judgement = judge.judgementOf(result.reflection);
     const verdict = decideVerdict(result.validation, quality);
     deps.observer?.observe({ validation: result.validation, verdict, attempts: result.attempts });
     // The lesson it may merge into: the most similar stored one that blames the same failing step.
     const nearest = nearestSameLesson(
-      { embedding: judgement.embedding, failingStep: result.reflection.attribution ?? null },
+      { embedding: judgement.embedding, failingStep: reflection.attribution ?? null },
       neighbours.map((n) => ({ ...n, failingStep: n.failingStep ?? null })),
     );
     const storage = decideStorage(
@@ -252,7 +272,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       memory,
     );
     return {
-      reflection: result.reflection,
+      reflection,
       generator: generator.name,
       validation: result.validation,
       verdict,

@@ -142,6 +142,31 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
         return row ? toView(row, clock.now(), thresholds) : null;
       }),
 
+    sourcesOf: (tenantId: string, reflectionId: string, limit: number) =>
+      guarded(async () => {
+        const lesson = await pool.query("SELECT 1 FROM reflections WHERE tenant_id = $1 AND id = $2", [
+          tenantId,
+          reflectionId,
+        ]);
+        if (lesson.rowCount === 0) return null;
+        const res = await pool.query<{
+          event_id: string;
+          loop_id: string;
+          signature: string | null;
+          processed_at: Date;
+        }>(
+          `SELECT event_id, loop_id, signature, processed_at FROM processed_events
+            WHERE tenant_id = $1 AND reflection_id = $2 ORDER BY processed_at, event_id LIMIT $3`,
+          [tenantId, reflectionId, limit],
+        );
+        return res.rows.map((r) => ({
+          eventId: r.event_id,
+          loopId: r.loop_id,
+          signature: r.signature,
+          processedAt: r.processed_at,
+        }));
+      }),
+
     /**
      * Stored lessons by effectiveness verdict (all tenants unless one is named), for the metrics
      * gauges. Postgres only reads each lesson's occurrences and publication time, one row per

@@ -228,6 +228,7 @@ export function createPgReflectionStore(
                 actor: r.attribution.actor,
                 toolName: r.attribution.toolName,
                 confidence: r.attribution.confidence,
+                ...(r.attribution.action ? { action: r.attribution.action } : {}),
               }
             : null,
         }));

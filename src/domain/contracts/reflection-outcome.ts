@@ -34,6 +34,11 @@ export const Attribution = z.object({
   confidence: z.number().min(0).max(1),
   /** A short quote or reason that points at the step. */
   evidence: z.string().optional(),
+  /**
+   * When the step is a call: what it did for which request (the tool, its arguments' shape and
+   * the values the user stated). Two lessons whose calls differ here are different mistakes.
+   */
+  action: z.string().optional(),
 });
 export type Attribution = z.infer<typeof Attribution>;
 

@@ -2,6 +2,8 @@ import type { AttributionBasis, LocatedFailure } from "../attribution/attribute-
 import type { Reflection, TaskCompleted } from "../contracts/index.js";
 import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";
+import { decisiveStepLesson } from "./decisive-step-lesson.js";
+import { locatedStepLesson } from "./located-step-lesson.js";
 
 export interface HeuristicGuidance {
   attempt: number;
@@ -209,6 +211,12 @@ const basisReasons: Record<Exclude<AttributionBasis, "explicit_error" | "no_step
     "no step explains the failure; the first worker step set the direction the team followed",
 };
 
+/** A step's text as quoted evidence: in backticks when it holds double quotes (JSON arguments). */
+const quoteEvidence = (text: string) =>
+  text.includes('"') && !text.includes("`")
+    ? `\`${text.length > 140 ? `${text.slice(0, 139)}…` : text}\``
+    : quote(text, 140);
+
 /** Where the trace went wrong and who did it, when no explicit failing step already says so. */
 function attributionSentence(located: LocatedFailure, event: TaskCompleted): string {
   const a = located.attribution;
@@ -221,7 +229,7 @@ function attributionSentence(located: LocatedFailure, event: TaskCompleted): str
   const quoted = step && evidence && step.content.includes(evidence.replace(/…$/, ""));
   return (
     `The attribution rules point at step ${String(located.stepIndex)} (${a.eventId ?? "?"}${who ? `, ${who}` : ""}): ` +
-    `${quoted ? quote(evidence, 140) : evidence}; ${basisReasons[located.basis]} (attribution confidence ${a.confidence.toFixed(2)}).`
+    `${quoted ? quoteEvidence(evidence) : evidence}; ${basisReasons[located.basis]} (attribution confidence ${a.confidence.toFixed(2)}).`
   );
 }
 
@@ -269,7 +277,10 @@ function successReflection(event: TaskCompleted): Reflection {
 export function generateHeuristicReflection(event: TaskCompleted, guidance?: HeuristicGuidance): Reflection {
   if (event.outcome === "success" && !findingFromEvaluation(event)) return successReflection(event);
   const analysis = classifyFailure(event);
-  const lesson = lessonFor(analysis.kind, analysis, event);
+  // No explaining error: a lesson about the decisive call, when the trace shows one.
+  const decisive = analysis.failingStep ? null : decisiveStepLesson(analysis.located, event);
+  const located = analysis.failingStep ? null : locatedStepLesson(analysis.located, event);
+  const lesson = lessonFor(analysis.kind, analysis, event) ?? decisive ?? located;
   const step = analysis.failingStep;
   const led = analysis.precedingStep;
   const retry = guidance && guidance.attempt > 1 ? guidance : undefined;
@@ -297,13 +308,16 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
     sentences.push(`Known recurring issues: ${retry.insights.slice(0, 3).join("; ")}.`);
 
   // A hypothesis that later episodes confirm or not: the failure's kind on its tool.
-  const patterns = lesson
-    ? [
-        lessonName(analysis.tool)
-          ? `${analysis.kind.replace(/_/g, " ")} on ${analysis.tool}`
-          : analysis.kind.replace(/_/g, " "),
-      ]
-    : [];
+  const patterns =
+    decisive && lesson === decisive
+      ? decisive.patterns
+      : lesson
+        ? [
+            lessonName(analysis.tool)
+              ? `${analysis.kind.replace(/_/g, " ")} on ${analysis.tool}`
+              : analysis.kind.replace(/_/g, " "),
+          ]
+        : [];
   const confidence = lesson ? Math.min(0.9, 0.55 + 0.1 * analysis.evidence.length) : 0.3;
   const base = event.task.importance ?? 0.6;
   const importance = Math.min(

@@ -1,8 +1,11 @@
 import type { Attribution } from "../contracts/index.js";
 import { cosineSimilarity } from "../embedding/hashing-embedding.js";
+import { sameAction } from "./action-key.js";
 
 /** Who failed and with which tool, as a lesson's attribution names the failing step, and how sure it is. */
-export type FailingStepIdentity = Pick<Attribution, "actor" | "toolName"> & { confidence?: number };
+export type FailingStepIdentity = Pick<Attribution, "actor" | "toolName" | "action"> & {
+  confidence?: number;
+};
 
 /**
  * Below this confidence an attribution is a guess (the last step before the answer, a repeated
@@ -31,14 +34,16 @@ function nameKey(name: string | undefined): string | null {
 
 /**
  * Whether two lessons blame the same failing step: the same agent with the same tool (names
- * compared without regard to case). A lesson that names no failing step, or only guesses one
+ * compared without regard to case) and, when both name the call's action, the same action. A lesson that names no failing step, or only guesses one
  * (confidence below `stepIdentityMinConfidence`), cannot contradict another, so it agrees with any.
  */
 export function sameFailingStep(a: FailingStepIdentity | null, b: FailingStepIdentity | null): boolean {
   const x = firm(a);
   const y = firm(b);
   if (!x || !y) return true;
-  return nameKey(x.actor) === nameKey(y.actor) && nameKey(x.toolName) === nameKey(y.toolName);
+  if (nameKey(x.actor) !== nameKey(y.actor) || nameKey(x.toolName) !== nameKey(y.toolName)) return false;
+  // Calls of one tool for different requests, or with other arguments, are different mistakes.
+  return x.action === undefined || y.action === undefined || sameAction(x.action, y.action);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { CommonIssue } from "../../domain/evaluation/adaptive-insights.js";
 import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
 import { reflectionJson, signatureJson } from "./lesson-json.js";
-import { ReflectionsQuery, SignatureParams } from "./lesson-schemas.js";
+import { ReflectionIdParams, ReflectionsQuery, SignatureParams, SourcesQuery } from "./lesson-schemas.js";
 import type { LessonStore } from "./lesson-store.js";
 
 export interface LessonRoutesDeps {
@@ -12,6 +12,7 @@ export interface LessonRoutesDeps {
 export const lessonRouteRoles: RouteRoles = {
   "GET /api/v1/reflections": "read",
   "GET /api/v1/reflections/signatures/:signature": "read",
+  "GET /api/v1/reflections/:id/sources": "read",
   "GET /api/v1/insights": "read",
 };
 
@@ -45,6 +46,37 @@ export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ct
         k: query.k,
         offset: query.offset,
         next_offset: hasMore ? query.offset + query.k : null,
+      };
+    },
+  );
+
+  scope.get(
+    "/api/v1/reflections/:id/sources",
+    {
+      schema: {
+        summary: "The failures a lesson stands for (written for, reused by, merged into it)",
+        security: bearer,
+        params: ReflectionIdParams,
+        querystring: SourcesQuery,
+        response: answers("`sources`: the processed events filed under the lesson, oldest first", {
+          404: "no such lesson for this tenant",
+        }),
+      },
+    },
+    async (request, reply) => {
+      const tenantId = ctx.tenantOf(request);
+      const { id } = request.params;
+      const sources = await deps.store.sourcesOf(tenantId, id, request.query.k);
+      if (!sources)
+        return reply.code(404).send({ error: "not_found", message: `no lesson ${id} for this tenant` });
+      return {
+        reflection_id: id,
+        sources: sources.map((s) => ({
+          event_id: s.eventId,
+          loop_id: s.loopId,
+          signature: s.signature,
+          processed_at: s.processedAt.toISOString(),
+        })),
       };
     },
   );

@@ -49,3 +49,8 @@ export const AttributionJson = z
     evidence: z.string().optional().describe("a short quote of the step, or the reason it was chosen"),
   })
   .describe("Where the failure went wrong and which agent did it; null for successes and older lessons.");
+
+export const ReflectionIdParams = z.strictObject({ id: z.uuid() });
+export const SourcesQuery = z.strictObject({
+  k: numeric.pipe(z.number().int().min(1).max(1000)).default(100).describe("at most this many, 1 to 1,000"),
+});

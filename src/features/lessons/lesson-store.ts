@@ -16,6 +16,21 @@ export interface LessonStore {
   ): Promise<{ items: ReflectionView[]; hasMore: boolean }>;
   /** The lesson stored for a signature (or the lesson it was merged into); null when never seen. */
   findBySignature(tenantId: string, signature: string): Promise<ReflectionView | null>;
+  /**
+   * The failures a stored lesson stands for: every processed event that landed on it (the one it
+   * was written for, recurrences that reused it, failures merged into it), oldest first, at most
+   * `limit`; null when the tenant has no such lesson.
+   */
+  sourcesOf(tenantId: string, reflectionId: string, limit: number): Promise<LessonSource[] | null>;
   /** Stored lessons by effectiveness verdict, of every tenant unless one is named (metrics gauges). */
   effectivenessSummary(tenantId?: string): Promise<EffectivenessSummary>;
+}
+
+/** One failure a lesson stands for, as memory filed it. */
+export interface LessonSource {
+  eventId: string;
+  loopId: string;
+  /** The signature the event was filed under (its own, or one merged into the lesson). */
+  signature: string | null;
+  processedAt: Date;
 }

@@ -311,3 +311,85 @@ describe("memory: a verdict that follows the evidence", () => {
     expect([...store.reflections.values()][0]?.verdict).toBe("accepted");
   });
 });
+
+describe("memory: a silent failing call is recognised by its action", () => {
+  const at = (i: number) => `2026-11-20T10:00:0${String(i)}.000Z`;
+  /** A customer-service run whose one booking call committed the wrong outcome, no error shown. */
+  const booking = (n: number, user: string, words: string, paymentId: string) =>
+    taskEvent({
+      eventId: `evt-${String(n)}`,
+      loopId: `loop-${String(n)}`,
+      task: { description: `Airline customer service. The user opened with: ${words}` },
+      outcome: "failure",
+      error: {
+        category: "task_failure",
+        message: "The final reservation database did not match the expected outcome.",
+      },
+      events: [
+        {
+          eventId: "s0",
+          type: "llm_response",
+          timestamp: at(0),
+          actor: "user",
+          content: `${words} My user id is ${user}.`,
+        },
+        {
+          eventId: "s1",
+          type: "tool_call",
+          timestamp: at(1),
+          actor: "agent",
+          toolName: "get_user_details",
+          content: JSON.stringify({ user_id: user }),
+        },
+        {
+          eventId: "s2",
+          type: "tool_response",
+          timestamp: at(2),
+          actor: "agent",
+          toolName: "get_user_details",
+          content: JSON.stringify({ payment_methods: { [paymentId]: {} } }),
+        },
+        {
+          eventId: "s3",
+          type: "tool_call",
+          timestamp: at(3),
+          actor: "agent",
+          toolName: "book_reservation",
+          content: JSON.stringify({ user_id: user, payment_id: paymentId, cabin: "economy" }),
+        },
+      ],
+    });
+
+  it("reuses the lesson when the same user's call fails again with another value the agent chose, without a generator call", async () => {
+    const { outcome, calls } = setup();
+    const first = await outcome(
+      booking(1, "mia_li_3668", "Hi, book me the morning flight to Boston.", "credit_card_4421"),
+    );
+    expect(first.memory?.action).toBe("add");
+    expect(first.reflection.learning).toMatch(
+      /^Before `book_reservation`, check `cabin`, `payment_id` against what the user asked/,
+    );
+    expect(first.reflection.attribution?.action).toBe(
+      "book_reservation(cabin,payment_id,user_id) for mia_li_3668",
+    );
+    const before = calls();
+    const again = await outcome(
+      booking(2, "mia_li_3668", "Hi, book me the morning flight to Boston.", "credit_card_9911"),
+    );
+    expect(again.memory?.action).toBe("reuse");
+    expect(again.reflectionId).toBe(first.reflectionId);
+    expect(calls()).toBe(before);
+  });
+
+  it("does not give another user's request the lesson because the tool coincides", async () => {
+    const { outcome } = setup();
+    const first = await outcome(
+      booking(1, "mia_li_3668", "Hi, book me the morning flight to Boston.", "credit_card_4421"),
+    );
+    const other = await outcome(
+      booking(2, "omar_rossi_1241", "Hi, book me the morning flight to Boston.", "credit_card_4421"),
+    );
+    expect(other.memory?.action).toBe("add");
+    expect(other.reflectionId).not.toBe(first.reflectionId);
+  });
+});

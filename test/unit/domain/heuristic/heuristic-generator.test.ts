@@ -94,6 +94,91 @@ describe("generateHeuristicReflection", () => {
     expect(wrong.adjustments).toEqual([]);
   });
 
+  it("writes a lesson about an earlier step that shows the cause (an agent that assumed)", () => {
+    const assumed = generateHeuristicReflection(
+      taskEvent({
+        error: { category: "task_failure", message: "The final answer was judged wrong." },
+        events: [
+          {
+            eventId: "s0",
+            type: "llm_response",
+            timestamp: "2026-11-20T10:00:00.000Z",
+            actor: "Planner",
+            content: "I assume the report is for 2023 and will answer from memory.",
+          },
+          {
+            eventId: "s1",
+            type: "llm_response",
+            timestamp: "2026-11-20T10:00:01.000Z",
+            actor: "Writer",
+            content: "Final answer: the revenue was 4.2 million.",
+          },
+        ],
+      }),
+    );
+    expect(assumed.reflectionText).toMatch(/attribution rules point at step 0 \(s0, Planner\)/);
+    expect(assumed.reflectionText).toMatch(/Planner guessed, assumed or skipped a check at step 0/);
+    expect(assumed.learning).toMatch(
+      /Where Planner assumed instead of checking \(step 0: "I assume the report is for 2023/,
+    );
+    expect(assumed.adjustments.length).toBeGreaterThan(0);
+  });
+
+  it("for a failing call no error explains, writes a lesson about that call and where its arguments came from", () => {
+    const at = (i: number) => `2026-11-20T10:00:0${String(i)}.000Z`;
+    const booked = generateHeuristicReflection(
+      taskEvent({
+        error: {
+          category: "task_failure",
+          message: "The final reservation did not match the expected outcome.",
+        },
+        events: [
+          {
+            eventId: "s0",
+            type: "llm_response",
+            timestamp: at(0),
+            actor: "user",
+            content: "Book the 9am flight for me, user mia_li_3668. Pay with my gift card.",
+          },
+          {
+            eventId: "s1",
+            type: "tool_call",
+            timestamp: at(1),
+            actor: "agent",
+            toolName: "get_user_details",
+            content: '{"user_id":"mia_li_3668"}',
+          },
+          {
+            eventId: "s2",
+            type: "tool_response",
+            timestamp: at(2),
+            actor: "agent",
+            toolName: "get_user_details",
+            content: '{"payment_methods":{"credit_card_4421":{},"gift_card_7719":{}}}',
+          },
+          {
+            eventId: "s3",
+            type: "tool_call",
+            timestamp: at(3),
+            actor: "agent",
+            toolName: "book_reservation",
+            content: '{"user_id":"mia_li_3668","payment_id":"credit_card_4421"}',
+          },
+        ],
+      }),
+    );
+    expect(booked.attribution?.stepIndex).toBe(3);
+    expect(booked.reflectionText).toMatch(/`book_reservation`/);
+    expect(booked.reflectionText).toMatch(/the user had stated `user_id` = `mia_li_3668`/);
+    expect(booked.reflectionText).toMatch(
+      /`payment_id` = `credit_card_4421` came only from earlier tool output/,
+    );
+    expect(booked.learning).toMatch(
+      /^Before `book_reservation`, check `payment_id` against what the user asked/,
+    );
+    expect(booked.patterns).toEqual(["book_reservation with payment_id the user did not state"]);
+  });
+
   it("names its pattern as a hypothesis of the failure's kind and tool, and none without a lesson", () => {
     expect(generateHeuristicReflection(exampleEvent("01")).patterns).toEqual(["timeout on postgres_query"]);
     expect(generateHeuristicReflection(exampleEvent("02")).patterns).toEqual(["rate limit on github_search"]);

@@ -1,0 +1,192 @@
+/**
+ * Memory on real agent failure logs (see bench/real-logs/real-logs.ts for where they come from):
+ * each source's failures, its tune part and its held-out part separately, go through Reflector's
+ * own logic with default settings, the configured embedder and the offline generator, over
+ * in-memory ports (no Kafka, Postgres or Redis: what is measured is what memory decides).
+ *
+ * Per source and part it reports:
+ * - lessons per repeated task: the distinct stored lessons the failures of one task land on, over
+ *   the tasks that failed more than once (a task's trials are the same request; τ-bench only);
+ * - the most distinct tasks one stored lesson stands for (different tasks are unrelated here);
+ * - distinct lesson texts against distinct failing tasks;
+ * - the decisive step: the attribution's step against the published label, exact and within two;
+ * - reuses: how many, how many cost a chat call (must be 0), and how many reused a lesson of the
+ *   same task (the right one).
+ */
+import { buildLlm } from "../src/builders.js";
+import { loadConfig } from "../src/config/config.js";
+import type { ReflectionOutcome } from "../src/domain/contracts/index.js";
+import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../test/support/fakes.js";
+import { loadRealFailures, realLogsDir, type RealFailure } from "./real-logs/real-logs.js";
+import { report, type BenchResult } from "./support.js";
+
+interface PartResult {
+  source: string;
+  split: string;
+  failures: number;
+  tasks: number;
+  repeatedTasks: number;
+  lessonsPerRepeatedTask: number;
+  maxTasksPerLesson: number;
+  mixedLessons: number;
+  distinctTexts: number;
+  stored: number;
+  labelled: number;
+  stepExact: number;
+  stepWithinTwo: number;
+  reuses: number;
+  reuseChatCalls: number;
+  reusesRight: number;
+  generatorCalls: number;
+  actions: Map<string, number>;
+}
+
+async function runPart(
+  failures: RealFailure[],
+  embedder: ReturnType<typeof buildLlm>["embedder"],
+  memory: ReturnType<typeof loadConfig>["memory"],
+): Promise<Omit<PartResult, "source" | "split">> {
+  const fakeStore = createFakeStore();
+  const processor = createOfflineProcessor(
+    { store: fakeStore.store, index: createFakeIndex().index },
+    { embedder, memory },
+  );
+  const lessonTasks = new Map<string, Set<string>>();
+  const taskLessons = new Map<string, Set<string>>();
+  const taskFailures = new Map<string, number>();
+  const actions = new Map<string, number>();
+  let labelled = 0;
+  let stepExact = 0;
+  let stepWithinTwo = 0;
+  let reuses = 0;
+  let reuseChatCalls = 0;
+  let reusesRight = 0;
+  let generatorCalls = 0;
+  for (const failure of failures) {
+    const result = await processor.process(failure.event);
+    generatorCalls += result.generatorCalls;
+    const outcome = result.outputs.find((o) => o.role !== "loopDecision")?.value as
+      ReflectionOutcome | undefined;
+    if (!outcome) throw new Error(`no outcome for ${failure.id}`);
+    const action = outcome.memory?.action ?? "none";
+    actions.set(action, (actions.get(action) ?? 0) + 1);
+    taskFailures.set(failure.taskKey, (taskFailures.get(failure.taskKey) ?? 0) + 1);
+    const id = outcome.stored || action === "reuse" ? outcome.reflectionId : null;
+    if (id) {
+      const tasks = lessonTasks.get(id) ?? new Set<string>();
+      if (action === "reuse") {
+        reuses += 1;
+        reuseChatCalls += result.generatorCalls;
+        if (tasks.has(failure.taskKey)) reusesRight += 1;
+      }
+      tasks.add(failure.taskKey);
+      lessonTasks.set(id, tasks);
+      const lessons = taskLessons.get(failure.taskKey) ?? new Set<string>();
+      lessons.add(id);
+      taskLessons.set(failure.taskKey, lessons);
+    }
+    const step = outcome.reflection.attribution?.stepIndex;
+    if (failure.label.step !== undefined) {
+      labelled += 1;
+      if (step === failure.label.step) stepExact += 1;
+      if (step !== undefined && Math.abs(step - failure.label.step) <= 2) stepWithinTwo += 1;
+    }
+  }
+  const repeated = [...taskFailures].filter(([, n]) => n > 1).map(([task]) => task);
+  const lessonsOfRepeated = repeated.map((t) => taskLessons.get(t)?.size ?? 0);
+  const storedTexts = new Set(
+    [...fakeStore.reflections.values()].map((r) =>
+      r.reflection.learning !== "" ? r.reflection.learning : (r.reflection.strategyText ?? ""),
+    ),
+  );
+  return {
+    failures: failures.length,
+    tasks: taskFailures.size,
+    repeatedTasks: repeated.length,
+    lessonsPerRepeatedTask: lessonsOfRepeated.length
+      ? lessonsOfRepeated.reduce((a, b) => a + b, 0) / lessonsOfRepeated.length
+      : Number.NaN,
+    maxTasksPerLesson: Math.max(0, ...[...lessonTasks.values()].map((s) => s.size)),
+    mixedLessons: [...lessonTasks.values()].filter((s) => s.size > 1).length,
+    distinctTexts: storedTexts.size,
+    stored: fakeStore.reflections.size,
+    labelled,
+    stepExact,
+    stepWithinTwo,
+    reuses,
+    reuseChatCalls,
+    reusesRight,
+    generatorCalls,
+    actions,
+  };
+}
+
+const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(0)} %` : "n/a");
+
+export async function benchMemoryReal(): Promise<BenchResult> {
+  const where = realLogsDir();
+  if ("absent" in where)
+    return {
+      name: "Memory on real agent failure logs",
+      lines: [where.absent],
+      ratio: Number.NaN,
+      goal: "",
+      met: false,
+    };
+  const config = loadConfig(
+    Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([k]) => k.startsWith("MEMORY_") || k.startsWith("REFLECTOR_EMBEDDING"),
+      ),
+    ),
+  );
+  const { embedder } = buildLlm(config);
+  const all = loadRealFailures(where.dir);
+  const sources = [...new Set(all.map((f) => f.source))];
+  const only = process.env.BENCH_SPLIT;
+  const results: PartResult[] = [];
+  for (const source of sources)
+    for (const split of ["tune", "holdout"] as const) {
+      if (only && only !== split) continue;
+      const part = all.filter((f) => f.source === source && f.split === split);
+      if (part.length === 0) continue;
+      results.push({ source, split, ...(await runPart(part, embedder, config.memory)) });
+    }
+  const lines = [
+    `embedder ${embedder.name}, generator heuristic, reuse ≥ ${config.memory.reuseMinSimilarity.toFixed(2)}, merge ≥ ${config.memory.mergeMinSimilarity.toFixed(2)}`,
+  ];
+  let met = true;
+  for (const r of results) {
+    const tau = r.source.startsWith("tau-bench");
+    const goals = [
+      !tau || r.repeatedTasks === 0 || r.lessonsPerRepeatedTask <= 1.5,
+      r.maxTasksPerLesson <= 4,
+      r.distinctTexts >= r.tasks / 2,
+      !tau || r.stepWithinTwo >= 0.6 * r.labelled,
+      r.reuseChatCalls === 0,
+      r.reuses === 0 || r.reusesRight >= 0.9 * r.reuses,
+    ];
+    const ok = goals.every(Boolean);
+    met &&= ok;
+    lines.push(
+      `${r.source} [${r.split}] ${String(r.failures)} failures of ${String(r.tasks)} tasks (${String(r.repeatedTasks)} failed more than once): ${ok ? "goals met" : "goals NOT met"}`,
+      `  memory actions ${[...r.actions].map(([a, n]) => `${a} ${String(n)}`).join(", ")}; lessons stored ${String(r.stored)}; generator calls ${String(r.generatorCalls)}`,
+      `  lessons per repeated task ${Number.isNaN(r.lessonsPerRepeatedTask) ? "n/a" : r.lessonsPerRepeatedTask.toFixed(2)} (≤ 1.5); most tasks under one lesson ${String(r.maxTasksPerLesson)} (≤ 4); lessons spanning > 1 task ${String(r.mixedLessons)}`,
+      `  distinct lesson texts ${String(r.distinctTexts)} for ${String(r.tasks)} failing tasks (≥ half)`,
+      `  decisive step: exact ${String(r.stepExact)}/${String(r.labelled)} = ${pct(r.stepExact, r.labelled)}, within two ${String(r.stepWithinTwo)}/${String(r.labelled)} = ${pct(r.stepWithinTwo, r.labelled)}${tau ? " (≥ 60 %)" : ""}`,
+      `  reuses ${String(r.reuses)}: chat calls ${String(r.reuseChatCalls)} (0), right task ${String(r.reusesRight)}/${String(r.reuses)} (≥ 90 %)`,
+    );
+  }
+  return {
+    name: "Memory on real agent failure logs (per source, tune and held-out)",
+    lines,
+    ratio: met ? 1 : 0,
+    goal: "per source and part: ≤ 1.5 lessons per repeated task, ≤ 4 tasks per lesson, distinct texts ≥ half the tasks, τ-bench decisive step within two ≥ 60 %, 0 chat calls and ≥ 90 % right lessons on reuse",
+    met,
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1] ?? ""}`) {
+  report(await benchMemoryReal());
+  process.exit(0);
+}
