@@ -277,6 +277,16 @@ describe("reflections and signatures", () => {
     );
   });
 
+  it("lists the failures a lesson stands for, only to its tenant", async () => {
+    const mine = await api("GET", `/api/v1/reflections/${timeout.reflectionId}/sources`);
+    expect(mine.status).toBe(200);
+    const sources = mine.body.sources as { event_id: string; loop_id: string; processed_at: string }[];
+    expect(sources.map((s) => s.event_id)).toContain(timeout.eventId);
+    expect(sources.every((s) => !Number.isNaN(Date.parse(s.processed_at)))).toBe(true);
+    const theirs = await api("GET", `/api/v1/reflections/${timeout.reflectionId}/sources`, { key: keyB });
+    expect(theirs.status).toBe(404);
+  });
+
   it("lists only the caller's lessons, with judged and effective quality and effectiveness", async () => {
     const r = await api("GET", "/api/v1/reflections?k=100");
     expect(r.status).toBe(200);
