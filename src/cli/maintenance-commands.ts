@@ -3,11 +3,11 @@ import {
   buildLlm,
   buildMaintenance,
   buildPostgresPool,
+  buildReadStores,
   buildRedis,
   systemClock,
   type Maintenance,
 } from "../builders.js";
-import { createPgLessonStore } from "../adapters/postgres/pg-lesson-store.js";
 import { configOrExit } from "./config-or-exit.js";
 
 function number(min: number, max: number, integer = false) {
@@ -90,11 +90,8 @@ export function registerMaintenanceCommands(program: Command): void {
     .action(async (reflectionId: string, options: { tenant: string; limit?: number }) => {
       const pool = buildPostgresPool(configOrExit(), { max: 1 });
       try {
-        const sources = await createPgLessonStore(pool).sourcesOf(
-          options.tenant,
-          reflectionId,
-          options.limit ?? 1000,
-        );
+        const { lessons } = buildReadStores(pool, systemClock);
+        const sources = await lessons.sourcesOf(options.tenant, reflectionId, options.limit ?? 1000);
         if (!sources) {
           console.error(`no lesson ${reflectionId} for tenant ${options.tenant}`);
           process.exitCode = 1;
