@@ -15,7 +15,12 @@ const shell =
 const credential =
   /\bAKIA[0-9A-Z]{16}\b|\bsk-[A-Za-z0-9_-]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}|-----BEGIN [A-Z ]*PRIVATE KEY-----|\b(?:password|passwd|secret|api[_-]?key|access[_-]?key|token|bearer)\b\s*[:=]?\s*(?=\S*\d)(?=\S*[A-Za-z])[A-Za-z0-9+/_\-.]{12,}/i;
 export const instruction =
-  /\b(?:system\s+(?:notice|message|prompt|override|instruction)s?|(?:to|for)\s+all\s+(?:agents|assistants|models)|(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|other)\s+(?:instructions|rules|guidance|lessons|prompts?)|new\s+instructions|you\s+(?:are\s+now|must\s+now)|developer\s+mode|jailbreak|do\s+not\s+tell\s+the\s+user)\b/i;
+  /\b(?:system\s+(?:notice|message|prompt|override|instruction)s?|(?:to|for)\s+all\s+(?:agents|assistants|models)|(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|other)\s+(?:instructions|rules|guidance|lessons|prompts?)|new\s+instructions|you\s+(?:are\s+now|must\s+now)|do\s+not\s+tell\s+the\s+user)\b/i;
+/**
+ * Words about evading a model's guard: an order in the instructions, but in the analysis the name of
+ * what the trace hit (a content filter's "jailbreak" verdict is a common, innocent error there).
+ */
+const evasion = /\b(?:developer\s+mode|jailbreak)\b/i;
 
 /** Why a lesson must be quarantined (in the rules' own words, never the lesson's), or [] when none. */
 export function screenLesson(
@@ -36,7 +41,7 @@ export function screenLesson(
   if (url.test(instructions)) found.push("a URL in its instructions");
   if (shell.test(instructions)) found.push("a shell command in its instructions");
   if (credential.test(instructions) || credential.test(analysis)) found.push("a credential");
-  if (instruction.test(instructions) || instruction.test(analysis))
+  if (instruction.test(instructions) || evasion.test(instructions) || instruction.test(analysis))
     found.push("an instruction addressed to agents");
   return found;
 }
