@@ -15,8 +15,9 @@ import { waitFor } from "../support/wait-for.js";
 
 /**
  * LLM spend limits end to end: the real pipeline (Kafka, Postgres, Redis) with the `openai`
- * generator against the local fake endpoint. Tenant A's answers are expensive (1,500 tokens each)
- * and its budget is 1,000 tokens; tenant B's are cheap. The endpoint answers slowly, so requests
+ * generator against the local fake endpoint. Tenant A's answers are expensive (15,000 tokens each)
+ * and the budget is 10,000 tokens a tenant; tenant B's are cheap. Each call reserves its estimated
+ * prompt (a few thousand tokens) before it is sent, so the budget holds two of B's calls in flight. The endpoint answers slowly, so requests
  * overlap and the concurrency cap shows in how many the endpoint sees at once.
  */
 let fake: FakeOpenAiServer;
@@ -28,7 +29,7 @@ function pricedModel(request: Parameters<typeof helpfulModel>[0]): FakeReply {
   if (reply.kind !== "completion") return reply;
   return cheap
     ? { ...reply, promptTokens: 15, completionTokens: 5 }
-    : { ...reply, promptTokens: 1_200, completionTokens: 300 };
+    : { ...reply, promptTokens: 12_000, completionTokens: 3_000 };
 }
 
 /** A new failure of its own (distinct signature) for the tenant. */
@@ -69,7 +70,7 @@ const openAiEnv = () => ({
   REFLECTOR_EMBEDDINGS: "hashing",
   OPENAI_MAX_RETRIES: "0",
   LLM_MAX_CONCURRENT_CALLS: "2",
-  LLM_TENANT_TOKEN_BUDGET: "1000",
+  LLM_TENANT_TOKEN_BUDGET: "10000",
 });
 
 function outcomesOf(h: Harness, tenantId: string) {
@@ -93,7 +94,7 @@ describe("LLM spend limits through the pipeline", () => {
     fake.reset();
     // Tenants of their own: the database is shared with earlier runs, which know these failures.
     const [a, b] = tenants();
-    // A's first failure: admitted, and its 1,500 reported tokens spend A's budget of 1,000.
+    // A's first failure: admitted, and its 15,000 reported tokens spend A's budget of 10,000.
     const first = failureOf(a, 0);
     await h.publish(first);
     const firstOutputs = await h.waitForOutputs(first.eventId, 2);
@@ -121,7 +122,7 @@ describe("LLM spend limits through the pipeline", () => {
 
     const metrics = await h.app.metrics.registry.metrics();
     expect(metrics).toContain(`reflector_llm_over_budget_total{tenant="${a}",action="heuristic"} 4\n`);
-    expect(metrics).toContain(`reflector_llm_tenant_tokens_total{tenant="${a}"} 1500\n`);
+    expect(metrics).toContain(`reflector_llm_tenant_tokens_total{tenant="${a}"} 15000\n`);
     expect(metrics).toContain("reflector_llm_max_concurrent_calls 2\n");
   });
 
