@@ -8,7 +8,7 @@ import {
 } from "../../domain/evaluation/answer-evaluation.js";
 import type { AnswerEvaluator } from "../../pipeline/ports.js";
 import { callLlm, type LlmCallPolicy } from "./llm-call.js";
-import { estimateMessagesTokens, estimateTokens } from "./token-estimate.js";
+import { estimateChatTokens, estimateTokens } from "./token-estimate.js";
 import { dataBlock, encodeData } from "./prompts.js";
 
 export interface OpenAiAnswerEvaluatorOptions extends LlmCallPolicy {
@@ -61,9 +61,7 @@ export function createOpenAiAnswerEvaluator(options: OpenAiAnswerEvaluatorOption
 
   async function ask(messages: ChatMessage[], canary: string, tenantId: string) {
     const policy = { ...options, tenantId };
-    const estimate = estimateMessagesTokens(
-      messages.map((m) => ({ content: typeof m.content === "string" ? m.content : "" })),
-    );
+    const estimate = estimateChatTokens(messages);
     return callLlm(
       policy,
       options.model,

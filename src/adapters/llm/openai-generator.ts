@@ -16,7 +16,7 @@ import {
   type PromptGuidance,
   type PromptSecrets,
 } from "./prompts.js";
-import { estimateMessagesTokens, estimateTokens } from "./token-estimate.js";
+import { estimateChatTokens, estimateTokens } from "./token-estimate.js";
 
 export interface OpenAiGeneratorOptions extends LlmCallPolicy {
   client: OpenAI;
@@ -53,17 +53,9 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
     system: string,
     request: GenerationRequest,
   ): Promise<{ raw: string; parsed: ParsedOutput }> {
-    options.observer?.promptTokens?.({
-      model: options.model,
-      source: "estimate",
-      tokens: estimateMessagesTokens(
-        messages.map((m) => ({ content: typeof m.content === "string" ? m.content : "" })),
-      ),
-    });
+    const estimate = estimateChatTokens(messages);
+    options.observer?.promptTokens?.({ model: options.model, source: "estimate", tokens: estimate });
     const policy = { ...options, tenantId: request.event.tenantId };
-    const estimate = estimateMessagesTokens(
-      messages.map((m) => ({ content: typeof m.content === "string" ? m.content : "" })),
-    );
     return callLlm(
       policy,
       options.model,

@@ -29,3 +29,10 @@ export function estimateTokens(text: string): number {
 export function estimateMessagesTokens(messages: readonly { content: string }[]): number {
   return messages.reduce((sum, m) => sum + messageOverheadTokens + estimateTokens(m.content), 0);
 }
+
+/** The estimate of chat messages whose content may be structured (only text parts count). */
+export function estimateChatTokens(messages: readonly { content?: unknown }[]): number {
+  return estimateMessagesTokens(
+    messages.map((m) => ({ content: typeof m.content === "string" ? m.content : "" })),
+  );
+}
