@@ -1,5 +1,5 @@
-import { squeeze } from "../../domain/attribution/trace-scan.js";
-import { Attribution, type TaskCompleted } from "../../domain/contracts/index.js";
+import { normalise, squeeze } from "../../domain/attribution/trace-scan.js";
+import { Attribution, type TaskCompleted, type TraceEvent } from "../../domain/contracts/index.js";
 
 /**
  * A model's `attribution`, read leniently. Real models add keys (`reason`, `step_id`), give a
@@ -30,6 +30,70 @@ function confidenceOf(value: unknown): number | undefined {
   return value <= 100 ? value / 100 : undefined;
 }
 
+/** At most this many pieces of a quote are searched for, each at most `quoteNeedleChars` long. */
+const quotePiecesSearched = 4;
+const quoteNeedleChars = 80;
+/** Shorter pieces ("...", a name) would be found in many steps and tell nothing. */
+const quotePieceMinChars = 16;
+
+const quoteMarks = new Set(['"', "'", "`", "*", " ", "-", "“", "”", "‘", "’"]);
+
+/** `text` without the quote marks, emphasis and spaces around it. */
+function unquote(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && quoteMarks.has(text.charAt(start))) start += 1;
+  while (end > start && quoteMarks.has(text.charAt(end - 1))) end -= 1;
+  return text.slice(start, end);
+}
+
+/**
+ * The pieces of a model's quoted evidence worth looking for in the trace: models join excerpts
+ * with "..." and wrap them in quotes, so each excerpt is searched on its own, normalised.
+ */
+export function quotePieces(evidence: string): string[] {
+  return evidence
+    .slice(0, quotePiecesSearched * quoteNeedleChars * 4)
+    .split(/\.\.\.|…/)
+    .map((piece) => unquote(normalise(piece)).slice(0, quoteNeedleChars))
+    .filter((piece) => piece.length >= quotePieceMinChars)
+    .slice(0, quotePiecesSearched);
+}
+
+/** Whether step text holds one of the pieces (whitespace and case aside). */
+function holdsQuote(step: TraceEvent | undefined, pieces: readonly string[]): boolean {
+  if (!step) return false;
+  const text = normalise(step.content);
+  return pieces.some((piece) => text.includes(piece));
+}
+
+/**
+ * The step a model's quote puts it at. A model that miscounts names the agent and quotes its words
+ * right but gives another index: when the quoted words are not at the named step but are at a step
+ * of the named agent, the nearest such step is taken. A quote found at the named step, found
+ * nowhere (a paraphrase), or found only in other actors' steps (a tool's output the agent then
+ * acted on) leaves the named step as it is. One pass over the steps' text.
+ */
+export function anchorToQuote(
+  steps: readonly TraceEvent[],
+  named: number,
+  actor: string | undefined,
+  evidence: string | undefined,
+): number {
+  const pieces = evidence ? quotePieces(evidence) : [];
+  const who = actor?.trim().toLowerCase();
+  if (pieces.length === 0 || who === undefined || holdsQuote(steps[named], pieces)) return named;
+  let nearest = named;
+  let distance = Infinity;
+  steps.forEach((step, i) => {
+    if (step.actor?.trim().toLowerCase() !== who || Math.abs(i - named) >= distance) return;
+    if (!holdsQuote(step, pieces)) return;
+    nearest = i;
+    distance = Math.abs(i - named);
+  });
+  return nearest;
+}
+
 export function readModelAttribution(raw: unknown, event?: TaskCompleted): Attribution | undefined {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return undefined;
   const fields = raw as Record<string, unknown>;
@@ -43,12 +107,16 @@ export function readModelAttribution(raw: unknown, event?: TaskCompleted): Attri
     const found = steps.findIndex((s) => s.eventId === claimedEventId);
     if (found >= 0) stepIndex = found;
   }
+  const claimedActor = text(fields.actor ?? fields.agent, 200);
+  const rawEvidence = typeof fields.evidence === "string" ? fields.evidence : undefined;
+  if (stepIndex !== undefined && steps)
+    stepIndex = anchorToQuote(steps, stepIndex, claimedActor, rawEvidence);
   const step = stepIndex !== undefined ? steps?.[stepIndex] : undefined;
   // The trace is the truth about the step: an eventId that is not the step's is replaced.
   const eventId = step?.eventId ?? (steps ? undefined : claimedEventId);
-  const actor = text(fields.actor ?? fields.agent, 200) ?? step?.actor;
+  const actor = claimedActor ?? step?.actor;
   const toolName = text(fields.toolName ?? fields.tool_name ?? fields.tool, 200) ?? step?.toolName;
-  const evidence = typeof fields.evidence === "string" ? squeeze(fields.evidence) : undefined;
+  const evidence = rawEvidence !== undefined ? squeeze(rawEvidence) : undefined;
   if (stepIndex === undefined && eventId === undefined && actor === undefined) return undefined;
 
   const candidate = {
@@ -64,26 +132,28 @@ export function readModelAttribution(raw: unknown, event?: TaskCompleted): Attri
 }
 
 /**
- * How often a capable model's attribution named the annotated step on the tune split of public
- * annotated failure logs (bench/attribution.ts: 8 of 18 recorded answers). A model's own
- * `confidence` is not calibrated (it said 0.7–0.9 for those answers), so it is not compared.
+ * How often a capable model's attribution named the annotated step of a multi-agent run: 7 of 12
+ * recorded answers on the Who&When tune split (bench/attribution.ts). The rules that could compete
+ * with it below that (a shortcut in an agent's words, the code that printed the answer, the
+ * answer's source, a team's first code or first worker step) fire on such runs. On a single
+ * tool-using agent's runs the model was right 1 of 6 times (it names the reasoning before the
+ * call, the annotators the call itself); the rule that fires there, its first change of state, is
+ * 0.85 precise and outranks the model either way. A model's own `confidence` is not calibrated (it
+ * said 0.4–0.85 for those answers, right or wrong alike), so it is not what is compared.
  */
-export const modelAttributionPrecision = 0.44;
-
-/**
- * Offline rules at least this precise (their confidence is their measured precision) outrank the
- * model: an error the run never recovered from, a tool-using agent's first change of state. Nearly
- * twice the model's precision; the middling rules (a shortcut cue, an answer's source) do not.
- */
-export const offlinePrevailsAtConfidence = 0.8;
+export const modelAttributionPrecision = 0.58;
 
 /**
  * The attribution a reflection carries: the model's when it gives one, unless the offline rules
- * found the step on evidence that has proven far more precise than the model has.
+ * named another step on a kind of evidence more precise than the model has proven. The offline
+ * confidence is its kind's measured precision (attribute-failure.ts), so both sides are "how often
+ * right": an error the run never recovered from, the step quoting the task's error, a claim
+ * verification refuted, a failure the agent ignored, a tool-using agent's first change of state
+ * outrank the model; a shortcut cue, the code that printed the answer, the answer's source, a
+ * team's first code or first worker step (0.2–0.55) do not.
  */
 export function chooseAttribution(model: Attribution | undefined, offline: Attribution): Attribution {
   if (!model) return offline;
-  return offline.confidence >= offlinePrevailsAtConfidence && offline.stepIndex !== undefined
-    ? offline
-    : model;
+  if (offline.stepIndex === undefined || offline.stepIndex === model.stepIndex) return model;
+  return offline.confidence > modelAttributionPrecision ? offline : model;
 }

@@ -1,28 +1,116 @@
 import { describe, expect, it } from "vitest";
 import {
+  anchorToQuote,
   chooseAttribution,
   modelAttributionPrecision,
-  offlinePrevailsAtConfidence,
+  quotePieces,
+  readModelAttribution,
 } from "../../../src/adapters/llm/model-attribution.js";
 import { buildReflectionPrompt, hintMinConfidence } from "../../../src/adapters/llm/prompts.js";
-import type { LocatedFailure } from "../../../src/domain/attribution/attribute-failure.js";
+import {
+  attributionConfidence,
+  type LocatedFailure,
+} from "../../../src/domain/attribution/attribute-failure.js";
+import type { TraceEvent } from "../../../src/domain/contracts/index.js";
 import { taskEvent } from "../../support/task-events.js";
 
 describe("which attribution a reflection of a failure carries", () => {
   const model = { stepIndex: 4, actor: "Coder", confidence: 0.9 };
 
-  it("is the model's, unless a far more precise offline rule named a step", () => {
-    expect(offlinePrevailsAtConfidence).toBeGreaterThan(modelAttributionPrecision);
-    const middling = { stepIndex: 2, actor: "WebSurfer", confidence: 0.55 };
-    expect(chooseAttribution(model, middling)).toBe(model);
-    const stateChange = { stepIndex: 7, actor: "agent", confidence: 0.85 };
+  it("is the offline one where its kind of evidence is more precise than the model", () => {
+    const stateChange = { stepIndex: 7, actor: "agent", confidence: attributionConfidence.firstStateChange };
     expect(chooseAttribution(model, stateChange)).toBe(stateChange);
+    const unrecovered = { stepIndex: 1, actor: "agent", confidence: attributionConfidence.explicitError };
+    expect(chooseAttribution(model, unrecovered)).toBe(unrecovered);
+    const ignored = { stepIndex: 2, actor: "Coder", confidence: attributionConfidence.ignoredError };
+    expect(chooseAttribution(model, ignored)).toBe(ignored);
+  });
+
+  it("is the model's where the offline evidence is less precise than the model, whatever the model says of itself", () => {
+    const unsure = { ...model, confidence: 0.1 };
+    for (const confidence of [
+      attributionConfidence.shortcut,
+      attributionConfidence.computedBy,
+      attributionConfidence.answerSource,
+      attributionConfidence.firstCode,
+      attributionConfidence.firstWorkerStep,
+    ]) {
+      expect(confidence).toBeLessThan(modelAttributionPrecision);
+      expect(chooseAttribution(unsure, { stepIndex: 2, actor: "WebSurfer", confidence })).toBe(unsure);
+    }
+  });
+
+  it("is the model's when both name the same step, or the offline rules name none", () => {
+    const same = { stepIndex: 4, actor: "Coder", confidence: 0.9 };
+    expect(chooseAttribution(model, same)).toBe(model);
     expect(chooseAttribution(model, { actor: "agent", confidence: 0.9 })).toBe(model);
   });
 
   it("is the offline one when the model gives none", () => {
     const offline = { stepIndex: 2, confidence: 0.2 };
     expect(chooseAttribution(undefined, offline)).toBe(offline);
+  });
+});
+
+describe("the model's step read against its quoted evidence", () => {
+  const step = (i: number, actor: string, content: string): TraceEvent => ({
+    eventId: `s${String(i)}`,
+    type: "llm_response",
+    timestamp: "2026-11-20T10:00:00.000Z",
+    actor,
+    content,
+  });
+  const steps = [
+    step(0, "Orchestrator", "Plan: find the 2021 price of the apartment."),
+    step(1, "WebSurfer", "I typed 'Mission Bay high-rise 2021' into the search bar."),
+    step(2, "Orchestrator", "Please look at the listing page."),
+    step(3, "WebSurfer", "The highest price found for a high-rise apartment is $1.08 billion."),
+    step(4, "Orchestrator", "FINAL ANSWER: $1.08 billion"),
+  ];
+
+  it("cuts a quote into the excerpts a model joins with dots, unquoted and normalised", () => {
+    expect(quotePieces("\"I typed 'Mission Bay high-rise' ... The HIGHEST price   found for …\"")).toEqual([
+      "i typed 'mission bay high-rise",
+      "the highest price found for",
+    ]);
+    expect(quotePieces("a short one")).toEqual([]);
+  });
+
+  it("moves a miscounted step to the named agent's step that holds the quote", () => {
+    const quote = "The highest price found for a high-rise apartment";
+    expect(anchorToQuote(steps, 2, "WebSurfer", quote)).toBe(3);
+    expect(anchorToQuote(steps, 4, "websurfer ", quote)).toBe(3);
+  });
+
+  it("keeps the named step when the quote is there, nowhere, or only in another agent's step", () => {
+    expect(anchorToQuote(steps, 3, "WebSurfer", "The highest price found for a high-rise")).toBe(3);
+    expect(anchorToQuote(steps, 2, "WebSurfer", "words that no step of this trace holds")).toBe(2);
+    expect(anchorToQuote(steps, 2, "Orchestrator", "The highest price found for a high-rise")).toBe(2);
+    expect(anchorToQuote(steps, 2, undefined, "The highest price found for a high-rise")).toBe(2);
+  });
+
+  it("takes the nearest of several steps that hold the quote", () => {
+    const twice = [
+      ...steps,
+      step(5, "WebSurfer", "I typed 'Mission Bay high-rise 2021' into the search bar."),
+    ];
+    expect(anchorToQuote(twice, 4, "WebSurfer", "I typed 'Mission Bay high-rise 2021'")).toBe(5);
+    expect(anchorToQuote(twice, 2, "WebSurfer", "I typed 'Mission Bay high-rise 2021'")).toBe(1);
+  });
+
+  it("gives the moved step's event id and tool in the attribution read from an answer", () => {
+    const event = taskEvent({ events: steps });
+    const read = readModelAttribution(
+      {
+        stepIndex: 2,
+        eventId: "s2",
+        actor: "WebSurfer",
+        confidence: 0.7,
+        evidence: "The highest price found for a high-rise apartment",
+      },
+      event,
+    );
+    expect(read).toMatchObject({ stepIndex: 3, eventId: "s3", actor: "WebSurfer", confidence: 0.7 });
   });
 });
 
