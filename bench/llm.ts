@@ -2,7 +2,12 @@ import OpenAI from "openai";
 import { createOpenAiGenerator } from "../src/adapters/llm/openai-generator.js";
 import { createApp } from "../src/app.js";
 import type { Verdict } from "../src/domain/contracts/index.js";
-import { helpfulModel, replayModel, startFakeOpenAiServer } from "../test/support/fake-openai-server.js";
+import {
+  helpfulModel,
+  replayModel,
+  startFakeOpenAiServer,
+  type FakeReply,
+} from "../test/support/fake-openai-server.js";
 import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../test/support/fakes.js";
 import { exampleRecordings, recordedAnswers, type Recording } from "../test/support/recorded-answers.js";
 import { loadRealFailures, realLogsDir } from "./real-logs/real-logs.js";
@@ -157,6 +162,62 @@ export async function benchLlmCalls(
   };
 }
 
+/** The odd first answers real models give, each followed by the recorded answer if asked again. */
+const oddFirstAnswers: Record<string, (content: string) => FakeReply> = {
+  refusal: () => ({ kind: "completion", content: "I'm sorry, but I can't help with analysing this trace." }),
+  "refusal (API field)": () => ({ kind: "completion", content: "", refusal: "I can't help with that." }),
+  "cut at the token limit": (content) => ({
+    kind: "completion",
+    content: content.slice(0, Math.floor(content.length / 2)),
+    finishReason: "length",
+  }),
+  "patterns: []": (content) => {
+    const object = JSON.parse(content.slice(content.indexOf("{"), content.lastIndexOf("}") + 1)) as object;
+    return { kind: "completion", content: JSON.stringify({ ...object, patterns: [] }) };
+  },
+};
+
+/**
+ * The same failures when the model's first answer is one of the odd ones: a refusal or an answer
+ * cut at the token limit (the generator repairs once; the recorded answer comes back), or the
+ * recorded answer with no patterns (what a model told to name a pattern only once seen three
+ * times often writes). One line per kind: chat calls per new failure, and how many were stored.
+ */
+async function benchOddFirstAnswers(recordings: readonly Recording[]): Promise<string[]> {
+  const lines: string[] = [];
+  for (const [kind, odd] of Object.entries(oddFirstAnswers)) {
+    const answered = new Set<string>();
+    const fake = await startFakeOpenAiServer({
+      chat: replayModel(recordings, {
+        answerOf: (r) => {
+          if (kind === "patterns: []") return odd(r.answer.content);
+          const first = !answered.has(r.event.eventId);
+          answered.add(r.event.eventId);
+          return first ? odd(r.answer.content) : { kind: "completion", content: r.answer.content };
+        },
+      }),
+    });
+    const client = new OpenAI({ apiKey: "unused", baseURL: fake.url, maxRetries: 0 });
+    const generator = createOpenAiGenerator({ client, model, timeoutMs: 10_000, maxRetries: 0 });
+    let stored = 0;
+    for (const [i, recording] of recordings.entries()) {
+      const fakes = createFakeStore();
+      const processor = createOfflineProcessor(
+        { store: fakes.store, index: createFakeIndex().index },
+        { generator },
+      );
+      await processor.process({ ...recording.event, tenantId: `odd-${String(i)}` });
+      if (fakes.reflections.size > 0) stored += 1;
+    }
+    const calls = fake.chatRequests().length;
+    await fake.close();
+    lines.push(
+      `first answer ${kind.padEnd(24)} ${String(recordings.length)} failures, ${String(calls)} chat calls = ${(calls / Math.max(1, recordings.length)).toFixed(2)} per failure, ${String(stored)} stored`,
+    );
+  }
+  return lines;
+}
+
 /**
  * Chat calls per new failure when the model is a capable one: every failure that a capable model's
  * answer was recorded for (the examples' failures, and the real logs' when `REFLECTOR_REAL_LOGS_DIR`
@@ -242,6 +303,7 @@ export async function benchLlmCallsRecorded(env: NodeJS.ProcessEnv = process.env
   lines.push(
     `all: ${String(recordings.length)} new failures, ${String(calls)} chat calls = ${ratio.toFixed(2)} per new failure`,
   );
+  if (env.BENCH_ODD_ANSWERS !== "0") lines.push(...(await benchOddFirstAnswers(recordings)));
   return {
     name: "LLM chat calls per new failure with a capable model's recorded answers (defaults)",
     lines,

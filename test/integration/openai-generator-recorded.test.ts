@@ -123,6 +123,34 @@ describe("the openai generator on a capable model's recorded answers", () => {
     }
   });
 
+  it("stores the lesson of every recorded answer rewritten with `patterns: []`, one call per failure", async () => {
+    // Told to name a pattern only once it is seen three times, a real model often names none.
+    const withoutPatterns = (recording: { answer: { content: string } }): FakeReply => {
+      const content = recording.answer.content;
+      const object = JSON.parse(content.slice(content.indexOf("{"), content.lastIndexOf("}") + 1)) as Record<
+        string,
+        unknown
+      >;
+      return { kind: "completion", content: JSON.stringify({ ...object, patterns: [] }) };
+    };
+    fake.setChatResponder(replayModel(recordings, { answerOf: withoutPatterns }));
+    const fakes = createFakeStore();
+    const processor = createOfflineProcessor(
+      { store: fakes.store, index: createFakeIndex().index },
+      { generator: generator() },
+    );
+    for (const [i, recording] of recordings.entries()) {
+      const before = fake.chatRequests().length;
+      const result = await processor.process({ ...recording.event, tenantId: `no-patterns-${String(i)}` });
+      expect(result.verdict, recording.answer.id).not.toBe("rejected");
+      expect(fake.chatRequests().length - before, recording.answer.id).toBe(1);
+    }
+    const stored = [...fakes.reflections.values()];
+    expect(stored).toHaveLength(recordings.length);
+    for (const recording of recordings)
+      expect(JSON.stringify(stored)).toContain(JSON.stringify(expected(recording).learning).slice(1, -1));
+  });
+
   it("repairs a refusal or an answer cut at the token limit once, then takes the model's answer", async () => {
     const recording = first();
     const odd: FakeReply[] = [
