@@ -8,15 +8,18 @@
  * The offline rules were tuned on the `tune` split only; `holdout` is reported on its own. The
  * recorded answers are read from `REFLECTOR_RECORDED_DIR` (default test/fixtures/recorded-answers/real)
  * and parsed with the generator's own parser; their prompts from `REFLECTOR_PROMPTS_DIR` (default
- * `<logs dir>/prompts`). Per-basis precision on the tune split is printed too: it is what the
- * offline confidences are set from.
+ * `<logs dir>/prompts`, written by `real-logs/dump-prompts.ts <dir> 32000`; run at the commit
+ * PROVENANCE.md names, they are byte for byte the prompts answered, which the benchmark checks by
+ * sha256 — the attributions read the same from today's prompts, only the "guess shown" line needs
+ * the exact ones). Each kind of evidence's precision per split is printed beside its confidence:
+ * the offline confidences are set from the tune split.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chooseAttribution } from "../src/adapters/llm/model-attribution.js";
-import { parseReflectionOutput } from "../src/adapters/llm/prompts.js";
+import { hintMinConfidence, parseReflectionOutput } from "../src/adapters/llm/prompts.js";
 import { attributionConfidence, locateFailure } from "../src/domain/attribution/attribute-failure.js";
 import type { Attribution } from "../src/domain/contracts/index.js";
 import {
@@ -150,17 +153,12 @@ export const calibrationMinRuns = 10;
 function calibration(failures: readonly RealFailure[]): { lines: string[]; off: string[] } {
   const byBasis = new Map<string, { confidence: number; tune: Tally; holdout: Tally }>();
   for (const f of failures) {
-    const located = locateFailure(f.event);
-    const key = located.basis;
-    const b = byBasis.get(key) ?? {
-      confidence: located.attribution.confidence,
-      tune: empty(),
-      holdout: empty(),
-    };
+    const { basis, attribution } = locateFailure(f.event);
+    const b = byBasis.get(basis) ?? { confidence: 0, tune: empty(), holdout: empty() };
     // A basis with a discount (an orchestrator's report) is listed at its own confidence.
-    b.confidence = Math.max(b.confidence, located.attribution.confidence);
-    add(b[f.split], f, located.attribution);
-    byBasis.set(key, b);
+    b.confidence = Math.max(b.confidence, attribution.confidence);
+    add(b[f.split], f, attribution);
+    byBasis.set(basis, b);
   }
   const off: string[] = [];
   const lines = [...byBasis]
@@ -173,6 +171,22 @@ function calibration(failures: readonly RealFailure[]): { lines: string[]; off: 
       return `  ${basis.padEnd(20)} confidence ${b.confidence.toFixed(2)}  tune ${frac(b.tune).padEnd(12)}  holdout ${frac(b.holdout).padEnd(12)}${disagrees ? "  ← disagrees" : ""}`;
     });
   return { lines, off };
+}
+
+/**
+ * The rule-based guess the prompt shows today (only at `hintMinConfidence` or more): on how many
+ * runs of each split, and how often it names the annotated step there and where it is not shown.
+ */
+function hintLines(failures: readonly RealFailure[]): string[] {
+  return (["tune", "holdout"] as const).map((split) => {
+    const shown = empty();
+    const hidden = empty();
+    for (const f of failures.filter((x) => x.split === split)) {
+      const located = locateFailure(f.event);
+      add(located.attribution.confidence >= hintMinConfidence ? shown : hidden, f, located.attribution);
+    }
+    return `  ${split.padEnd(8)} guess shown on ${String(shown.n)} runs, right ${String(shown.step)} (${pct(shown.step, shown.n).trim()}); not shown on ${String(hidden.n)}, it would be right ${String(hidden.step)} (${pct(hidden.step, hidden.n).trim()})`;
+  });
 }
 
 /** The sha256 the recordings carry: the system message, a line feed, the user message. */
@@ -236,6 +250,10 @@ export function benchAttribution(env: NodeJS.ProcessEnv = process.env): Promise<
       ? `  every kind that fired ≥ ${String(calibrationMinRuns)} times on tune has its confidence within 0.05 of its tune precision`
       : `  confidence disagrees with tune precision: ${calibrated.off.join(", ")}`,
   );
+  lines.push(
+    `the rule-based guess in today's prompt (shown at confidence ≥ ${String(hintMinConfidence)}), all sources:`,
+    ...hintLines(failures),
+  );
   if (env.BENCH_ATTRIBUTION_BASES === "1") {
     for (const split of ["tune", "holdout"] as const) {
       lines.push(`per basis (${split}):`);
@@ -263,6 +281,7 @@ export function benchAttribution(env: NodeJS.ProcessEnv = process.env): Promise<
   const guess = { shown: 0, right: 0, copied: 0, copiedRight: 0, other: 0, otherRight: 0 };
   // Whether the prompts read are the ones the answers were given to, and where the model's step moved.
   const check = { exactPrompts: 0, moved: 0, movedRight: 0, offlineKept: 0, offlineKeptRight: 0 };
+  const hintToday = { shown: 0, right: 0, modelNamed: 0 };
   for (const answer of recorded) {
     const failure = byId.get(answer.id);
     if (!failure) continue;
@@ -276,6 +295,11 @@ export function benchAttribution(env: NodeJS.ProcessEnv = process.env): Promise<
     if (!parsed.ok) unparsed += 1;
     const offline = locateFailure(failure.event).attribution;
     const both = chooseAttribution(attribution, offline);
+    if (offline.confidence >= hintMinConfidence) {
+      hintToday.shown += 1;
+      if (offline.stepIndex === failure.label.step) hintToday.right += 1;
+      if (attribution?.stepIndex === offline.stepIndex) hintToday.modelNamed += 1;
+    }
     const named = namedStep(answer.content);
     if (attribution?.stepIndex !== undefined && named !== undefined && named !== attribution.stepIndex) {
       check.moved += 1;
@@ -342,6 +366,8 @@ export function benchAttribution(env: NodeJS.ProcessEnv = process.env): Promise<
       `  prompts read: ${String(check.exactPrompts)} / ${String(modelAll.n)} are byte for byte the ones answered (sha256); ` +
         `the model's step moved to where its quote is: ${String(check.moved)} (right ${String(check.movedRight)}); ` +
         `the offline step stored over the model's: ${String(check.offlineKept)} (right ${String(check.offlineKeptRight)})`,
+      `  today's prompt would show the guess on ${String(hintToday.shown)} of these runs (right ${String(hintToday.right)}); ` +
+        `the recorded answer (to the earlier prompt) named that step on ${String(hintToday.modelNamed)}`,
     );
   }
   const agentRate = team.n ? team.agent / team.n : 0;
