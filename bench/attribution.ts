@@ -10,9 +10,8 @@
  * and parsed with the generator's own parser; their prompts from `REFLECTOR_PROMPTS_DIR` (default
  * `<logs dir>/prompts`, written by `real-logs/dump-prompts.ts <dir> 32000`; run at the commit
  * PROVENANCE.md names, they are byte for byte the prompts answered, which the benchmark checks by
- * sha256 — the attributions read the same from today's prompts, only the "guess shown" line needs
- * the exact ones). Each kind of evidence's precision per split is printed beside its confidence:
- * the offline confidences are set from the tune split.
+ * sha256; only the "guess shown" line needs those exact ones). Each kind of evidence's precision
+ * per split is printed beside its confidence: the offline confidences are set from the tune split.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
