@@ -182,6 +182,7 @@ const oddFirstAnswers: Record<string, (content: string) => FakeReply> = {
  * cut at the token limit (the generator repairs once; the recorded answer comes back), or the
  * recorded answer with no patterns (what a model told to name a pattern only once seen three
  * times often writes). One line per kind: chat calls per new failure, and how many were stored.
+ * `BENCH_ODD_ANSWERS=0` leaves this part out.
  */
 async function benchOddFirstAnswers(recordings: readonly Recording[]): Promise<string[]> {
   const lines: string[] = [];
