@@ -285,6 +285,57 @@ export function reflectionStoreContract(
       expect(context.biasHistory.get("recency") ?? 0).toBe(0);
     });
 
+    it("counts the reruns already recorded in a loop's family, the loop itself excluded", async () => {
+      const store = await make();
+      const tenantId = newTenant();
+      const root = taskEvent({ tenantId });
+      await commit(store, root, { signature: null });
+      const rerun = taskEvent({ tenantId, loopId: `${root.loopId}_r1`, rerunOf: root.loopId });
+      expect((await store.loopContext(rerun)).familyReruns ?? 0).toBe(0);
+      await commit(store, rerun, { signature: null });
+      const again = taskEvent({ tenantId, loopId: `${root.loopId}_r2`, rerunOf: rerun.loopId });
+      const context = await store.loopContext(again);
+      expect(context.previous).toMatchObject({ rootLoopId: root.loopId, rerunDepth: 1 });
+      expect(context.familyReruns ?? 0).toBe(1);
+      // Asked again for a loop already recorded, its own trace does not count.
+      expect((await store.loopContext(rerun)).familyReruns ?? 0).toBe(0);
+    });
+
+    it("refuses a decision made from bias counts that moved meanwhile: nothing is written, the caller decides again", async () => {
+      const store = await make();
+      const tenantId = newTenant();
+      const biased = () => taskEvent({ tenantId, biasTags: [{ tag: "anchoring" }] });
+      const [first, second] = [biased(), biased()];
+      // Both decided from the same history (no anchoring yet); the first commits.
+      const decided = async (event: TaskCompleted) =>
+        decideLoop(
+          { event, ...(await store.loopContext(event)), answerNeedsRetry: false },
+          defaultGuardrailConfig,
+        );
+      const [loopOfFirst, staleLoop] = [await decided(first), await decided(second)];
+      const unit = (event: TaskCompleted, loop: UnitOfWork["loop"]): UnitOfWork => ({
+        event,
+        signature: null,
+        store: null,
+        loop,
+        answerEvaluation: null,
+        episode: event.task.description,
+        judgement: null,
+        decidedAt: nextDecision(),
+        sourceRecord: `in/0/${event.eventId}`,
+      });
+      expect(await store.commit(unit(first, loopOfFirst), outputsFor(first, false))).toMatchObject({
+        committed: true,
+      });
+      const refused = await store.commit(unit(second, staleLoop), outputsFor(second, false));
+      expect(refused).toMatchObject({ committed: false, staleLoopState: true });
+      expect(await store.findProcessed(tenantId, second.eventId)).toBeNull();
+      expect((await store.loopContext(second)).biasHistory.get("anchoring")).toBe(1);
+      // Decided again from fresh state, it commits.
+      expect(await commit(store, second, { signature: null })).toMatchObject({ committed: true });
+      expect((await store.loopContext(biased())).biasHistory.get("anchoring")).toBe(2);
+    });
+
     it("hands out the tenant's most recent lessons as neighbours, at most `limit`, with the failing step they blame", async () => {
       const store = await make();
       const tenantId = newTenant();

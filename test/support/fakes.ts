@@ -2,6 +2,7 @@ import { createHashingEmbedder } from "../../src/adapters/embedding/hashing-embe
 import { createHeuristicAnswerEvaluator } from "../../src/adapters/llm/heuristic-answer-evaluator.js";
 import { createHeuristicGenerator } from "../../src/adapters/llm/heuristic-generator.js";
 import { defaultGuardrailConfig } from "../../src/domain/guardrails/guardrail-config.js";
+import { loopFamilyRoot } from "../../src/domain/guardrails/loop-family.js";
 import { defaultQualityConfig } from "../../src/domain/quality/quality-config.js";
 import { untimed } from "../../src/pipeline/stage-timer.js";
 import { createTaskProcessor, type TaskProcessorDeps } from "../../src/pipeline/task-processor.js";
@@ -28,7 +29,10 @@ export function createFakeStore() {
   const aliases = new Map<string, { reflectionId: string; sourceVector: number[] | null }>();
   const episodes: { tenantId: string; text: string }[] = [];
   const processed = new Map<string, ProcessedEvent>();
-  const traces = new Map<string, UnitOfWork["loop"] & { tenantId: string }>();
+  const traces = new Map<
+    string,
+    UnitOfWork["loop"] & { tenantId: string; loopId: string; rerunOf?: string }
+  >();
   const bias = new Map<string, number>();
   const judgements: (NonNullable<UnitOfWork["judgement"]> & { tenantId: string })[] = [];
   const answers: { tenantId: string; quality: number; issues: string[] }[] = [];
@@ -80,7 +84,17 @@ export function createFakeStore() {
       ),
     loopContext: (event: TaskCompleted) => {
       const previous = event.rerunOf ? traces.get(key(event.tenantId, event.rerunOf)) : undefined;
+      // Like Postgres: the reruns recorded in the family (the parent's root, else the id's rule).
+      const root = previous?.rootLoopId ?? loopFamilyRoot(event);
+      const familyReruns = [...traces.values()].filter(
+        (t) =>
+          t.tenantId === event.tenantId &&
+          t.rootLoopId === root &&
+          t.rerunOf !== undefined &&
+          t.loopId !== event.loopId,
+      ).length;
       return Promise.resolve({
+        familyReruns,
         previous: previous
           ? {
               rootLoopId: previous.rootLoopId,
@@ -125,6 +139,13 @@ export function createFakeStore() {
           occurrences: null,
           committedBy: seen.sourceRecord,
         });
+      // Like Postgres: a decision made from bias counts another commit has moved since is
+      // refused before anything is written, and the caller decides again.
+      for (const [tag, count] of unit.loop.biasCounts) {
+        if ((bias.get(key(event.tenantId, tag)) ?? 0) + 1 !== count) {
+          return Promise.resolve({ committed: false, outputs: [], occurrences: null, staleLoopState: true });
+        }
+      }
       let occurrences: number | null = null;
       if (unit.store?.kind === "insert") {
         const r = unit.store.reflection;
@@ -189,7 +210,12 @@ export function createFakeStore() {
         }
       }
       episodes.push({ tenantId: event.tenantId, text: unit.episode });
-      traces.set(key(event.tenantId, event.loopId), { ...unit.loop, tenantId: event.tenantId });
+      traces.set(key(event.tenantId, event.loopId), {
+        ...unit.loop,
+        tenantId: event.tenantId,
+        loopId: event.loopId,
+        ...(event.rerunOf !== undefined ? { rerunOf: event.rerunOf } : {}),
+      });
       for (const tag of unit.loop.biasCounts.keys())
         bias.set(key(event.tenantId, tag), (bias.get(key(event.tenantId, tag)) ?? 0) + 1);
       // Like Postgres: a judgement is kept with its signature, an answer's evaluation with its question.
@@ -215,6 +241,10 @@ export function createFakeStore() {
     episodes,
     failNextCommits(n: number) {
       failCommits = n;
+    },
+    /** Sets a tenant's bias-tag history, as other families' commits would have left it. */
+    seedBias(tenantId: string, tag: string, occurrences: number) {
+      bias.set(key(tenantId, tag), occurrences);
     },
   };
 }
