@@ -154,7 +154,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       },
     });
   // The outputs as the consumer encodes them for its transactions (its producer is the committer's).
-  const publisher = publisherOn(kafka.producer());
+  const publisher = publisherOn(createProducer(kafka));
   const consumerMetrics = createConsumerMetrics(metrics.registry);
   // Each output topic's max.message.bytes, read at start; until then the broker's default.
   let topicBytes: (topic: string) => number = () => defaultMaxMessageBytes;
