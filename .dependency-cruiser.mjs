@@ -1,6 +1,7 @@
 /**
  * The layering of src/ (docs/architecture.md#layers), checked on every import by
  * `npm run layers` (part of `npm test`). Each rule's comment is the message a violation prints.
+ * test/unit/architecture/client-libraries-rule.test.ts proves the client-library rules on probe files.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 export default {
@@ -61,7 +62,7 @@ export default {
       name: "adapters-import-down-only",
       severity: "error",
       comment:
-        "Adapters import the domain, the pipeline's ports, observability and the maintenance ports only; never app, builders, cli, config, http, ops or a feature.",
+        "Adapters import the domain, the pipeline's ports, observability and the maintenance ports only; never app, builders, cli, config, http or a feature. The operator tools that speak Kafka (lag, DLQ replay) live in src/adapters/kafka/admin/.",
       from: { path: "^src/adapters/" },
       to: {
         path: "^src/",
@@ -117,7 +118,7 @@ export default {
       name: "http-composes-features-only",
       severity: "error",
       comment:
-        "src/http/ imports the features, the domain, the pipeline, observability and config; never an adapter, maintenance, ops or an entry point.",
+        "src/http/ imports the features, the domain, the pipeline, observability and config; never an adapter, maintenance or an entry point.",
       from: { path: "^src/http/" },
       to: { path: "^src/", pathNot: "^src/(http|features|domain|pipeline|observability|config)/" },
     },
@@ -125,9 +126,49 @@ export default {
       name: "support-layers-stay-low",
       severity: "error",
       comment:
-        "maintenance, ops, observability and config import the domain, the pipeline and each other; never an adapter, http, a feature or an entry point.",
-      from: { path: "^src/(maintenance|ops|observability|config)/" },
-      to: { path: "^src/", pathNot: "^src/(domain|pipeline|maintenance|ops|observability|config)/" },
+        "maintenance, observability and config import the domain, the pipeline and each other; never an adapter, http, a feature or an entry point.",
+      from: { path: "^src/(maintenance|observability|config)/" },
+      to: { path: "^src/", pathNot: "^src/(domain|pipeline|maintenance|observability|config)/" },
+    },
+    {
+      name: "kafkajs-stays-in-the-kafka-adapter",
+      severity: "error",
+      comment:
+        "kafkajs is imported only in src/adapters/kafka/: build producers with createProducer (producers.ts), simple consumers with createSimpleConsumer (simple-consumer.ts), and hold a client as KafkaClient (kafka-client.ts); the composition root gets them from there.",
+      from: { path: "^src/", pathNot: "^src/adapters/kafka/" },
+      to: { path: "(^|/)node_modules/kafkajs/" },
+    },
+    {
+      name: "schema-registry-client-stays-in-its-adapter",
+      severity: "error",
+      comment:
+        "@kafkajs/confluent-schema-registry is imported only in src/adapters/schema-registry/: encode and decode through the ValueCodec port (src/pipeline/ports.ts), built by buildCodec (src/builders.ts).",
+      from: { path: "^src/", pathNot: "^src/adapters/schema-registry/" },
+      to: { path: "(^|/)node_modules/@kafkajs/confluent-schema-registry/" },
+    },
+    {
+      name: "pg-stays-in-the-postgres-adapter",
+      severity: "error",
+      comment:
+        "pg is imported only in src/adapters/postgres/ and the builders (src/builders.ts, which opens the pool): use a store's port, and name a pool as ReturnType<typeof buildPostgresPool>.",
+      from: { path: "^src/", pathNot: ["^src/adapters/postgres/", "^src/builders\\.ts$"] },
+      to: { path: "(^|/)node_modules/(@types/)?pg/" },
+    },
+    {
+      name: "ioredis-stays-in-the-redis-adapter",
+      severity: "error",
+      comment:
+        "ioredis is imported only in src/adapters/redis/ and the builders (src/builders.ts, which opens the client): use the signature index, crash counter or budget ports, and let buildRedis hand the client over.",
+      from: { path: "^src/", pathNot: ["^src/adapters/redis/", "^src/builders\\.ts$"] },
+      to: { path: "(^|/)node_modules/ioredis/" },
+    },
+    {
+      name: "openai-stays-in-the-llm-adapter",
+      severity: "error",
+      comment:
+        "openai is imported only in src/adapters/llm/: call a model through the ReflectionGenerator, AnswerEvaluator or Embedder ports, built by buildLlm (src/builders.ts).",
+      from: { path: "^src/", pathNot: "^src/adapters/llm/" },
+      to: { path: "(^|/)node_modules/openai/" },
     },
     {
       name: "not-to-unresolvable",

@@ -17,7 +17,7 @@ import { ensureTopics } from "../src/adapters/kafka/topics.js";
 import { loadConfig } from "../src/config/config.js";
 import { tenantOfTopic } from "../src/domain/tenant-topic-binding.js";
 import { createLogger } from "../src/observability/logger.js";
-import { replayDeadLetters } from "../src/ops/dlq-replay.js";
+import { replayDeadLetters } from "../src/adapters/kafka/admin/dlq-replay.js";
 import { createOtlpBridgeApp } from "../src/otlp-bridge-app.js";
 import { benchSetup, deleteTopics, silentLogger } from "./support.js";
 

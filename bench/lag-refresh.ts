@@ -4,7 +4,7 @@
  * Caught up, no time-index probes are needed; with lag on every partition, 16 probes per topic.
  */
 import { createLogOffsetsReader } from "../src/adapters/kafka/log-offsets.js";
-import { readConsumerLag } from "../src/ops/consumer-lag.js";
+import { readConsumerLag } from "../src/adapters/kafka/admin/consumer-lag.js";
 import { benchSetup } from "./support.js";
 
 const partitions = Number(process.argv[2] ?? "6");

@@ -1,6 +1,6 @@
 import type { Tracer } from "@opentelemetry/api";
-import { Partitioners, type Producer } from "kafkajs";
 import { createOutputPublisher } from "./adapters/kafka/output-publisher.js";
+import { createProducer, type KafkaProducer } from "./adapters/kafka/producers.js";
 import { createTaskConsumer, type TaskConsumer } from "./adapters/kafka/task-consumer.js";
 import { createEventRunner } from "./adapters/kafka/event-runner.js";
 import { traceRuns } from "./adapters/kafka/traced-event-runner.js";
@@ -28,7 +28,7 @@ import { createConsumerMetrics } from "./observability/consumer-metrics.js";
 import { createMetrics } from "./observability/metrics.js";
 import { withSpans } from "./observability/traced-stage-timer.js";
 import { createLagMetrics } from "./observability/lag-metrics.js";
-import { createLagPoller } from "./ops/lag-poller.js";
+import { createLagPoller } from "./adapters/kafka/admin/lag-poller.js";
 import { createKafkaHealthCheck } from "./adapters/kafka/kafka-health.js";
 import { createQualityMetrics } from "./observability/quality-metrics.js";
 import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
@@ -77,17 +77,10 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   const kafka = buildKafka(config, logger);
   // Idempotent producers must retry without limit, or a retry exhausted mid-sequence breaks ordering.
   // Transactional: outputs, dead letters and consumed offsets commit together (docs/delivery-guarantees.md).
-  const newTransactionalProducer = (): Producer =>
-    kafka.producer({
-      idempotent: true,
-      transactionalId: config.consumer.transactionalId,
-      maxInFlightRequests: 1,
-      allowAutoTopicCreation: false,
-      createPartitioner: Partitioners.DefaultPartitioner,
-      // Short first retry: right after a commit the coordinator answers CONCURRENT_TRANSACTIONS for a
-      // few ms while it writes the markers; the client's default 200 ms would cap transactions/s.
-      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 10, maxRetryTime: 30_000 },
-    });
+  const newTransactionalProducer = (): KafkaProducer =>
+    // Short first retry: right after a commit the coordinator answers CONCURRENT_TRANSACTIONS for a
+    // few ms while it writes the markers; the client's default 200 ms would cap transactions/s.
+    createProducer(kafka, { transactionalId: config.consumer.transactionalId, initialRetryTime: 10 });
   const codec = buildCodec(config);
 
   const llmMetrics = createLlmMetrics(metrics.registry, {
@@ -149,7 +142,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       : {}),
   });
   // The consumer's transactional producer and the HTTP API's plain one publish the same outputs.
-  const publisherOn = (on: Producer) =>
+  const publisherOn = (on: KafkaProducer) =>
     createOutputPublisher({
       producer: on,
       codec,
@@ -161,7 +154,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       },
     });
   // The outputs as the consumer encodes them for its transactions (its producer is the committer's).
-  const publisher = publisherOn(kafka.producer());
+  const publisher = publisherOn(createProducer(kafka));
   const consumerMetrics = createConsumerMetrics(metrics.registry);
   // Each output topic's max.message.bytes, read at start; until then the broker's default.
   let topicBytes: (topic: string) => number = () => defaultMaxMessageBytes;
@@ -308,13 +301,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   });
   // A decision made over HTTP consumes no offset, so it needs no transaction: a plain idempotent
   // producer publishes it on loop.decision like the Kafka path's decisions.
-  const apiProducer: Producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
-  });
+  const apiProducer = createProducer(kafka);
   const apiPublisher = publisherOn(apiProducer);
   const http = createHttpServer({
     api: {

@@ -1,12 +1,12 @@
 import type { Redis } from "ioredis";
-import type { Kafka } from "kafkajs";
 import pg from "pg";
 import { createCachedEmbedder } from "./adapters/embedding/cached-embedder.js";
 import { createHashingEmbedder } from "./adapters/embedding/hashing-embedder.js";
 import { createLocalEmbedder } from "./adapters/embedding/local-embedder.js";
 import { createStaticEmbedder } from "./adapters/embedding/static-embedder.js";
-import { createKafka } from "./adapters/kafka/kafka-client.js";
+import { createKafka, type KafkaClient } from "./adapters/kafka/kafka-client.js";
 import { createLogOffsetsReader, type LogOffsetsReader } from "./adapters/kafka/log-offsets.js";
+import { createProducer, type KafkaProducer } from "./adapters/kafka/producers.js";
 import { ensureTopics } from "./adapters/kafka/topics.js";
 import { createLlmAdapters, type LlmAdapterDeps } from "./adapters/llm/llm-adapters.js";
 import { migrate, pendingMigrations } from "./adapters/postgres/migrate.js";
@@ -119,7 +119,7 @@ export function buildRedis(config: Config, logger?: Logger): Redis {
 }
 
 /** The Kafka client; `role` names a command's client (`<KAFKA_CLIENT_ID>-<role>`). */
-export function buildKafka(config: Config, logger: Logger, role?: string): Kafka {
+export function buildKafka(config: Config, logger: Logger, role?: string): KafkaClient {
   return createKafka({
     connection: config.kafka,
     clientId: role ? `${config.kafka.clientId}-${role}` : config.kafka.clientId,
@@ -127,7 +127,12 @@ export function buildKafka(config: Config, logger: Logger, role?: string): Kafka
   });
 }
 
-export function buildLogOffsets(kafka: Kafka): LogOffsetsReader {
+/** An idempotent producer keyed like the agents' (src/adapters/kafka/producers.ts), for the CLI. */
+export function buildProducer(kafka: KafkaClient): KafkaProducer {
+  return createProducer(kafka);
+}
+
+export function buildLogOffsets(kafka: KafkaClient): LogOffsetsReader {
   return createLogOffsetsReader(kafka);
 }
 
@@ -139,7 +144,7 @@ export function buildCodec(config: Config): ValueCodec {
 }
 
 /** Creates Reflector's topics; existing ones are left alone. */
-export function createTopics(config: Config, kafka: Kafka) {
+export function createTopics(config: Config, kafka: KafkaClient) {
   return ensureTopics(kafka, {
     names: topicNames(config),
     partitions: config.topics.partitions,
@@ -271,3 +276,7 @@ export function buildMaintenance(config: Config, deps: MaintenanceDeps): Mainten
 
 /** The input topics bound to tenants that exist on the cluster (for `lag` and `dlq replay`). */
 export { boundTopics } from "./adapters/kafka/tenant-topics.js";
+
+/** The operator's Kafka tools (`reflector lag`, `reflector dlq replay`), beside the Kafka adapter. */
+export { formatLagTable, readConsumerLag } from "./adapters/kafka/admin/consumer-lag.js";
+export { replayDeadLetters, type ReplaySummary } from "./adapters/kafka/admin/dlq-replay.js";

@@ -1,6 +1,6 @@
-import type { Kafka } from "kafkajs";
 import type { Registry } from "prom-client";
 import { createBridgePublisher } from "./adapters/kafka/bridge-publisher.js";
+import type { KafkaClient } from "./adapters/kafka/kafka-client.js";
 import { createOtlpConsumer } from "./adapters/kafka/otlp-consumer.js";
 import { batchOverheadBytes, readTopicLimits, type SizeLimits } from "./adapters/kafka/record-size.js";
 import { createOtlpDecoder } from "./adapters/otlp/otlp-decoder.js";
@@ -37,7 +37,7 @@ function eventRoom(limits: SizeLimits, topic: string): number {
 
 /** What the OTLP bridge shares with the processor when both run in one process. */
 interface OtlpBridgeDeps {
-  kafka: Kafka;
+  kafka: KafkaClient;
   pool: ReturnType<typeof buildPostgresPool>;
   codec: ValueCodec;
   limits: SizeLimits;

@@ -4,9 +4,15 @@ import { createWriteStream, mkdirSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { SingleBar, Presets } from "cli-progress";
-import { Partitioners, type IHeaders } from "kafkajs";
 import { createApp } from "../app.js";
-import { buildCodec, buildKafka, buildPostgresPool, createTopics, migrateDatabase } from "../builders.js";
+import {
+  buildCodec,
+  buildKafka,
+  buildPostgresPool,
+  buildProducer,
+  createTopics,
+  migrateDatabase,
+} from "../builders.js";
 import { loadConfig } from "../config/config.js";
 import type { LoopDecision, ReflectionOutcome, TaskCompleted } from "../domain/contracts/index.js";
 import { selectForReflection } from "../domain/select-for-reflection.js";
@@ -64,7 +70,10 @@ function ensureLocalServices(): void {
   }
 }
 
-function headerString(headers: IHeaders | undefined, name: string): string | undefined {
+/** A Kafka message's headers as the client hands them over. */
+type Headers = Record<string, Buffer | string | (Buffer | string)[] | undefined>;
+
+function headerString(headers: Headers | undefined, name: string): string | undefined {
   const value = headers?.[name];
   return (Array.isArray(value) ? value[0] : value)?.toString();
 }
@@ -106,7 +115,7 @@ export async function runDemo(): Promise<number> {
   );
 
   const codec = buildCodec(config);
-  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  const producer = buildProducer(kafka);
   await producer.connect();
   const viewer = kafka.consumer({ groupId: `reflector-demo-viewer-${runId}` });
   await viewer.connect();

@@ -1,10 +1,17 @@
 import { Option, type Command } from "commander";
-import { boundTopics, buildCodec, buildKafka, buildLogOffsets } from "../builders.js";
+import {
+  boundTopics,
+  buildCodec,
+  buildKafka,
+  buildLogOffsets,
+  formatLagTable,
+  readConsumerLag,
+  replayDeadLetters,
+  type ReplaySummary,
+} from "../builders.js";
 import type { Config } from "../config/config.js";
 import { configOrExit, failureLine } from "./config-or-exit.js";
 import { createLogger } from "../observability/logger.js";
-import { formatLagTable, readConsumerLag } from "../ops/consumer-lag.js";
-import { replayDeadLetters, type ReplaySummary } from "../ops/dlq-replay.js";
 
 function kafkaFor(config: Config, role: string) {
   // kafkajs logs every retry at error level; the command prints the one error that matters.

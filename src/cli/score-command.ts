@@ -1,5 +1,4 @@
 import { text } from "node:stream/consumers";
-import type pg from "pg";
 import { z } from "zod";
 import { buildLlm, buildPostgresPool, buildReflectionStore } from "../builders.js";
 import { ConfigError, loadConfig } from "../config/config.js";
@@ -22,7 +21,7 @@ export async function runScoreCommand(tenantId: string | undefined): Promise<num
     return 2;
   }
 
-  let pool: pg.Pool | null = null;
+  let pool: ReturnType<typeof buildPostgresPool> | null = null;
   try {
     // The judge the processor would run: the configured embedder (the local model by default).
     const config = loadConfig(process.env);

@@ -282,7 +282,7 @@ export interface Config extends SpendAndTenancyConfig {
   shutdownDeadlineMs: number;
   /** OpenTelemetry tracing of the processor (src/observability/tracing.ts). */
   tracing: TracingConfig;
-  /** Consumer-lag gauges' refresh interval (src/ops/lag-poller.ts); 0 = off. */
+  /** Consumer-lag gauges' refresh interval (src/adapters/kafka/admin/lag-poller.ts); 0 = off. */
   lagRefreshMs: number;
   /** Loop guardrails (docs/specification.md#loop-guardrails). */
   guardrails: {

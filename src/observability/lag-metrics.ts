@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from "prom-client";
 
 /**
- * Consumer-group lag, refreshed by the lag poller (src/ops/lag-poller.ts). Labels are the topic and
+ * Consumer-group lag, refreshed by the lag poller (src/adapters/kafka/admin/lag-poller.ts). Labels are the topic and
  * partition only, so the series count is bounded by the partitions Reflector reads.
  */
 export function createLagMetrics(registry: Registry) {

@@ -2,8 +2,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createHeuristicGenerator } from "../../src/adapters/llm/heuristic-generator.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import { createLogOffsetsReader } from "../../src/adapters/kafka/log-offsets.js";
-import { readConsumerLag, type LagRow } from "../../src/ops/consumer-lag.js";
-import { probeAgesSeconds } from "../../src/ops/lag-seconds.js";
+import { readConsumerLag, type LagRow } from "../../src/adapters/kafka/admin/consumer-lag.js";
+import { probeAgesSeconds } from "../../src/adapters/kafka/admin/lag-seconds.js";
 import type { ReflectionGenerator } from "../../src/pipeline/ports.js";
 import { cliEnv, kafkaConsumerGroups, parseDescribe, runReflector } from "../support/cli-env.js";
 import { startHarness, type Harness } from "../support/harness.js";
@@ -251,7 +251,7 @@ describe("consumer lag agrees with Kafka's kafka-consumer-groups --describe", ()
     if (!h) throw new Error("first test did not start a harness");
     const app = h.app;
     // An admin call on a topic that does not exist fails; the poller must swallow and count it.
-    const { createLagPoller } = await import("../../src/ops/lag-poller.js");
+    const { createLagPoller } = await import("../../src/adapters/kafka/admin/lag-poller.js");
     const { createLagMetrics } = await import("../../src/observability/lag-metrics.js");
     const { Registry } = await import("prom-client");
     const registry = new Registry();

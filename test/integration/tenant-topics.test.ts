@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureTopics } from "../../src/adapters/kafka/topics.js";
 import { tenantOfTopic } from "../../src/domain/tenant-topic-binding.js";
 import { createLogger } from "../../src/observability/logger.js";
-import { replayDeadLetters } from "../../src/ops/dlq-replay.js";
+import { replayDeadLetters } from "../../src/adapters/kafka/admin/dlq-replay.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { taskEvent } from "../support/task-events.js";

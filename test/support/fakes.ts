@@ -2,6 +2,7 @@ import { createHashingEmbedder } from "../../src/adapters/embedding/hashing-embe
 import { createHeuristicAnswerEvaluator } from "../../src/adapters/llm/heuristic-answer-evaluator.js";
 import { createHeuristicGenerator } from "../../src/adapters/llm/heuristic-generator.js";
 import { defaultGuardrailConfig } from "../../src/domain/guardrails/guardrail-config.js";
+import { loopFamilyRoot } from "../../src/domain/guardrails/loop-family.js";
 import { defaultQualityConfig } from "../../src/domain/quality/quality-config.js";
 import { untimed } from "../../src/pipeline/stage-timer.js";
 import { createTaskProcessor, type TaskProcessorDeps } from "../../src/pipeline/task-processor.js";
@@ -28,9 +29,13 @@ export function createFakeStore() {
   const aliases = new Map<string, { reflectionId: string; sourceVector: number[] | null }>();
   const episodes: { tenantId: string; text: string }[] = [];
   const processed = new Map<string, ProcessedEvent>();
-  const traces = new Map<string, UnitOfWork["loop"] & { tenantId: string }>();
+  const traces = new Map<
+    string,
+    UnitOfWork["loop"] & { tenantId: string; loopId: string; rerunOf?: string }
+  >();
   const bias = new Map<string, number>();
   const judgements: (NonNullable<UnitOfWork["judgement"]> & { tenantId: string })[] = [];
+  const answers: { tenantId: string; quality: number; issues: string[] }[] = [];
   const key = (...parts: string[]) => parts.join("|");
   let failCommits = 0;
 
@@ -79,7 +84,17 @@ export function createFakeStore() {
       ),
     loopContext: (event: TaskCompleted) => {
       const previous = event.rerunOf ? traces.get(key(event.tenantId, event.rerunOf)) : undefined;
+      // Like Postgres: the reruns recorded in the family (the parent's root, else the id's rule).
+      const root = previous?.rootLoopId ?? loopFamilyRoot(event);
+      const familyReruns = [...traces.values()].filter(
+        (t) =>
+          t.tenantId === event.tenantId &&
+          t.rootLoopId === root &&
+          t.rerunOf !== undefined &&
+          t.loopId !== event.loopId,
+      ).length;
       return Promise.resolve({
+        familyReruns,
         previous: previous
           ? {
               rootLoopId: previous.rootLoopId,
@@ -96,14 +111,19 @@ export function createFakeStore() {
         ),
       });
     },
+    // The recent low-quality judgements and the recent low-quality answers, like Postgres.
     commonIssues: (tenantId) =>
       Promise.resolve(
-        extractCommonIssues(
-          judgements
+        extractCommonIssues([
+          ...judgements
             .filter((j) => j.tenantId === tenantId && j.qualityScore < lowQualityBelow)
             .slice(-recentLowQualityLimit)
             .map((j) => j.violations),
-        ),
+          ...answers
+            .filter((a) => a.tenantId === tenantId && a.quality < lowQualityBelow)
+            .slice(-recentLowQualityLimit)
+            .map((a) => a.issues),
+        ]),
       ),
     commit: (unit, buildOutputs): Promise<CommitResult> => {
       if (failCommits > 0) {
@@ -119,10 +139,23 @@ export function createFakeStore() {
           occurrences: null,
           committedBy: seen.sourceRecord,
         });
+      // Like Postgres: a decision made from bias counts another commit has moved since is
+      // refused before anything is written, and the caller decides again.
+      for (const [tag, count] of unit.loop.biasCounts) {
+        if ((bias.get(key(event.tenantId, tag)) ?? 0) + 1 !== count) {
+          return Promise.resolve({ committed: false, outputs: [], occurrences: null, staleLoopState: true });
+        }
+      }
       let occurrences: number | null = null;
       if (unit.store?.kind === "insert") {
         const r = unit.store.reflection;
-        const existing = reflections.get(r.id);
+        // Like Postgres' unique (tenant, signature): a lesson another worker stored first under
+        // the same signature is counted once more instead of stored twice.
+        const existing =
+          reflections.get(r.id) ??
+          [...reflections.values()].find(
+            (x) => x.tenantId === event.tenantId && x.signature === unit.signature,
+          );
         if (existing) {
           existing.occurrences += 1;
           occurrences = existing.occurrences;
@@ -177,10 +210,22 @@ export function createFakeStore() {
         }
       }
       episodes.push({ tenantId: event.tenantId, text: unit.episode });
-      traces.set(key(event.tenantId, event.loopId), { ...unit.loop, tenantId: event.tenantId });
+      traces.set(key(event.tenantId, event.loopId), {
+        ...unit.loop,
+        tenantId: event.tenantId,
+        loopId: event.loopId,
+        ...(event.rerunOf !== undefined ? { rerunOf: event.rerunOf } : {}),
+      });
       for (const tag of unit.loop.biasCounts.keys())
         bias.set(key(event.tenantId, tag), (bias.get(key(event.tenantId, tag)) ?? 0) + 1);
-      if (unit.judgement) judgements.push({ ...unit.judgement, tenantId: event.tenantId });
+      // Like Postgres: a judgement is kept with its signature, an answer's evaluation with its question.
+      if (unit.judgement && unit.signature) judgements.push({ ...unit.judgement, tenantId: event.tenantId });
+      if (unit.answerEvaluation && event.task.query && event.task.answer)
+        answers.push({
+          tenantId: event.tenantId,
+          quality: unit.answerEvaluation.quality,
+          issues: unit.answerEvaluation.issues,
+        });
       const outputs = buildOutputs(occurrences);
       processed.set(key(event.tenantId, event.eventId), { outputs, sourceRecord: unit.sourceRecord });
       return Promise.resolve({ committed: true, outputs, occurrences });
@@ -197,26 +242,40 @@ export function createFakeStore() {
     failNextCommits(n: number) {
       failCommits = n;
     },
+    /** Sets a tenant's bias-tag history, as other families' commits would have left it. */
+    seedBias(tenantId: string, tag: string, occurrences: number) {
+      bias.set(key(tenantId, tag), occurrences);
+    },
   };
 }
 
+/**
+ * One part of a key: `|` and `%` percent-encoded, so that tenant `a|b` with event `c` and tenant `a`
+ * with event `b|c` never share a key (as the Redis index encodes `:`). Ordinary ids are unchanged.
+ */
+const keyPart = (value: string) => value.replaceAll("%", "%25").replaceAll("|", "%7C");
+
+/** In-memory SignatureIndex: the Redis index's contract (test/contract/signature-index.contract.ts). */
 export function createFakeIndex() {
   const signatures = new Map<string, StoredReflection>();
   const events = new Set<string>();
+  const key = (tenantId: string, part: string) => `${keyPart(tenantId)}|${keyPart(part)}`;
+  // Copies in and out, as Redis' JSON does: a caller changing a lesson never changes the cache.
+  const copy = (stored: StoredReflection | undefined) => (stored ? structuredClone(stored) : null);
   const index: SignatureIndex = {
     recall: (tenantId, eventId, signature) =>
       Promise.resolve({
-        processed: events.has(`${tenantId}|${eventId}`),
-        cached: signature ? (signatures.get(`${tenantId}|${signature}`) ?? null) : null,
+        processed: events.has(key(tenantId, eventId)),
+        cached: signature ? copy(signatures.get(key(tenantId, signature))) : null,
       }),
-    cached: (tenantId, signature) => Promise.resolve(signatures.get(`${tenantId}|${signature}`) ?? null),
+    cached: (tenantId, signature) => Promise.resolve(copy(signatures.get(key(tenantId, signature)))),
     remember: (tenantId, stored) => {
-      signatures.set(`${tenantId}|${stored.signature}`, stored);
+      signatures.set(key(tenantId, stored.signature), structuredClone(stored));
       return Promise.resolve();
     },
     markProcessed: (tenantId, eventId, stored) => {
-      if (stored) signatures.set(`${tenantId}|${stored.signature}`, stored);
-      events.add(`${tenantId}|${eventId}`);
+      if (stored) signatures.set(key(tenantId, stored.signature), structuredClone(stored));
+      events.add(key(tenantId, eventId));
       return Promise.resolve();
     },
   };

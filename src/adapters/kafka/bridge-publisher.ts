@@ -1,8 +1,9 @@
-import { Partitioners, type Kafka, type Message, type Producer } from "kafkajs";
+import type { Kafka, Message, Producer } from "kafkajs";
 import type { TaskCompleted } from "../../domain/contracts/index.js";
 import { errorMessage, ReflectorError } from "../../domain/errors.js";
 import type { BridgedEvent, BridgePublisher, TraceRef } from "../../pipeline/otlp-bridge-ports.js";
 import { valueOmittedHeader } from "./failure-records.js";
+import { createProducer } from "./producers.js";
 import { fitsAlone, recordBytes, splitBySize, type SizeLimits } from "./record-size.js";
 
 export interface BridgePublisherOptions {
@@ -59,13 +60,7 @@ export function createBridgePublisher(options: BridgePublisherOptions): BridgePu
   disconnect(): Promise<void>;
 } {
   const { limits } = options;
-  const producer: Producer = options.kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
-  });
+  const producer: Producer = createProducer(options.kafka);
 
   async function send(topic: string, messages: Message[]): Promise<void> {
     try {

@@ -1,11 +1,11 @@
-import { Partitioners, type Consumer, type Kafka, type KafkaMessage, type Producer } from "kafkajs";
+import type { Kafka, KafkaMessage, Producer } from "kafkajs";
 import { ReflectionFeedbackV1, type ReflectionFeedback } from "../../domain/contracts/index.js";
 import { classifyFailure, errorMessage, ReflectorError, type ErrorCode } from "../../domain/errors.js";
 import type { FeedbackInput, FeedbackResult, ValueCodec } from "../../pipeline/ports.js";
 import type { Logger } from "../../observability/logger.js";
 import { deadLetterMessage } from "./failure-records.js";
 import { fitsAlone, type SizeLimits } from "./record-size.js";
-import { pause } from "./wakeup.js";
+import { createSimpleConsumer } from "./simple-consumer.js";
 
 export interface FeedbackConsumerOptions {
   kafka: Kafka;
@@ -55,14 +55,8 @@ export function parseReflectionFeedback(raw: unknown): ReflectionFeedback {
  * headers as bad task events; outages are retried until they pass, so nothing is skipped.
  */
 export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
-  const { kafka, codec, logger } = options;
+  const { codec, logger } = options;
   const log = logger.child({ component: "feedback-consumer", topic: options.topic });
-  const retryBaseMs = options.retryBaseMs ?? 200;
-  let consumer: Consumer | null = null;
-  let producer: Producer | null = null;
-  let stopping = false;
-  // Wakes a retry back-off when the app stops, so shutdown never waits out a 30 s sleep.
-  let wake = new AbortController();
 
   async function handle(message: KafkaMessage): Promise<void> {
     if (!message.value) throw new ReflectorError("DECODE_FAILED", "the message has no value");
@@ -93,90 +87,54 @@ export function createFeedbackConsumer(options: FeedbackConsumerOptions) {
   }
 
   async function deadLetter(
-    topic: string,
-    partition: number,
-    message: KafkaMessage,
-    code: ErrorCode,
-    reason: string,
+    producer: Producer,
+    source: { topic: string; partition: number; message: KafkaMessage },
+    err: unknown,
   ) {
-    const dead = deadLetterMessage(
-      { topic, partition, message },
-      { groupId: options.groupId, code, reason, now: new Date() },
-      (m) => fitsAlone(m, options.deadLetterTopic, options.limits),
+    const code: ErrorCode = err instanceof ReflectorError ? err.code : "INTERNAL";
+    const reason = errorMessage(err);
+    const dead = deadLetterMessage(source, { groupId: options.groupId, code, reason, now: new Date() }, (m) =>
+      fitsAlone(m, options.deadLetterTopic, options.limits),
     );
-    if (!producer) throw new Error("feedback consumer is not started");
-    await producer.send({
-      topic: options.deadLetterTopic,
-      messages: [dead],
-    });
+    await producer.send({ topic: options.deadLetterTopic, messages: [dead] });
     options.observe?.deadLettered(code);
-    log.warn({ code, reason, partition, offset: message.offset }, "feedback dead-lettered");
+    log.warn(
+      { code, reason, partition: source.partition, offset: source.message.offset },
+      "feedback dead-lettered",
+    );
   }
 
-  return {
-    async start(): Promise<void> {
-      stopping = false;
-      wake = new AbortController();
-      producer = kafka.producer({
-        idempotent: true,
-        maxInFlightRequests: 1,
-        allowAutoTopicCreation: false,
-        createPartitioner: Partitioners.DefaultPartitioner,
-        // Idempotent producers must retry without limit, or an exhausted retry breaks ordering.
-        retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
-      });
-      await producer.connect();
-      const sessionTimeout = options.sessionTimeoutMs ?? 30_000;
-      consumer = kafka.consumer({
-        groupId: options.groupId,
-        allowAutoTopicCreation: false,
-        sessionTimeout,
-        heartbeatInterval: Math.min(3_000, Math.floor(sessionTimeout / 3)),
-        // kafkajs restarts a crashed consumer by default; a restart racing a stop kept the process
-        // alive after "reflector stopped" (a join answered on a closed socket: "write after end").
-        // No restarts: a crash while running goes to onCrash and the process exits to be restarted.
-        retry: { retries: 5, restartOnFailure: () => Promise.resolve(false) },
-      });
-      consumer.on(consumer.events.CRASH, (event) => {
-        if (stopping) return;
-        log.error({ err: event.payload.error }, "feedback consumer crashed");
-        options.onCrash?.(event.payload.error);
-      });
-      await consumer.connect();
-      await consumer.subscribe({ topic: options.topic, fromBeginning: options.fromBeginning });
-      await consumer.run({
-        eachMessage: async ({ topic, partition, message }) => {
-          for (let attempt = 1; ; attempt += 1) {
+  return createSimpleConsumer({
+    kafka: options.kafka,
+    name: "feedback consumer",
+    groupId: options.groupId,
+    topic: options.topic,
+    fromBeginning: options.fromBeginning,
+    sessionTimeoutMs: options.sessionTimeoutMs ?? 30_000,
+    retryBaseMs: options.retryBaseMs ?? 200,
+    logger: log,
+    onCrash: (error) => options.onCrash?.(error),
+    handler: ({ producer, untilDone }) => ({
+      eachMessage: async ({ topic, partition, message }) => {
+        // A message its contract or the store refuses comes back as the error to dead-letter; an
+        // outage is retried until it passes; a bug or a stop leaves the offset uncommitted.
+        const refused = await untilDone(
+          "feedback",
+          async () => {
             try {
               await handle(message);
-              return;
+              return null;
             } catch (err) {
-              const action = classifyFailure(err);
-              const code: ErrorCode = err instanceof ReflectorError ? err.code : "INTERNAL";
-              if (action === "dead-letter") {
-                await deadLetter(topic, partition, message, code, errorMessage(err));
-                return;
-              }
-              // Stopping, or a bug: leave the offset uncommitted so the message is read again.
-              if (action === "crash" || stopping) throw err;
-              const delayMs = Math.min(30_000, retryBaseMs * 2 ** Math.min(attempt - 1, 10));
-              log.warn({ err, attempt, delayMs, offset: message.offset }, "feedback failed, retrying");
-              await pause(delayMs * (0.5 + Math.random() / 2), wake.signal);
+              if (classifyFailure(err) === "dead-letter") return err;
+              throw err;
             }
-          }
-        },
-      });
-    },
-
-    async stop(): Promise<void> {
-      stopping = true;
-      wake.abort();
-      await consumer?.disconnect();
-      await producer?.disconnect();
-      consumer = null;
-      producer = null;
-    },
-  };
+          },
+          { offset: message.offset },
+        );
+        if (refused !== null) await deadLetter(producer, { topic, partition, message }, refused);
+      },
+    }),
+  });
 }
 
 export type FeedbackConsumer = ReturnType<typeof createFeedbackConsumer>;

@@ -201,6 +201,9 @@ class CheckedKafka extends Kafka {
   }
 }
 
+/** Reflector's Kafka client, for the composition root to hold without naming the client library. */
+export type KafkaClient = Kafka & { checkAccess(): Promise<void> };
+
 /**
  * The one place a kafkajs client is built (kafkajs is unmaintained and stays behind this adapter):
  * TLS and SASL from the connection, logs through pino.
@@ -209,7 +212,7 @@ export function createKafka(options: {
   connection: KafkaConnection;
   clientId: string;
   logger: Logger;
-}): Kafka & { checkAccess(): Promise<void> } {
+}): KafkaClient {
   const { connection } = options;
   const kafkaLogger = options.logger.child({ component: "kafkajs" });
   return new CheckedKafka(

@@ -54,8 +54,8 @@ describe("config", () => {
     expect(problems.join("\n")).toMatch(/REFLECTOR_MODE/);
   });
 
-  it("README documents every variable", () => {
-    const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
+  it("docs/configuration.md documents every variable", () => {
+    const readme = readFileSync(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
     const missing = envVariableNames.filter((name) => !readme.includes(`\`${name}\``));
     expect(missing).toEqual([]);
   });

@@ -274,6 +274,7 @@ describe("task processor (in-memory ports)", () => {
       return { ...context, biasHistory: new Map([["groupthink", contexts === 1 ? 1 : 2]]) };
     };
     const event = taskEvent({ biasTags: [{ tag: "groupthink" }] });
+    store.seedBias(event.tenantId, "groupthink", 2);
     const result = await processor.process(event);
     expect(result.status).toBe("processed");
     expect([commits, contexts]).toEqual([2, 2]);

@@ -1,9 +1,9 @@
 import type { IHeaders, Kafka, KafkaMessage } from "kafkajs";
 import { describe, expect, it } from "vitest";
-import { parseTenantTopicBinding } from "../../../src/domain/tenant-topic-binding.js";
-import { createLogger } from "../../../src/observability/logger.js";
-import { replayDeadLetters } from "../../../src/ops/dlq-replay.js";
-import { createJsonCodec } from "../../../src/adapters/schema-registry/value-codec.js";
+import { parseTenantTopicBinding } from "../../../../../src/domain/tenant-topic-binding.js";
+import { createLogger } from "../../../../../src/observability/logger.js";
+import { replayDeadLetters } from "../../../../../src/adapters/kafka/admin/dlq-replay.js";
+import { createJsonCodec } from "../../../../../src/adapters/schema-registry/value-codec.js";
 
 /** A DLQ of one partition holding `letters`; what the replay sends is collected in `sent`. */
 function fakeKafka(letters: { value: string | null; headers: IHeaders }[]) {

@@ -1,9 +1,14 @@
-import { Partitioners, type IHeaders, type Kafka, type KafkaMessage } from "kafkajs";
-import { bindingViolation, matchesBinding, type TenantTopicBinding } from "../domain/tenant-topic-binding.js";
-import { classifyFailure, errorMessage } from "../domain/errors.js";
-import type { Logger } from "../observability/logger.js";
+import type { IHeaders, Kafka, KafkaMessage } from "kafkajs";
+import {
+  bindingViolation,
+  matchesBinding,
+  type TenantTopicBinding,
+} from "../../../domain/tenant-topic-binding.js";
+import { classifyFailure, errorMessage } from "../../../domain/errors.js";
+import type { Logger } from "../../../observability/logger.js";
+import { createProducer } from "../producers.js";
 
-/** Headers the consumer adds when it dead-letters (src/adapters/kafka/task-consumer.ts): not replayed. */
+/** Headers the consumer adds when it dead-letters (../failure-records.ts): not replayed. */
 export const deadLetterHeaders = [
   "reflector.error.code",
   "reflector.error.message",
@@ -167,14 +172,8 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayS
   if (pending().length === 0) return summary;
 
   const max = options.max ?? Number.POSITIVE_INFINITY;
-  const producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    // The same partitioner as the agents' producers and the app, so a key lands where it did.
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
-  });
+  // The same partitioner as the agents' producers and the app, so a key lands where it did.
+  const producer = createProducer(kafka);
   const consumer = kafka.consumer({ groupId: options.groupId, allowAutoTopicCreation: false });
   let finish: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => {

@@ -1,6 +1,6 @@
 import type { Admin } from "kafkajs";
-import type { Logger } from "../observability/logger.js";
-import type { LagMetrics } from "../observability/lag-metrics.js";
+import type { Logger } from "../../../observability/logger.js";
+import type { LagMetrics } from "../../../observability/lag-metrics.js";
 import { readConsumerLag, type LagRow, type ReadLagOptions } from "./consumer-lag.js";
 
 export interface LagPollerOptions extends ReadLagOptions {

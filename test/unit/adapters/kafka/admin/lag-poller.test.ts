@@ -1,9 +1,9 @@
 import type { Admin } from "kafkajs";
 import { Registry } from "prom-client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createLagMetrics } from "../../../src/observability/lag-metrics.js";
-import { createLogger } from "../../../src/observability/logger.js";
-import { createLagPoller } from "../../../src/ops/lag-poller.js";
+import { createLagMetrics } from "../../../../../src/observability/lag-metrics.js";
+import { createLogger } from "../../../../../src/observability/logger.js";
+import { createLagPoller } from "../../../../../src/adapters/kafka/admin/lag-poller.js";
 
 /** An admin client that answers from `state` (one topic, two partitions) or throws when told to. */
 /** The log offsets of the fake topic, or a failure when told to. */

@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { formatLagTable, lagRows, pendingMessages, type LagSnapshot } from "../../../src/ops/consumer-lag.js";
-import { estimateLagSeconds } from "../../../src/ops/lag-seconds.js";
-import { replayCountHeader, replayedFromHeader, replayHeaders } from "../../../src/ops/dlq-replay.js";
+import {
+  formatLagTable,
+  lagRows,
+  pendingMessages,
+  type LagSnapshot,
+} from "../../../../../src/adapters/kafka/admin/consumer-lag.js";
+import { estimateLagSeconds } from "../../../../../src/adapters/kafka/admin/lag-seconds.js";
+import {
+  replayCountHeader,
+  replayedFromHeader,
+  replayHeaders,
+} from "../../../../../src/adapters/kafka/admin/dlq-replay.js";
 
 const snapshot: LagSnapshot = {
   group: "reflector",

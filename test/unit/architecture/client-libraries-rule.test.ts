@@ -1,0 +1,104 @@
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * The rule "client libraries stay in their adapters" of .dependency-cruiser.mjs, proved on a
+ * throw-away tree: the same config (as `npm run layers` runs it) over a `src/` of probe files,
+ * some importing a client library where they may, some where they may not. The probes live in a
+ * temporary directory, never in this repository's src/, so nothing else sees them.
+ */
+const repo = realpathSync(fileURLToPath(new URL("../../../", import.meta.url)));
+const depcruise = join(repo, "node_modules/dependency-cruiser/bin/dependency-cruiser.mjs");
+
+const clientRules = [
+  "kafkajs-stays-in-the-kafka-adapter",
+  "schema-registry-client-stays-in-its-adapter",
+  "pg-stays-in-the-postgres-adapter",
+  "ioredis-stays-in-the-redis-adapter",
+  "openai-stays-in-the-llm-adapter",
+];
+
+/** Each probe: its path under src/ and the library it imports. */
+const probes: Record<string, string> = {
+  // Allowed: each library in its own adapter, and pg / ioredis where the builders open them.
+  "src/adapters/kafka/client.ts": "kafkajs",
+  "src/adapters/schema-registry/codec.ts": "@kafkajs/confluent-schema-registry",
+  "src/adapters/postgres/store.ts": "pg",
+  "src/adapters/redis/index.ts": "ioredis",
+  "src/adapters/llm/model.ts": "openai",
+  "src/builders.ts": "pg",
+  // Wrong: a library outside its adapter.
+  "src/app.ts": "kafkajs",
+  "src/ops/lag.ts": "kafkajs",
+  "src/adapters/postgres/outbox.ts": "kafkajs",
+  "src/cli/score-command.ts": "pg",
+  "src/features/lessons/cache.ts": "ioredis",
+  "src/adapters/embedding/remote.ts": "openai",
+  "src/otlp-bridge-app.ts": "@kafkajs/confluent-schema-registry",
+};
+
+interface Violation {
+  rule: { name: string };
+  from: string;
+  to: string;
+}
+
+let root = "";
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), "reflector-layers-"));
+  symlinkSync(join(repo, "node_modules"), join(root, "node_modules"));
+  writeFileSync(
+    join(root, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext", verbatimModuleSyntax: true },
+      include: ["src"],
+    }),
+  );
+  for (const [file, library] of Object.entries(probes)) {
+    mkdirSync(dirname(join(root, file)), { recursive: true });
+    writeFileSync(join(root, file), `import * as client from "${library}";\nexport const used = client;\n`);
+  }
+});
+
+afterAll(() => {
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+async function violations(): Promise<Violation[]> {
+  // process.execPath: the Node.js running the tests, which is one dependency-cruiser supports.
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [depcruise, "src", "--config", join(repo, ".dependency-cruiser.mjs"), "--output-type", "json"],
+    { cwd: root, maxBuffer: 16 * 1024 * 1024 },
+  ).catch((err: unknown) => {
+    // depcruise exits non-zero when it finds violations; its JSON report is still on stdout.
+    const { stdout: out, stderr } = err as { stdout?: string; stderr?: string };
+    if (!out) throw new Error(`dependency-cruiser did not run: ${stderr ?? String(err)}`);
+    return { stdout: out };
+  });
+  const report = JSON.parse(stdout) as { summary: { violations: Violation[] } };
+  return report.summary.violations.filter((v) => clientRules.includes(v.rule.name));
+}
+
+describe("client libraries stay in their adapters (.dependency-cruiser.mjs)", () => {
+  it("fails every import of a client library outside its adapter, and only those", async () => {
+    const found = (await violations()).map((v) => `${v.rule.name}: ${v.from}`).sort();
+    expect(found).toEqual(
+      [
+        "kafkajs-stays-in-the-kafka-adapter: src/adapters/postgres/outbox.ts",
+        "kafkajs-stays-in-the-kafka-adapter: src/app.ts",
+        "kafkajs-stays-in-the-kafka-adapter: src/ops/lag.ts",
+        "openai-stays-in-the-llm-adapter: src/adapters/embedding/remote.ts",
+        "ioredis-stays-in-the-redis-adapter: src/features/lessons/cache.ts",
+        "pg-stays-in-the-postgres-adapter: src/cli/score-command.ts",
+        "schema-registry-client-stays-in-its-adapter: src/otlp-bridge-app.ts",
+      ].sort(),
+    );
+  }, 120_000);
+});
