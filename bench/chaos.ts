@@ -13,7 +13,13 @@
  *        chaos step is a rolling restart (SIGTERM, wait, start) instead of a kill -9, and
  *        partitions move between them at every step,
  *      CHAOS_DUPLICATES (200): valid events produced a second time (same event id, another
- *        record, as a retrying producer does); each must still have exactly one decision.
+ *        record, as a retrying producer does); each must still have exactly one decision,
+ *      CHAOS_POISONED (200; 0 with --llm-faults): valid events of two tenants whose traces and
+ *        errors carry a URL, `curl … | sh` tool names, credentials and "SYSTEM NOTICE TO ALL
+ *        AGENTS …" (bench/chaos-poison.ts); after the run, what the lessons API serves each tenant
+ *        and what Postgres stores must hold none of it, and nothing of the other tenant,
+ *      CHAOS_TENANT_B (200; 0 with --llm-faults): clean events of the second tenant with the same
+ *        failures as the first's: its lessons must be its own (never an increment of the first's).
  *
  * `--llm-faults`: the processor runs with the openai generator and embeddings against a fake
  * OpenAI-compatible server that follows a fault schedule (bench/chaos-llm-faults.ts): hangs past
@@ -31,6 +37,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { createLogTally, printLlmTally, startFaultyLlm } from "./chaos-llm-faults.js";
+import { accountValid, checkPoison, poisonedEvent, poisonedEventId, poisonedLoopId } from "./chaos-poison.js";
 import { benchEvent, benchSetup, deleteTopics, startCounter } from "./support.js";
 
 const llmFaults = process.argv.includes("--llm-faults");
@@ -45,6 +52,8 @@ const redisPort = Number(process.env.CHAOS_REDIS_PORT ?? 6390);
 const deadlineMs = Number(process.env.CHAOS_DEADLINE_MS ?? 300_000);
 const processes = Math.max(1, Number(process.env.CHAOS_PROCESSES ?? 1));
 const duplicates = Math.min(events, Number(process.env.CHAOS_DUPLICATES ?? 200));
+const poisoned = Number(process.env.CHAOS_POISONED ?? (llmFaults ? 0 : 200));
+const cleanB = Number(process.env.CHAOS_TENANT_B ?? (llmFaults ? 0 : 200));
 
 const log = (message: string) => {
   console.log(`[chaos ${new Date().toISOString().slice(11, 19)}] ${message}`);
@@ -277,7 +286,11 @@ async function main(): Promise<number> {
   const producer = setup.kafka.producer();
   await producer.connect();
   const tenantId = setup.tenantId;
-  const total = events + fuzzCount + duplicates;
+  const tenantB = `${tenantId}-b`;
+  /** Poisoned event i: tenant A's when even, B's when odd. */
+  const poisonTenant = (i: number) => (i % 2 === 0 ? tenantId : tenantB);
+  const base = events + fuzzCount + duplicates;
+  const total = base + poisoned + cleanB;
   const order = Array.from({ length: total }, (_, i) => i).sort(() => random() - 0.5);
   llm?.begin();
   const producing = (async () => {
@@ -286,6 +299,14 @@ async function main(): Promise<number> {
       const messages = order.slice(i, i + perTick).map((n) => {
         if (n < events) {
           const event = benchEvent(tenantId, n, n % signatureCount);
+          return { key: event.loopId, value: JSON.stringify(event) };
+        }
+        if (n >= base + poisoned) {
+          const event = benchEvent(tenantB, n - base - poisoned, (n - base - poisoned) % signatureCount);
+          return { key: event.loopId, value: JSON.stringify(event) };
+        }
+        if (n >= base) {
+          const event = poisonedEvent(poisonTenant(n - base), n - base);
           return { key: event.loopId, value: JSON.stringify(event) };
         }
         if (n >= events + fuzzCount) {
@@ -343,7 +364,7 @@ async function main(): Promise<number> {
     const fuzzDead = [...deadLetters.keys()].filter((k) => k.startsWith("fuzz-")).length;
     // Decisions include hostile-but-valid fuzzed events; every record is accounted for when the
     // decisions and dead letters together cover all of them.
-    return decisions.size + deadLetters.size >= events + fuzzCount && fuzzDead > 0;
+    return decisions.size + deadLetters.size >= events + fuzzCount + poisoned + cleanB && fuzzDead > 0;
   };
   while (Date.now() < until && !settled()) await sleep(500);
   await sleep(3000); // late duplicates, if any, arrive now
@@ -366,10 +387,26 @@ async function main(): Promise<number> {
 
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   const rows = await pool.query<{ total: string; distinct: string }>(
-    "SELECT count(*) AS total, count(DISTINCT event_id) AS distinct FROM processed_events WHERE tenant_id = $1",
+    "SELECT count(*) AS total, count(DISTINCT event_id) AS distinct FROM processed_events WHERE tenant_id = $1 AND event_id NOT LIKE 'poison-%'",
     [tenantId],
   );
+  const extraRows = await pool.query<{ total: string; distinct: string }>(
+    "SELECT count(*) AS total, count(DISTINCT (tenant_id, event_id)) AS distinct FROM processed_events WHERE (tenant_id = $1 AND event_id LIKE 'poison-%') OR tenant_id = $2",
+    [tenantId, tenantB],
+  );
+  const poison = await checkPoison(pool, [tenantId, tenantB]);
   await pool.end();
+  const poisonIds = Array.from({ length: poisoned }, (_, i) => ({
+    eventId: poisonedEventId(poisonTenant(i), i),
+    loopId: poisonedLoopId(poisonTenant(i), i),
+  }));
+  const cleanBIds = Array.from({ length: cleanB }, (_, i) => ({
+    eventId: `evt-${tenantB}-${String(i)}`,
+    loopId: `loop-${tenantB}-${String(i)}`,
+  }));
+  const extra = accountValid([...poisonIds, ...cleanBIds], decisions, deadLetters);
+  const extraTotal = Number(extraRows.rows[0]?.total ?? 0);
+  const extraDistinct = Number(extraRows.rows[0]?.distinct ?? 0);
   // Each valid event must end in exactly one committed decision or (only with LLM faults, whose
   // garbage answers spend its attempts) exactly one dead letter; never both, never neither.
   let lost = 0;
@@ -423,6 +460,23 @@ async function main(): Promise<number> {
   console.log(
     `    dead-lettered                ${String(fuzzCount - fuzzLost - fuzzDecided)}   decided (hostile but valid) ${String(fuzzDecided)}   lost ${String(fuzzLost)}   duplicates ${String(fuzzDuplicates)}`,
   );
+  if (poisoned + cleanB > 0) {
+    console.log(
+      `  poisoned events     ${String(poisoned)} (two tenants)   clean events of tenant B ${String(cleanB)} (tenant A's failures)`,
+    );
+    console.log(
+      `    with a committed decision   ${String(extra.decided)}   lost ${String(extra.lost)}   duplicate outputs ${String(extra.duplicates)}   dead-lettered ${String(extra.deadLettered)}   processed_events rows ${String(extraTotal)} (distinct ${String(extraDistinct)})`,
+    );
+    console.log(
+      `    lessons served   ${Object.entries(poison.served)
+        .map(([t, k]) => `${t === tenantId ? "A" : "B"} ${String(k)}`)
+        .join(
+          ", ",
+        )}   poisoned lessons served ${String(poison.poisonedServed.length)}   poisoned lessons stored ${String(poison.poisonedStored.length)}   crossed tenants ${String(poison.crossed.length)}`,
+    );
+    for (const line of [...poison.poisonedServed, ...poison.poisonedStored, ...poison.crossed].slice(0, 10))
+      console.log(`      ${line}`);
+  }
   if (llm) printLlmTally(logTally.tally, llm.replies, llm.requests());
   if (stopping.hung) console.log("  NOTE: a processor did not exit within 40 s of SIGTERM and was killed");
   const ok =
@@ -433,9 +487,21 @@ async function main(): Promise<number> {
     fuzzLost === 0 &&
     fuzzDuplicates === 0 &&
     duplicateRetryCopies === 0 &&
+    extra.lost === 0 &&
+    extra.duplicates === 0 &&
+    extra.deadLettered === 0 &&
+    extraTotal === extra.decided &&
+    extraDistinct === extra.decided &&
+    poison.poisonedServed.length === 0 &&
+    poison.poisonedStored.length === 0 &&
+    poison.crossed.length === 0 &&
     // Without LLM faults nothing valid has a reason to be dead-lettered.
     (llm !== null || validDeadLettered === 0);
-  console.log(ok ? "  RESULT: every event accounted for, 0 lost, 0 duplicates" : "  RESULT: FAILED");
+  console.log(
+    ok
+      ? "  RESULT: every event accounted for, 0 lost, 0 duplicates, 0 poisoned lessons served, 0 crossed tenants"
+      : "  RESULT: FAILED",
+  );
 
   await decisionCounter.stop();
   await dlqConsumer.disconnect();
