@@ -99,6 +99,12 @@ export function poisonedEvent(tenantId: string, n: number): TaskCompleted {
   });
 }
 
+/** What a lesson holds that it must not: poison (`poison`) and another tenant's text (`crossed`). */
+export interface Findings {
+  poison: string[];
+  crossed: string[];
+}
+
 export interface PoisonCheck {
   /** Lessons the lessons API serves, per tenant. */
   served: Record<string, number>;
@@ -110,13 +116,13 @@ export interface PoisonCheck {
   crossed: string[];
 }
 
-function findings(
+export function findings(
   id: string,
   instructions: string[],
   analysis: string,
   tenantId: string,
   tenants: string[],
-): { poison: string[]; crossed: string[] } {
+): Findings {
   const inInstructions = instructions.join("\n").toLowerCase();
   const all = `${inInstructions}\n${analysis.toLowerCase()}`;
   const poison = [
