@@ -67,6 +67,11 @@ describe("crash counter (real Redis)", () => {
       const begun = await Promise.all(refs.map((ref) => counter.begin(ref)));
       expect(writes).toBe(1);
       expect(begun.every((b) => b.deliveries === 1)).toBe(true);
+      // Their outcomes committed together, their counts go together too.
+      writes = 0;
+      await Promise.all(refs.map((ref) => counter.finish(ref)));
+      expect(writes).toBe(1);
+      expect(await counter.begin("in/1/0")).toEqual({ deliveries: 1, crashingRecords: 0 });
       // Delivered again unfinished: counted as crashing, with the same answers as before.
       expect(await counter.begin("in/0/1")).toEqual({ deliveries: 2, crashingRecords: 1 });
       stream.write = write;
