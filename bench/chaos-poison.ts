@@ -224,3 +224,78 @@ export function accountValid(
   }
   return out;
 }
+
+/**
+ * The chaos run's part for lesson content and tenants: `count` poisoned events (tenant A's when
+ * even, B's when odd) and `cleanB` clean events of tenant B with tenant A's failures, as records;
+ * after the run, their accounting and the lesson check, as report lines and a verdict.
+ */
+export function createPoisonRun(options: {
+  tenantId: string;
+  count: number;
+  cleanB: number;
+  signatureCount: number;
+  cleanEvent: (tenantId: string, i: number, signature: number) => TaskCompleted;
+}) {
+  const { tenantId, count, cleanB } = options;
+  const tenantB = `${tenantId}-b`;
+  const tenantOf = (i: number) => (i % 2 === 0 ? tenantId : tenantB);
+  return {
+    tenantB,
+    records: count + cleanB,
+    /** Record `i` of the `records`: key and value. */
+    record(i: number): { key: string; value: string } {
+      const event =
+        i < count
+          ? poisonedEvent(tenantOf(i), i)
+          : options.cleanEvent(tenantB, i - count, (i - count) % options.signatureCount);
+      return { key: event.loopId, value: JSON.stringify(event) };
+    },
+    async account(
+      pool: pg.Pool,
+      decisions: Map<string, number>,
+      deadLetters: Map<string, number>,
+    ): Promise<{ ok: boolean; lines: string[] }> {
+      if (count + cleanB === 0) return { ok: true, lines: [] };
+      const rows = await pool.query<{ total: string; distinct: string }>(
+        "SELECT count(*) AS total, count(DISTINCT (tenant_id, event_id)) AS distinct FROM processed_events WHERE (tenant_id = $1 AND event_id LIKE 'poison-%') OR tenant_id = $2",
+        [tenantId, tenantB],
+      );
+      const poison = await checkPoison(pool, [tenantId, tenantB]);
+      const ids = [
+        ...Array.from({ length: count }, (_, i) => ({
+          eventId: poisonedEventId(tenantOf(i), i),
+          loopId: poisonedLoopId(tenantOf(i), i),
+        })),
+        ...Array.from({ length: cleanB }, (_, i) => ({
+          eventId: `evt-${tenantB}-${String(i)}`,
+          loopId: `loop-${tenantB}-${String(i)}`,
+        })),
+      ];
+      const extra = accountValid(ids, decisions, deadLetters);
+      const total = Number(rows.rows[0]?.total ?? 0);
+      const distinct = Number(rows.rows[0]?.distinct ?? 0);
+      const served = Object.entries(poison.served).map(
+        ([t, k]) => `${t === tenantId ? "A" : "B"} ${String(k)}`,
+      );
+      const lines = [
+        `poisoned events     ${String(count)} (two tenants)   clean events of tenant B ${String(cleanB)} (tenant A's failures)`,
+        `  with a committed decision   ${String(extra.decided)}   lost ${String(extra.lost)}   duplicate outputs ${String(extra.duplicates)}   dead-lettered ${String(extra.deadLettered)}   processed_events rows ${String(total)} (distinct ${String(distinct)})`,
+        `  lessons served   ${served.join(", ")}   poisoned lessons served ${String(poison.poisonedServed.length)}   poisoned lessons stored ${String(poison.poisonedStored.length)}   crossed tenants ${String(poison.crossed.length)}`,
+        ...[...poison.poisonedServed, ...poison.poisonedStored, ...poison.crossed]
+          .slice(0, 10)
+          .map((l) => `    ${l}`),
+      ];
+      const ok =
+        extra.lost === 0 &&
+        extra.duplicates === 0 &&
+        extra.deadLettered === 0 &&
+        total === extra.decided &&
+        distinct === extra.decided &&
+        poison.poisonedServed.length === 0 &&
+        poison.poisonedStored.length === 0 &&
+        poison.crossed.length === 0;
+      return { ok, lines };
+    },
+  };
+}

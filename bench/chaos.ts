@@ -37,7 +37,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { createLogTally, printLlmTally, startFaultyLlm } from "./chaos-llm-faults.js";
-import { accountValid, checkPoison, poisonedEvent, poisonedEventId, poisonedLoopId } from "./chaos-poison.js";
+import { createPoisonRun } from "./chaos-poison.js";
 import { benchEvent, benchSetup, deleteTopics, startCounter } from "./support.js";
 
 const llmFaults = process.argv.includes("--llm-faults");
@@ -286,11 +286,15 @@ async function main(): Promise<number> {
   const producer = setup.kafka.producer();
   await producer.connect();
   const tenantId = setup.tenantId;
-  const tenantB = `${tenantId}-b`;
-  /** Poisoned event i: tenant A's when even, B's when odd. */
-  const poisonTenant = (i: number) => (i % 2 === 0 ? tenantId : tenantB);
+  const poisonRun = createPoisonRun({
+    tenantId,
+    count: poisoned,
+    cleanB,
+    signatureCount,
+    cleanEvent: benchEvent,
+  });
   const base = events + fuzzCount + duplicates;
-  const total = base + poisoned + cleanB;
+  const total = base + poisonRun.records;
   const order = Array.from({ length: total }, (_, i) => i).sort(() => random() - 0.5);
   llm?.begin();
   const producing = (async () => {
@@ -301,14 +305,7 @@ async function main(): Promise<number> {
           const event = benchEvent(tenantId, n, n % signatureCount);
           return { key: event.loopId, value: JSON.stringify(event) };
         }
-        if (n >= base + poisoned) {
-          const event = benchEvent(tenantB, n - base - poisoned, (n - base - poisoned) % signatureCount);
-          return { key: event.loopId, value: JSON.stringify(event) };
-        }
-        if (n >= base) {
-          const event = poisonedEvent(poisonTenant(n - base), n - base);
-          return { key: event.loopId, value: JSON.stringify(event) };
-        }
+        if (n >= base) return poisonRun.record(n - base);
         if (n >= events + fuzzCount) {
           // A second record of a valid event: its decision must not be published again.
           const copy = n - events - fuzzCount;
@@ -364,7 +361,7 @@ async function main(): Promise<number> {
     const fuzzDead = [...deadLetters.keys()].filter((k) => k.startsWith("fuzz-")).length;
     // Decisions include hostile-but-valid fuzzed events; every record is accounted for when the
     // decisions and dead letters together cover all of them.
-    return decisions.size + deadLetters.size >= events + fuzzCount + poisoned + cleanB && fuzzDead > 0;
+    return decisions.size + deadLetters.size >= events + fuzzCount + poisonRun.records && fuzzDead > 0;
   };
   while (Date.now() < until && !settled()) await sleep(500);
   await sleep(3000); // late duplicates, if any, arrive now
@@ -390,23 +387,8 @@ async function main(): Promise<number> {
     "SELECT count(*) AS total, count(DISTINCT event_id) AS distinct FROM processed_events WHERE tenant_id = $1 AND event_id NOT LIKE 'poison-%'",
     [tenantId],
   );
-  const extraRows = await pool.query<{ total: string; distinct: string }>(
-    "SELECT count(*) AS total, count(DISTINCT (tenant_id, event_id)) AS distinct FROM processed_events WHERE (tenant_id = $1 AND event_id LIKE 'poison-%') OR tenant_id = $2",
-    [tenantId, tenantB],
-  );
-  const poison = await checkPoison(pool, [tenantId, tenantB]);
+  const poisonAccounting = await poisonRun.account(pool, decisions, deadLetters);
   await pool.end();
-  const poisonIds = Array.from({ length: poisoned }, (_, i) => ({
-    eventId: poisonedEventId(poisonTenant(i), i),
-    loopId: poisonedLoopId(poisonTenant(i), i),
-  }));
-  const cleanBIds = Array.from({ length: cleanB }, (_, i) => ({
-    eventId: `evt-${tenantB}-${String(i)}`,
-    loopId: `loop-${tenantB}-${String(i)}`,
-  }));
-  const extra = accountValid([...poisonIds, ...cleanBIds], decisions, deadLetters);
-  const extraTotal = Number(extraRows.rows[0]?.total ?? 0);
-  const extraDistinct = Number(extraRows.rows[0]?.distinct ?? 0);
   // Each valid event must end in exactly one committed decision or (only with LLM faults, whose
   // garbage answers spend its attempts) exactly one dead letter; never both, never neither.
   let lost = 0;
@@ -460,23 +442,7 @@ async function main(): Promise<number> {
   console.log(
     `    dead-lettered                ${String(fuzzCount - fuzzLost - fuzzDecided)}   decided (hostile but valid) ${String(fuzzDecided)}   lost ${String(fuzzLost)}   duplicates ${String(fuzzDuplicates)}`,
   );
-  if (poisoned + cleanB > 0) {
-    console.log(
-      `  poisoned events     ${String(poisoned)} (two tenants)   clean events of tenant B ${String(cleanB)} (tenant A's failures)`,
-    );
-    console.log(
-      `    with a committed decision   ${String(extra.decided)}   lost ${String(extra.lost)}   duplicate outputs ${String(extra.duplicates)}   dead-lettered ${String(extra.deadLettered)}   processed_events rows ${String(extraTotal)} (distinct ${String(extraDistinct)})`,
-    );
-    console.log(
-      `    lessons served   ${Object.entries(poison.served)
-        .map(([t, k]) => `${t === tenantId ? "A" : "B"} ${String(k)}`)
-        .join(
-          ", ",
-        )}   poisoned lessons served ${String(poison.poisonedServed.length)}   poisoned lessons stored ${String(poison.poisonedStored.length)}   crossed tenants ${String(poison.crossed.length)}`,
-    );
-    for (const line of [...poison.poisonedServed, ...poison.poisonedStored, ...poison.crossed].slice(0, 10))
-      console.log(`      ${line}`);
-  }
+  for (const line of poisonAccounting.lines) console.log(`  ${line}`);
   if (llm) printLlmTally(logTally.tally, llm.replies, llm.requests());
   if (stopping.hung) console.log("  NOTE: a processor did not exit within 40 s of SIGTERM and was killed");
   const ok =
@@ -487,14 +453,7 @@ async function main(): Promise<number> {
     fuzzLost === 0 &&
     fuzzDuplicates === 0 &&
     duplicateRetryCopies === 0 &&
-    extra.lost === 0 &&
-    extra.duplicates === 0 &&
-    extra.deadLettered === 0 &&
-    extraTotal === extra.decided &&
-    extraDistinct === extra.decided &&
-    poison.poisonedServed.length === 0 &&
-    poison.poisonedStored.length === 0 &&
-    poison.crossed.length === 0 &&
+    poisonAccounting.ok &&
     // Without LLM faults nothing valid has a reason to be dead-lettered.
     (llm !== null || validDeadLettered === 0);
   console.log(
