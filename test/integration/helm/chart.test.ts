@@ -479,6 +479,25 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
     expect(selects(one(separate, "PodDisruptionBudget").spec?.selector?.matchLabels)).toBe(false);
   });
 
+  it("runs the image by its digest when image.digest is set, and refuses a digest that is not one", () => {
+    const images = (manifests: Rendered[]) =>
+      byKind(manifests, "Deployment").flatMap((d) => {
+        const spec = models.Deployment(structuredClone(d)).spec?.template.spec;
+        return [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].map((c) => c.image);
+      });
+    expect(images(defaults).every((image) => /^ghcr\.io\/example\/reflector:[^@]+$/.test(image ?? ""))).toBe(true);
+    const digest = `sha256:${"ab12".repeat(16)}`;
+    const pinned = render(helm, {
+      set: { "image.digest": digest, "image.tag": "moved", "config.OTLP_TOPIC": "otlp_spans", "otlpBridge.mode": "deployment" },
+    });
+    const all = images(pinned);
+    expect(all.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(all)).toEqual(new Set([`ghcr.io/example/reflector@${digest}`]));
+    const notADigest = helm.template(chart, { set: { "image.digest": "latest" } });
+    expect(notADigest.status).toBe(1);
+    expect(notADigest.stderr).toMatch(/digest/);
+  });
+
   it("refuses values its schema does not allow", () => {
     const unknownKey = helm.template(chart, { set: { replicaCont: 3 } });
     expect(unknownKey.status).toBe(1);
