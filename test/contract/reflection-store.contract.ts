@@ -273,6 +273,44 @@ export function reflectionStoreContract(
       expect(theirs.committed).toBe(true);
     });
 
+    it("an increment or a merge that names another tenant's lesson changes nothing of it", async () => {
+      const store = await make();
+      const owner = newTenant();
+      const intruder = newTenant();
+      const lesson = reflection("owned");
+      await commit(store, taskEvent({ tenantId: owner }), {
+        signature: "sig-a",
+        op: { kind: "insert", reflection: lesson },
+      });
+      const rejudged = {
+        verdict: "rejected" as const,
+        qualityScore: 0.1,
+        metrics: lesson.metrics,
+        violations: ["x"],
+      };
+      await commit(store, taskEvent({ tenantId: intruder }), {
+        signature: "sig-a",
+        op: { kind: "increment", reflectionId: lesson.id, rejudged },
+      });
+      await commit(store, taskEvent({ tenantId: intruder }), {
+        signature: "sig-b",
+        op: {
+          kind: "merge",
+          reflectionId: lesson.id,
+          signature: "sig-b",
+          sourceVector: [0, 1, 0],
+          replacement: reflection("poisoned"),
+        },
+      });
+      expect(await store.findBySignature(owner, "sig-a")).toMatchObject({
+        id: lesson.id,
+        occurrences: 1,
+        verdict: "accepted",
+        reflection: { reflectionText: lesson.reflection.reflectionText },
+      });
+      expect(await store.findBySignature(owner, "sig-b")).toBeNull();
+    });
+
     it("gives a rerun the loop it reruns, and counts the tenant's bias tags", async () => {
       const store = await make();
       const tenantId = newTenant();

@@ -147,6 +147,10 @@ export function createFakeStore() {
         }
       }
       let occurrences: number | null = null;
+      const ownLesson = (id: string) => {
+        const found = reflections.get(id);
+        return found?.tenantId === event.tenantId ? found : undefined;
+      };
       if (unit.store?.kind === "insert") {
         const r = unit.store.reflection;
         // Like Postgres' unique (tenant, signature): a lesson another worker stored first under
@@ -178,7 +182,8 @@ export function createFakeStore() {
           occurrences = 1;
         }
       } else if (unit.store?.kind === "increment") {
-        const existing = reflections.get(unit.store.reflectionId);
+        // Like the commit function: a lesson id of another tenant updates nothing.
+        const existing = ownLesson(unit.store.reflectionId);
         if (existing) {
           existing.occurrences += 1;
           occurrences = existing.occurrences;
@@ -186,7 +191,7 @@ export function createFakeStore() {
         }
       } else if (unit.store?.kind === "merge") {
         const m = unit.store;
-        const existing = reflections.get(m.reflectionId);
+        const existing = ownLesson(m.reflectionId);
         if (existing) {
           existing.occurrences += 1;
           occurrences = existing.occurrences;
