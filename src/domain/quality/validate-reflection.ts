@@ -5,6 +5,7 @@ import { assessGroundedDepth, depthShortfall, groundedRelevance } from "./ground
 import { patternValidity } from "./pattern-validity.js";
 import type { QualityConfig } from "./quality-config.js";
 import { screenLesson } from "./lesson-screen.js";
+import { lessonSpecificity } from "./lesson-specificity.js";
 import { scoreActionability } from "./score-actionability.js";
 import { textFacts, type TraceFacts } from "./trace-facts.js";
 
@@ -108,16 +109,27 @@ export function validateReflection(
     );
   }
 
-  const actionabilityScore =
-    evidence.judged?.actionabilityScore ??
-    scoreActionability(reflection.adjustments, config.actionability, facts);
+  // A lesson that names nothing of this failure but the tool and its arguments fits every failure
+  // of that tool: for this one, none of its adjustments is an action (lesson-specificity.ts).
+  const generic =
+    !evidence.judged &&
+    facts !== undefined &&
+    facts.runText.trim() !== "" &&
+    reflection.adjustments.length > 0 &&
+    lessonSpecificity(reflection, facts).specifics.length === 0;
+  const actionabilityScore = generic
+    ? 0
+    : (evidence.judged?.actionabilityScore ??
+      scoreActionability(reflection.adjustments, config.actionability, facts));
   if (actionabilityScore < config.actionability.minThreshold) {
     retryable = true;
     violations.push(
       `Not actionable: ${fixed(actionabilityScore)} < ${config.actionability.minThreshold}. ` +
-        (facts
-          ? "Adjustments must be concrete and executable, naming what to set or check for this kind of task."
-          : "Adjustments must be concrete and executable."),
+        (generic
+          ? "A generic lesson: its strategy, adjustments and learning name nothing of this failure beyond its tools, agents and argument names (no value, quoted text, name or condition the run shows), so they would read the same for any failure of that tool."
+          : facts
+            ? "Adjustments must be concrete and executable, naming what to set or check for this kind of task."
+            : "Adjustments must be concrete and executable."),
     );
   }
 
