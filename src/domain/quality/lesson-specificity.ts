@@ -72,12 +72,12 @@ export function lessonSpecificity(
 ): LessonSpecificity {
   const interfaceWord = (word: string) => facts.names.has(word) || facts.fields.has(word);
   // What the task statement says, the run repeats: it is still the request, not the run.
-  const inTask = (lower: string) =>
+  const inStatement = (lower: string) =>
     lower
       .split(/…|\.\.\./)
       .map((part) => part.replace(/\s+/g, " ").trim())
       .filter((part) => part.length >= 2)
-      .every((part) => facts.taskText.includes(part));
+      .every((part) => facts.statement.includes(part));
   const text = [lesson.strategyText ?? "", ...lesson.adjustments, lesson.learning]
     .join("\n")
     .slice(0, maxLessonChars);
@@ -94,7 +94,7 @@ export function lessonSpecificity(
     const words = lower.split(/[\s,;/]+/).filter(Boolean);
     if (words.length === 0 || words.every(interfaceWord)) continue;
     if (condition.test(quote)) add(quote);
-    else if (quoteFound(quote, facts) === "grounded" && !inTask(lower))
+    else if (quoteFound(quote, facts) === "grounded" && !inStatement(lower))
       add(`"${quote.length > 40 ? `${quote.slice(0, 39)}…` : quote}"`);
   }
   for (const line of rest.split("\n")) {
@@ -111,7 +111,7 @@ export function lessonSpecificity(
       continue;
     }
     const kind = valueKind(bare) ?? (properName(rest, match.index, bare) ? "name" : null);
-    if (kind && valueFound(bare, facts) === "grounded" && !inTask(lower)) add(bare);
+    if (kind && valueFound(bare, facts) === "grounded" && !inStatement(lower)) add(bare);
   }
   return { specifics };
 }

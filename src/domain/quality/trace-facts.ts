@@ -13,6 +13,8 @@ export interface TraceFacts {
    * restate without having read the run, so naming it grounds nothing.
    */
   taskText: string;
+  /** The task statement proper (description, goal, question), without the user's or system's steps. */
+  statement: string;
   /** The run alone: every step and the error, without the task statement. */
   runText: string;
   /** Per step, lower-cased: its agent, its tool and its whole text (to check "step 12 (WebSurfer) …"). */
@@ -97,6 +99,7 @@ export function traceFacts(event: TaskCompleted): TraceFacts {
   if (event.scores) run.push(squash(JSON.stringify(event.scores)));
   if (event.error?.context) run.push(squash(JSON.stringify(event.error.context)));
   if (event.evaluation?.critique) run.push(squash(event.evaluation.critique));
+  const statement = task.slice(0, 3).join("\n");
   const taskText = task.join("\n");
   const runText = run.join("\n");
   const fields = new Set<string>();
@@ -104,6 +107,7 @@ export function traceFacts(event: TaskCompleted): TraceFacts {
   return {
     text: `${taskText}\n${runText}`,
     taskText,
+    statement,
     runText,
     steps,
     words: new Set([...wordsOf(taskText), ...wordsOf(runText)]),
@@ -124,6 +128,7 @@ export function textFacts(text: string): TraceFacts {
   return {
     text: squashed,
     taskText: "",
+    statement: "",
     runText: squashed,
     steps: [],
     words: new Set(wordsOf(squashed)),
