@@ -65,6 +65,8 @@ const verbalRule =
 
 const maxLessonChars = 8_000;
 const maxSpecifics = 6;
+/** Value-like tokens of a lesson looked up in the run; past these, none is. */
+const maxLookups = 48;
 
 export function lessonSpecificity(
   lesson: Pick<Reflection, "strategyText" | "adjustments" | "learning">,
@@ -85,6 +87,7 @@ export function lessonSpecificity(
   const add = (found: string) => {
     if (specifics.length < maxSpecifics && !specifics.includes(found)) specifics.push(found);
   };
+  let lookups = 0;
   let rest = text;
   for (const match of text.matchAll(quotePattern)) {
     const quote = match[1] ?? match[2] ?? match[3] ?? match[4] ?? "";
@@ -94,6 +97,8 @@ export function lessonSpecificity(
     const words = lower.split(/[\s,;/]+/).filter(Boolean);
     if (words.length === 0 || words.every(interfaceWord)) continue;
     if (condition.test(quote)) add(quote);
+    // A lookup reads the whole run (megabytes): a lesson gets a bounded number of them.
+    else if ((lookups += 1) > maxLookups) continue;
     else if (quoteFound(quote, facts) === "grounded" && !inStatement(lower))
       add(`"${quote.length > 40 ? `${quote.slice(0, 39)}…` : quote}"`);
   }
@@ -101,17 +106,24 @@ export function lessonSpecificity(
     const rule = condition.exec(line) ?? verbalRule.exec(line);
     if (rule) add(line.slice(Math.max(0, rule.index - 30), rule.index + rule[0].length).trim());
   }
+  // Each distinct token is looked up in the run once, and the search ends once enough are found.
+  const checked = new Set<string>();
   for (const match of rest.matchAll(/[\p{L}\p{N}$]+(?:[._\-/,][\p{L}\p{N}]+)*%?/gu)) {
+    if (specifics.length >= maxSpecifics) break;
     const token = match[0];
     const bare = token.replace(/^\$/, "");
     const lower = bare.toLowerCase();
+    if (checked.has(bare)) continue;
+    checked.add(bare);
     if (interfaceWord(lower) || emphasis.has(lower) || /^\d{1,2}$/.test(bare)) continue;
     if (facts.stepIds.has(lower) && /\d/.test(lower)) {
       add(bare);
       continue;
     }
     const kind = valueKind(bare) ?? (properName(rest, match.index, bare) ? "name" : null);
-    if (kind && valueFound(bare, facts) === "grounded" && !inStatement(lower)) add(bare);
+    if (!kind) continue;
+    if ((lookups += 1) > maxLookups) break;
+    if (valueFound(bare, facts) === "grounded" && !inStatement(lower)) add(bare);
   }
   return { specifics };
 }
