@@ -115,7 +115,7 @@ describe("lesson specificity", () => {
   });
 
   it("does not count what the task statement says, or a capital that starts a sentence", () => {
-    // JFK and SEA are the user's words (the task); "Error" opens a sentence.
+    // JFK and SEA are in the task statement; "Error" opens a sentence.
     const restated = lesson("Error answers need a second look. Book JFK to SEA only after asking.", [
       "add constraint: before book_reservation from JFK to SEA, confirm the bags",
     ]);
@@ -125,6 +125,12 @@ describe("lesson specificity", () => {
       "add constraint: read the Error text the tool returns before paying",
     ]);
     expect(lessonSpecificity(named, facts).specifics).toEqual(["Error"]);
+    // A value the run shows counts even when the user's message also holds it (not the statement).
+    const withStatement = traceFacts({ ...run, task: { description: "Airline customer service." } });
+    const stated = lesson("Ask first.", [
+      "add constraint: before book_reservation from JFK, confirm the bags",
+    ]);
+    expect(lessonSpecificity(stated, withStatement).specifics).toEqual(["JFK"]);
   });
 
   it("makes a generic lesson not actionable and not stored, and asks for a rewrite", () => {
