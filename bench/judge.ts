@@ -29,7 +29,7 @@ import { parseReflectionOutput } from "../src/adapters/llm/prompts.js";
 import { buildLlm } from "../src/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { attributeFailure } from "../src/domain/attribution/attribute-failure.js";
-import type { Reflection, TaskCompleted } from "../src/domain/contracts/index.js";
+import type { Reflection, ReflectionOutcome, TaskCompleted } from "../src/domain/contracts/index.js";
 import { generateHeuristicReflection } from "../src/domain/heuristic/generate-heuristic-reflection.js";
 import { decideStorage } from "../src/domain/memory/decide-storage.js";
 import { episodeText, taskText } from "../src/domain/memory/trace-text.js";
@@ -199,18 +199,30 @@ async function patternFreeCalls(
       { store: store.store, index: createFakeIndex().index },
       { generator, embedder, quality },
     );
-    for (const event of events) await processor.process(event);
-    return { calls, stored: store.reflections.size };
+    const verdicts: string[] = [];
+    for (const event of events) {
+      const { outputs } = await processor.process(event);
+      const outcome = outputs.find((o) => o.role !== "loopDecision")?.value as
+        Pick<ReflectionOutcome, "verdict"> | undefined;
+      if (outcome) verdicts.push(outcome.verdict);
+    }
+    return { calls, stored: store.reflections.size, verdicts };
   };
   let calls = 0;
   let stored = 0;
+  const verdicts = new Map<string, number>();
   for (const good of goods) {
     const result = await run(good.reflection, [good.event]);
     calls += result.calls;
     stored += result.stored;
+    for (const verdict of result.verdicts) verdicts.set(verdict, (verdicts.get(verdict) ?? 0) + 1);
   }
   lines.push(
-    `patterns: [] — new failures (good answers): ${String(calls)} chat calls for ${String(goods.length)} failures (${(calls / Math.max(1, goods.length)).toFixed(2)} each), lessons stored ${pct(stored, goods.length)}`,
+    `patterns: [] — new failures (good answers): ${String(calls)} chat calls for ${String(goods.length)} failures (${(calls / Math.max(1, goods.length)).toFixed(2)} each), lessons stored ${pct(stored, goods.length)}; verdicts ${[
+      ...verdicts,
+    ]
+      .map(([verdict, n]) => `${verdict} ${String(n)}`)
+      .join(", ")}`,
   );
   if (example) {
     const occurrences = [0, 1, 2, 3].map((i) => ({
@@ -220,7 +232,7 @@ async function patternFreeCalls(
     }));
     const result = await run(example.reflection, occurrences);
     lines.push(
-      `patterns: [] — 4 identical occurrences of example 01 (its recorded answer): ${String(result.calls)} chat call(s) in all, lessons stored ${String(result.stored)}`,
+      `patterns: [] — 4 identical occurrences of example 01 (its recorded answer): ${String(result.calls)} chat call(s) in all, lessons stored ${String(result.stored)}; verdicts ${result.verdicts.join(", ")}`,
     );
   }
   return lines;

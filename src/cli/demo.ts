@@ -299,9 +299,9 @@ export async function runDemo(): Promise<number> {
           : "(missing)",
       ]),
   );
-  console.log("\nLessons:");
+  console.log("\nLessons stored or recalled:");
   for (const r of [...rows.values()].sort((a, b) => a.order - b.order)) {
-    if (!r.outcome || r.outcome.deduplicated || r.outcome.verdict === "rejected") continue;
+    if (!r.outcome || r.outcome.deduplicated || !r.outcome.stored) continue;
     const lesson = r.outcome.reflection.adjustments[0] ?? r.outcome.reflection.strategyText ?? "";
     console.log(`  ${r.outcome.signature}  ${truncate(lesson, 110)}`);
   }
@@ -324,6 +324,21 @@ export async function runDemo(): Promise<number> {
       `accepted ${String(share("accepted"))}, accepted_with_warnings ${String(share("accepted_with_warnings"))}, ` +
       `rejected ${String(share("rejected"))}; stored ${String(generated.filter((r) => r.outcome?.stored).length)}`,
   );
+  // What kept the others below `accepted` (every check passed), by the judge's own words.
+  const shortOf = new Map<string, number>();
+  for (const r of generated)
+    if (r.outcome && r.outcome.verdict !== "accepted")
+      for (const kind of new Set(r.outcome.violations.map((v) => /^[A-Za-z ]+/.exec(v)?.[0].trim() ?? v)))
+        shortOf.set(kind, (shortOf.get(kind) ?? 0) + 1);
+  if (shortOf.size > 0)
+    console.log(
+      `Short of accepted: ${[...shortOf].map(([kind, n]) => `${kind} ${String(n)}`).join(", ")}` +
+        (app.generatorName === "heuristic"
+          ? ". The offline generator states what the trace shows and claims no cause it cannot see, so its" +
+            " lessons stay below the depth that `accepted` needs; a model that finds the cause in the trace" +
+            " (OPENAI_API_KEY) is accepted once its patterns, if any, are confirmed by the tenant's episodes."
+          : ""),
+    );
   const recalled = [...rows.values()].filter((r) => r.outcome?.generator === "reused");
   const nowAccepted = new Set(
     recalled.filter((r) => r.outcome?.verdict === "accepted").map((r) => r.outcome?.reflectionId),

@@ -54,13 +54,13 @@ const assumptionCue =
 const stepList =
   /\b(?:steps?|index(?:es)?|indices|turns?)\s*[#:]?\s*(\d{1,5}(?:\s*(?:,|and|or|to|through|–|-)\s*\d{1,5})*)/gi;
 
-const quotePattern =
+export const quotePattern =
   /"([^"\n]{3,300})"|“([^”\n]{3,300})”|`([^`\n]{2,300})`|(?<![\p{L}\p{N}])'([^'\n]{3,200})'(?![\p{L}\p{N}])/gu;
 
 /** Words that look like identifiers but every analysis may use. */
 const commonTokens = new Set(["e.g", "i.e", "etc", "vs", "n/a", "and/or"]);
 
-type Grounding = "grounded" | "ungrounded" | "neutral";
+export type Grounding = "grounded" | "ungrounded" | "neutral";
 
 /** How much of an analysis is read for its specifics. */
 const maxAnalysisChars = 20_000;
@@ -74,7 +74,7 @@ function locate(found: (text: string) => boolean, facts: TraceFacts): Grounding 
   return found(facts.taskText) ? "neutral" : "ungrounded";
 }
 
-function quoteFound(quote: string, facts: TraceFacts): Grounding {
+export function quoteFound(quote: string, facts: TraceFacts): Grounding {
   const fragments = quote
     .toLowerCase()
     .split(/…|\.\.\.|\[cut[^\]]*\]/)
@@ -90,7 +90,7 @@ function quoteFound(quote: string, facts: TraceFacts): Grounding {
 }
 
 /** A token that names a value rather than an ordinary word: a number, an id, a code, a name. */
-function valueKind(token: string): "number" | "identifier" | "name" | null {
+export function valueKind(token: string): "number" | "identifier" | "name" | null {
   if (commonTokens.has(token.toLowerCase())) return null;
   if (/^\d[\d,]*(?:\.\d+)?%?$/.test(token)) {
     const digits = token.replace(/[^\d]/g, "");
@@ -105,7 +105,7 @@ function valueKind(token: string): "number" | "identifier" | "name" | null {
   return null;
 }
 
-function valueFound(token: string, facts: TraceFacts): Grounding {
+export function valueFound(token: string, facts: TraceFacts): Grounding {
   const lower = token.toLowerCase();
   const plain = lower.replace(/,/g, "").replace(/%$/, "");
   return locate((text) => text.includes(lower) || (plain !== lower && text.includes(plain)), facts);

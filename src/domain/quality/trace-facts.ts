@@ -13,6 +13,8 @@ export interface TraceFacts {
    * restate without having read the run, so naming it grounds nothing.
    */
   taskText: string;
+  /** The task statement proper (description, goal, question), without the user's or system's steps. */
+  statement: string;
   /** The run alone: every step and the error, without the task statement. */
   runText: string;
   /** Per step, lower-cased: its agent, its tool and its whole text (to check "step 12 (WebSurfer) …"). */
@@ -23,6 +25,12 @@ export interface TraceFacts {
   names: ReadonlySet<string>;
   /** Step ids (`eventId`), lower-cased. */
   stepIds: ReadonlySet<string>;
+  /**
+   * Field names of the structured data the run carries (`"reservation_id":` in a tool call's
+   * arguments or a tool's output), lower-cased: the vocabulary of the tools' interface, which any
+   * lesson about the same tool may use.
+   */
+  fields: ReadonlySet<string>;
   stepCount: number;
   /**
    * Steps no agent of the team produced and none can correct: the user's (or a human's) messages
@@ -36,6 +44,12 @@ const genericNames = new Set(["agent", "user", "system", "human", "assistant", "
 
 /** Who speaks for the people the team serves, not for the team. */
 const outsiders = new Set(["user", "human", "customer", "client"]);
+
+/**
+ * A key of a JSON object as the squashed run text holds it: `"user_id":`. A key with a digit is
+ * data used as a key (`"credit_card_4421":`), not a name of the interface.
+ */
+const fieldName = /"([\p{L}_]{1,64})"\s?:/gu;
 
 const squash = (text: string) => text.toLowerCase().replace(/\s+/g, " ");
 
@@ -85,16 +99,21 @@ export function traceFacts(event: TaskCompleted): TraceFacts {
   if (event.scores) run.push(squash(JSON.stringify(event.scores)));
   if (event.error?.context) run.push(squash(JSON.stringify(event.error.context)));
   if (event.evaluation?.critique) run.push(squash(event.evaluation.critique));
+  const statement = task.slice(0, 3).join("\n");
   const taskText = task.join("\n");
   const runText = run.join("\n");
+  const fields = new Set<string>();
+  for (const match of runText.matchAll(fieldName)) if (match[1]) fields.add(match[1]);
   return {
     text: `${taskText}\n${runText}`,
     taskText,
+    statement,
     runText,
     steps,
     words: new Set([...wordsOf(taskText), ...wordsOf(runText)]),
     names,
     stepIds,
+    fields,
     stepCount: event.events.length,
     outsideTeam,
   };
@@ -109,11 +128,13 @@ export function textFacts(text: string): TraceFacts {
   return {
     text: squashed,
     taskText: "",
+    statement: "",
     runText: squashed,
     steps: [],
     words: new Set(wordsOf(squashed)),
     names: new Set(),
     stepIds: new Set(),
+    fields: new Set(),
     stepCount: 0,
     outsideTeam: new Set(),
   };

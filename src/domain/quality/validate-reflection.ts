@@ -5,6 +5,7 @@ import { assessGroundedDepth, depthShortfall, groundedRelevance } from "./ground
 import { patternValidity } from "./pattern-validity.js";
 import type { QualityConfig } from "./quality-config.js";
 import { screenLesson } from "./lesson-screen.js";
+import { lessonSpecificity } from "./lesson-specificity.js";
 import { scoreActionability } from "./score-actionability.js";
 import { textFacts, type TraceFacts } from "./trace-facts.js";
 
@@ -36,14 +37,15 @@ export interface ValidationResult {
   missingFields: string[];
   /**
    * What the lesson carries that no lesson may (a URL, a shell command, a credential, an order to
-   * agents): when any, the verdict is rejected whatever the score, and the lesson is never stored.
+   * agents): when any, the verdict is rejected whatever the score, the lesson is never stored and
+   * it is not asked again.
    */
   quarantined?: string[];
   /**
    * Whether a rewrite could fix any of the violations and is worth a call. Missing pattern evidence
    * is a fact about the tenant's history and closeness to stored lessons a fact about memory:
    * asking the generator again changes neither, so the improvement loop stops there. Nor is a
-   * reflection that the storage rules keep already asked again.
+   * reflection that the storage rules keep already asked again, nor a quarantined one.
    */
   retryable: boolean;
 }
@@ -108,16 +110,27 @@ export function validateReflection(
     );
   }
 
-  const actionabilityScore =
-    evidence.judged?.actionabilityScore ??
-    scoreActionability(reflection.adjustments, config.actionability, facts);
+  // A lesson that names nothing of this failure but the tool and its arguments fits every failure
+  // of that tool: for this one, none of its adjustments is an action (lesson-specificity.ts).
+  const generic =
+    !evidence.judged &&
+    facts !== undefined &&
+    facts.runText.trim() !== "" &&
+    reflection.adjustments.length > 0 &&
+    lessonSpecificity(reflection, facts).specifics.length === 0;
+  const actionabilityScore = generic
+    ? 0
+    : (evidence.judged?.actionabilityScore ??
+      scoreActionability(reflection.adjustments, config.actionability, facts));
   if (actionabilityScore < config.actionability.minThreshold) {
     retryable = true;
     violations.push(
       `Not actionable: ${fixed(actionabilityScore)} < ${config.actionability.minThreshold}. ` +
-        (facts
-          ? "Adjustments must be concrete and executable, naming what to set or check for this kind of task."
-          : "Adjustments must be concrete and executable."),
+        (generic
+          ? "A generic lesson: its strategy, adjustments and learning name nothing of this failure beyond its tools, agents and argument names (no value, quoted text, name or condition the run shows), so they would read the same for any failure of that tool."
+          : facts
+            ? "Adjustments must be concrete and executable, naming what to set or check for this kind of task."
+            : "Adjustments must be concrete and executable."),
     );
   }
 
@@ -173,11 +186,13 @@ export function validateReflection(
       metrics.noveltyScore * w.noveltyScore,
   );
 
+  // A quarantined lesson is final, not asked again: what the screen found came from the trace
+  // (quoted links, commands, orders), so a rewrite of the same trace is another try for whatever
+  // put it there, at a model call each; and a model that insists on a link writes it again.
   const quarantined = screenLesson(reflection);
   if (quarantined.length > 0) {
-    retryable = true;
     violations.push(
-      `Quarantined: the lesson carries ${quarantined.join(", ")}. Quote the trace only as evidence in the analysis; the adjustments and learning must be the lesson's own words.`,
+      `Quarantined: the lesson carries ${quarantined.join(", ")}; it is rejected and not asked again. A lesson quotes the trace only as evidence in its analysis; its adjustments and learning are its own words.`,
     );
   }
 
@@ -198,7 +213,7 @@ export function validateReflection(
     invalidPatterns,
     missingFields: completeness.missingFields,
     ...(quarantined.length > 0 ? { quarantined } : {}),
-    retryable: retryable && !storable,
+    retryable: retryable && !storable && quarantined.length === 0,
   };
 }
 

@@ -66,7 +66,7 @@ describe("memory: one lesson per root cause", () => {
           tags: [tool],
           errorCategory: "evaluation_error",
           patterns: [],
-          adjustments: [`add constraint: stop and report when ${tool} returns an error`],
+          adjustments: [`add constraint: stop and report when ${tool} returns "${step?.content ?? ""}"`],
           learning: `An error from ${tool} means the answer has no basis; report it instead of answering.`,
           attribution: { stepIndex: 0, eventId: "s1", actor: step?.actor, toolName: tool, confidence: 0.8 },
         });
@@ -313,6 +313,26 @@ describe("memory: a verdict that follows the evidence", () => {
 });
 
 describe("memory: a silent failing call is recognised by its action", () => {
+  /**
+   * The offline read-back lesson names the tool and its arguments only, which the judge does not
+   * store (it fits every failure of that tool); this generator adds the value the agent chose.
+   */
+  const offline = createHeuristicGenerator();
+  const naming: ReflectionGenerator = {
+    name: "heuristic",
+    generate: async (request) => {
+      const reflection = await offline.generate(request);
+      const call = request.event.events.find((e) => e.toolName === "book_reservation")?.content ?? "{}";
+      const { payment_id: chosen } = JSON.parse(call) as { payment_id?: string };
+      return {
+        ...reflection,
+        adjustments: [
+          ...reflection.adjustments,
+          `add constraint: ask which payment method to use instead of taking ${chosen ?? "one"} from get_user_details`,
+        ],
+      };
+    },
+  };
   const at = (i: number) => `2026-11-20T10:00:0${String(i)}.000Z`;
   /** A customer-service run whose one booking call committed the wrong outcome, no error shown. */
   const booking = (n: number, user: string, words: string, paymentId: string) =>
@@ -361,7 +381,7 @@ describe("memory: a silent failing call is recognised by its action", () => {
     });
 
   it("reuses the lesson when the same user's call fails again with another value the agent chose, without a generator call", async () => {
-    const { outcome, calls } = setup();
+    const { outcome, calls } = setup(naming);
     const first = await outcome(
       booking(1, "mia_li_3668", "Hi, book me the morning flight to Boston.", "credit_card_4421"),
     );
@@ -382,7 +402,7 @@ describe("memory: a silent failing call is recognised by its action", () => {
   });
 
   it("does not give another user's request the lesson because the tool coincides", async () => {
-    const { outcome } = setup();
+    const { outcome } = setup(naming);
     const first = await outcome(
       booking(1, "mia_li_3668", "Hi, book me the morning flight to Boston.", "credit_card_4421"),
     );

@@ -178,7 +178,22 @@ describe("task processor (in-memory ports)", () => {
   });
 
   it("keeps a reflection from an evaluation only when it changed behaviour", async () => {
-    const { processor, store } = setup();
+    // The offline claim-check lesson reads the same for every conflicting claim, which the judge
+    // does not store; this generator adds the value the verification gave.
+    const offline = createHeuristicGenerator();
+    const { processor, store } = setup({
+      name: "heuristic",
+      generate: async (request) => {
+        const reflection = await offline.generate(request);
+        return {
+          ...reflection,
+          adjustments: [
+            ...reflection.adjustments,
+            "add constraint: the entry-into-force date must be 1 August 2024 as EUR-Lex gives, not the draft's 2025",
+          ],
+        };
+      },
+    });
     const corrected = (revised: boolean) =>
       taskEvent({
         outcome: "success",

@@ -205,7 +205,7 @@ describe("generateHeuristicReflection", () => {
     }
   });
 
-  it.each(["01", "02", "03", "04", "05", "06", "12"])(
+  it.each(["01", "02", "03", "04", "06", "12"])(
     "example %s is stored on its own merits: what the trace shows, its numbers, executable adjustments",
     (prefix) => {
       const event = exampleEvent(prefix);
