@@ -13,7 +13,7 @@ import { attributeFailure } from "../domain/attribution/attribute-failure.js";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { episodeText, taskText, traceText } from "../domain/memory/trace-text.js";
 import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
-import { withEpisode } from "../domain/quality/pattern-validity.js";
+import { withEpisode, withRecurrences } from "../domain/quality/pattern-validity.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import { traceFacts } from "../domain/quality/trace-facts.js";
 import {
@@ -165,7 +165,11 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     const stored = await timer.time("store-read", () =>
       store.patternEvidence(facts.event.tenantId, patterns),
     );
-    const evidence = withEpisode(stored, patterns, facts.episode, quality.patternValidity.keywordMatchShare);
+    const evidence = withRecurrences(
+      withEpisode(stored, patterns, facts.episode, quality.patternValidity.keywordMatchShare),
+      known.occurrences + 1,
+      quality.patternValidity.minOccurrences,
+    );
     const validation = validateReflection(
       known.reflection,
       {

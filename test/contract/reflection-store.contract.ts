@@ -283,7 +283,7 @@ export function reflectionStoreContract(
         op: { kind: "insert", reflection: lesson },
       });
       const rejudged = {
-        verdict: "rejected" as const,
+        verdict: "accepted_with_warnings" as const,
         qualityScore: 0.1,
         metrics: lesson.metrics,
         violations: ["x"],

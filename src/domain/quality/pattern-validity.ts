@@ -65,3 +65,19 @@ export function withEpisode(
     }),
   );
 }
+
+/**
+ * A recalled lesson's own recurrences are evidence of its patterns: memory recognised each of
+ * them as the same mistake, so a lesson seen `seen` times (this occurrence included) has shown
+ * what its patterns describe that many times, whatever words they are written in. Keyword matches
+ * can only confirm patterns that reuse the trace's words; a model writes them in its own. From
+ * `minOccurrences` recurrences a pattern counts as proven; below that the keyword evidence stands.
+ */
+export function withRecurrences(
+  evidence: ReadonlyMap<string, { occurrences: number; total: number }>,
+  seen: number,
+  minOccurrences = 3,
+): Map<string, { occurrences: number; total: number }> {
+  if (seen < minOccurrences) return new Map(evidence);
+  return new Map([...evidence].map(([pattern]) => [pattern, { occurrences: seen, total: seen }]));
+}

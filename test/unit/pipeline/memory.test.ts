@@ -310,6 +310,19 @@ describe("memory: a verdict that follows the evidence", () => {
     expect(verdicts).toEqual(["accepted_with_warnings", "accepted", "accepted"]);
     expect([...store.reflections.values()][0]?.verdict).toBe("accepted");
   });
+
+  it("counts the lesson's own recurrences as evidence of patterns written in the model's words", async () => {
+    // None of these words is in the trace: only recurrences of the same mistake can prove it.
+    const abstract = { ...timeoutLesson, patterns: ["one unbounded read assumed to be cheap"] };
+    const { outcome, calls } = setup({ name: "openai", generate: () => Promise.resolve(abstract) });
+    const first = await outcome(taskEvent());
+    expect(first.verdict).toBe("accepted_with_warnings");
+    const verdicts = [];
+    for (let i = 0; i < 3; i += 1) verdicts.push((await outcome(taskEvent())).verdict);
+    expect(calls()).toBe(1);
+    // Seen twice: not yet a recurring pattern; from the third occurrence it is.
+    expect(verdicts).toEqual(["accepted_with_warnings", "accepted", "accepted"]);
+  });
 });
 
 describe("memory: a silent failing call is recognised by its action", () => {
