@@ -1,6 +1,7 @@
 import type { Attribution } from "../contracts/index.js";
 import type { QualityConfig } from "./quality-config.js";
 import { wordsOf, type TraceFacts } from "./trace-facts.js";
+import { quotable } from "./lesson-screen.js";
 
 /**
  * Depth earned by what an analysis says about its trace, not by the words it uses. The quality
@@ -272,11 +273,11 @@ export function groundedRelevance(depth: GroundedDepth): number {
 export function depthShortfall(depth: GroundedDepth): string {
   if (depth.grounded.length === 0)
     return "It names nothing this trace holds (no step, agent, tool, quoted value or identifier of it).";
-  const named = `Grounded in the trace: ${depth.grounded.slice(0, 4).join(", ")}`;
+  const named = `Grounded in the trace: ${depth.grounded.slice(0, 4).map(quotable).join(", ")}`;
   if (depth.blamesOutsideTeam !== null)
     return `${named}; but it blames step ${String(depth.blamesOutsideTeam)}, which no agent of the team produced (the user's message or the task): name the agent's step that went wrong.`;
   if (depth.level === "surface")
-    return `${named}; but more of its specifics are not in this trace (${depth.ungrounded.slice(0, 3).join(", ")}): it reads as the analysis of another run.`;
+    return `${named}; but more of its specifics are not in this trace (${depth.ungrounded.slice(0, 3).map(quotable).join(", ")}): it reads as the analysis of another run.`;
   const missing = [
     depth.where ? "" : "where it went wrong (the step, agent or tool)",
     depth.what ? "" : "the value or claim involved, quoted from the trace",

@@ -45,3 +45,17 @@ export function screenLesson(
     found.push("an instruction addressed to agents");
   return found;
 }
+
+/**
+ * A string fit to quote back in a violation. Violations travel on the outcome topic and into the
+ * generator's next prompt, so what the screen refuses in a lesson is named there, never quoted.
+ */
+export function quotable(text: string): string {
+  const refused =
+    url.test(text) ||
+    shell.test(text) ||
+    credential.test(text) ||
+    instruction.test(text) ||
+    evasion.test(text);
+  return refused ? "[a string the lesson screen refuses]" : text;
+}
