@@ -278,7 +278,8 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
   if (event.outcome === "success" && !findingFromEvaluation(event)) return successReflection(event);
   const analysis = classifyFailure(event);
   // No explaining error: a lesson about the decisive call, when the trace shows one.
-  const decisive = analysis.failingStep ? null : decisiveStepLesson(analysis.located, event);
+  const reading = analysis.failingStep ? null : decisiveStepLesson(analysis.located, event);
+  const decisive = reading?.lesson ?? null;
   const located = analysis.failingStep ? null : locatedStepLesson(analysis.located, event);
   const lesson = lessonFor(analysis.kind, analysis, event) ?? decisive ?? located;
   const step = analysis.failingStep;
@@ -298,7 +299,7 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
           .slice(0, 3)
           .map((e) => quote(e, 200))
           .join("; ")}.`
-      : `The trace does not show why the task failed${event.error ? ` (its error says only ${quote(event.error.message, 120)})` : ""}: no cause is claimed and no lesson is written.`,
+      : `${reading ? `What the trace shows: ${reading.found}. ` : ""}The trace does not show why the task failed${event.error ? ` (its error says only ${quote(event.error.message, 120)})` : ""}: no cause is claimed and no lesson is written.`,
   ];
   if (guidance?.answerIssues?.length)
     sentences.push(`Self-evaluation of the answer found: ${guidance.answerIssues.slice(0, 3).join("; ")}.`);
