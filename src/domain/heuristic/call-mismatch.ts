@@ -174,7 +174,12 @@ function rejected(events: readonly TraceEvent[], index: number): boolean {
 }
 
 /** What the call at `index` did that the trace before it shows was not asked for, if anything. */
-export function mismatchOf(event: TaskCompleted, index: number): Omit<CallFinding, "index" | "step"> | null {
+export function mismatchOf(
+  event: TaskCompleted,
+  index: number,
+  /** Whether an action the user never asked for counts: at the first write only (see `firstMismatch`). */
+  unaskedCounts = true,
+): Omit<CallFinding, "index" | "step"> | null {
   const step = event.events[index];
   if (!step?.toolName) return null;
   const before = event.events.slice(0, index);
@@ -247,7 +252,7 @@ export function mismatchOf(event: TaskCompleted, index: number): Omit<CallFindin
   // 3. A write the user never asked for.
   const verb = wordsOf(step.toolName)[0] ?? "";
   const asks = askedBy[verb];
-  if (asks && !asks.some((a) => new RegExp(`(^|[^a-z])${a}`, "i").test(userText)))
+  if (unaskedCounts && asks && !asks.some((a) => new RegExp(`(^|[^a-z])${a}`, "i").test(userText)))
     return {
       mismatch: { kind: "unasked", asked: short(userText.split("\n")[0] ?? "", 110) },
       policy: policyFor(policyText, [toolStems, ...asks.slice(0, 2).map((a) => [a])], true),
@@ -277,13 +282,16 @@ export function mismatchOf(event: TaskCompleted, index: number): Omit<CallFindin
 
 /**
  * The first state-changing call from `from` on that the tool accepted and whose mismatch the trace
- * shows, or null when none of them shows one.
+ * shows, or null when none of them shows one. An unasked action counts only before any write was
+ * accepted: after one, a transfer or a gesture is often the agent's answer to what that write did.
  */
 export function firstMismatch(event: TaskCompleted, from: number): CallFinding | null {
+  let accepted = false;
   for (let i = from; i < event.events.length; i += 1) {
     const step = event.events[i];
     if (step?.type !== "tool_call" || !isWriteTool(step.toolName) || rejected(event.events, i)) continue;
-    const found = mismatchOf(event, i);
+    const found = mismatchOf(event, i, !accepted);
+    accepted = true;
     if (found) return { index: i, step, ...found };
   }
   return null;

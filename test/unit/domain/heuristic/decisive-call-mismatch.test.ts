@@ -131,14 +131,41 @@ describe("the offline lesson about the decisive call says only what the trace sh
   it("passes over a call the tool rejected and blames the later write that shows the mismatch", () => {
     const event = run([
       system,
-      ["user", "llm_response", "Please cancel my reservation ZFA04Y, user mia_li_3668."],
+      [
+        "user",
+        "llm_response",
+        "Please cancel my reservation ZFA04Y and add bags to RB11QX, user mia_li_3668.",
+      ],
       ["agent", "tool_call", '{"reservation_id":"ZFA04Y","total_baggages":4}', "update_reservation_baggages"],
       ["agent", "tool_response", "Error: reservation not found", "update_reservation_baggages"],
       ["agent", "tool_call", '{"reservation_id":"ZFA04Y"}', "cancel_reservation"],
-      ["agent", "tool_call", '{"user_id":"mia_li_3668","amount":50}', "send_certificate"],
+      ["agent", "tool_response", '{"status":"cancelled"}', "cancel_reservation"],
+      ["agent", "tool_call", '{"reservation_id":"RB11QX","total_baggages":5}', "update_reservation_baggages"],
     ]);
     const found = firstMismatch(event, 2);
-    expect(found?.index).toBe(5);
-    expect(found?.mismatch.kind).toBe("unasked");
+    expect(found?.index).toBe(6);
+    expect(found?.mismatch).toEqual({ kind: "unsourced", leaves: [{ path: "total_baggages", value: "5" }] });
+  });
+
+  it("counts an unasked action only before any write was accepted (later, it answers what that write did)", () => {
+    const event = run([
+      system,
+      ["user", "llm_response", "Please cancel my reservation ZFA04Y, user mia_li_3668."],
+      ["agent", "tool_call", '{"reservation_id":"ZFA04Y"}', "cancel_reservation"],
+      ["agent", "tool_response", '{"status":"cancelled"}', "cancel_reservation"],
+      [
+        "agent",
+        "tool_call",
+        '{"summary":"the user is upset about the cancellation"}',
+        "transfer_to_human_agents",
+      ],
+    ]);
+    expect(firstMismatch(event, 2)).toBeNull();
+    const first = run([
+      system,
+      ["user", "llm_response", "Please cancel my reservation ZFA04Y, user mia_li_3668."],
+      ["agent", "tool_call", '{"summary":"the user wants a cancellation"}', "transfer_to_human_agents"],
+    ]);
+    expect(firstMismatch(first, 2)?.mismatch.kind).toBe("unasked");
   });
 });
