@@ -112,14 +112,27 @@ function kindsNear(toolText: string, value: string): Set<string> {
   return kinds;
 }
 
+const editVerbs = [
+  "chang",
+  "modif",
+  "updat",
+  "upgrad",
+  "downgr",
+  "add",
+  "remov",
+  "switch",
+  "move",
+  "edit",
+  "apply",
+];
 /** Verbs a user uses to ask for what a tool of this verb does. */
 const askedBy: Record<string, string[]> = {
   cancel: ["cancel"],
   book: ["book", "reserv"],
   reserve: ["book", "reserv"],
-  update: ["chang", "modif", "updat", "upgrad", "downgr", "add", "remov", "switch", "move", "edit"],
-  modify: ["chang", "modif", "updat", "upgrad", "downgr", "add", "remov", "switch", "move", "edit"],
-  change: ["chang", "modif", "updat", "upgrad", "downgr", "add", "remov", "switch", "move", "edit"],
+  update: editVerbs,
+  modify: editVerbs,
+  change: editVerbs,
   send: ["compens", "certif", "voucher", "send", "refund", "credit"],
   transfer: ["transfer", "human", "agent", "representative", "person", "supervisor", "manager"],
   refund: ["refund", "money back", "reimburs"],
@@ -265,6 +278,9 @@ export function mismatchOf(
     if (mentions(userText, l.value) || mentions(toolText, l.value) || mentions(agentText, l.value))
       return false;
     if (/^\d+$/.test(l.value) && saidCount(l) === Number(l.value)) return false;
+    // A count of something the user asked about without a number ("use my free bag allowance")
+    // was worked out, maybe rightly: only a count of what the user never spoke of is made up.
+    if (/^\d+$/.test(l.value) && nameStems(l.path).some((stem) => hasStem(userText, stem))) return false;
     if (new RegExp(`"${l.path.split(/[.[\]]+/).pop() ?? ""}"\\s*:\\s*"?${l.value}\\b`).test(toolText))
       return false;
     return !(/^\d+(\.\d+)?$/.test(l.value) && sums.has(String(Number(l.value))) && Number(l.value) >= 10);

@@ -75,6 +75,23 @@ describe("the offline lesson about the decisive call says only what the trace sh
       ],
     ]);
     expect(generateHeuristicReflection(same).learning).toBe("");
+    // Asked about without a number: the agent worked the count out, maybe rightly; not made up.
+    const allowance = run([
+      system,
+      [
+        "user",
+        "llm_response",
+        "Please apply my free bag allowance to booking ZFA04Y, paid with my gift card.",
+      ],
+      profile,
+      [
+        "agent",
+        "tool_call",
+        '{"reservation_id":"ZFA04Y","total_baggages":1,"payment_id":"gift_card_7719"}',
+        "update_reservation_baggages",
+      ],
+    ]);
+    expect(generateHeuristicReflection(allowance).learning).toBe("");
     const differs = run([
       system,
       ["user", "llm_response", "Please add three checked bags to booking ZFA04Y, paid with my gift card."],
@@ -131,11 +148,7 @@ describe("the offline lesson about the decisive call says only what the trace sh
   it("passes over a call the tool rejected and blames the later write that shows the mismatch", () => {
     const event = run([
       system,
-      [
-        "user",
-        "llm_response",
-        "Please cancel my reservation ZFA04Y and add bags to RB11QX, user mia_li_3668.",
-      ],
+      ["user", "llm_response", "Please cancel my reservation ZFA04Y and update RB11QX, user mia_li_3668."],
       ["agent", "tool_call", '{"reservation_id":"ZFA04Y","total_baggages":4}', "update_reservation_baggages"],
       ["agent", "tool_response", "Error: reservation not found", "update_reservation_baggages"],
       ["agent", "tool_call", '{"reservation_id":"ZFA04Y"}', "cancel_reservation"],
