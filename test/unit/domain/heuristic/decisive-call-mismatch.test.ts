@@ -182,3 +182,34 @@ describe("the offline lesson about the decisive call says only what the trace sh
     expect(firstMismatch(first, 2)?.mismatch.kind).toBe("unasked");
   });
 });
+
+describe("the offline lesson where only the answer's source is known", () => {
+  it("says where the wrong answer's value came from and writes no lesson", () => {
+    const stamp = "2026-11-20T10:00:00.000Z";
+    const event = taskEvent({
+      outcome: "failure",
+      task: { description: "What was the 2020 census population of Fresno?", answer: "552,186" },
+      error: { category: "evaluation_error", message: "the final answer was judged incorrect" },
+      events: [
+        { actor: "Orchestrator", content: "Plan: open the Wikipedia list and read the Fresno row." },
+        { actor: "WebSurfer", type: "tool_call" as const, toolName: "web_browser", content: 'click("List")' },
+        {
+          actor: "WebSurfer",
+          type: "tool_response" as const,
+          toolName: "web_browser",
+          content: "| 34 | Fresno | 542,107 |\n| 35 | Sacramento | 552,186 |",
+        },
+        { actor: "WebSurfer", content: "The row reads | 35 | Sacramento | 552,186 |, so it is 552,186." },
+        { actor: "Orchestrator", content: "WebSurfer reported 552,186; that answers the request." },
+        { actor: "Orchestrator", content: "FINAL ANSWER: 552,186" },
+      ].map((e, i) => ({ type: "llm_response" as const, timestamp: stamp, ...e, eventId: `s${String(i)}` })),
+    });
+    const r = generateHeuristicReflection(event);
+    expect(r.attribution?.stepIndex).toBe(3);
+    expect(r.reflectionText).toMatch(/the final answer's value comes from step 3, where WebSurfer wrote/);
+    expect(r.reflectionText).toMatch(/no cause is claimed and no lesson is written/);
+    expect(r.learning).toBe("");
+    expect(r.adjustments).toEqual([]);
+    expect(r.patterns).toEqual([]);
+  });
+});
