@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from "vitest";
 import { createPgLessonSplitStore } from "../../src/adapters/postgres/pg-lesson-split.js";
 import { createPgLessonStore } from "../../src/adapters/postgres/pg-lesson-store.js";
 import { createPgReflectionStore } from "../../src/adapters/postgres/pg-reflection-store.js";
@@ -106,7 +106,10 @@ describe("splitting a merged lesson in Postgres", () => {
   it("moves a source into a lesson of its own and another back to unassigned, with their signatures", async () => {
     const { tenantId, id, ids } = await mergedLesson();
     const [e1, e2, e3] = ids;
-    const splits = createPgLessonSplitStore(pool);
+    // A pool of one connection, as the CLI uses: the split must not wait on itself.
+    const single = new pg.Pool({ connectionString: inject("databaseUrl"), max: 1 });
+    onTestFinished(() => single.end());
+    const splits = createPgLessonSplitStore(single);
     const lessons = createPgLessonStore(pool);
 
     const own = await splits.splitSources({ tenantId, lessonId: id, eventIds: [e2], to: "new_lesson" });

@@ -3,6 +3,52 @@ import type pg from "pg";
 import type { SplitRequest, SplitResult } from "../../domain/memory/lesson-split.js";
 import { withStoreErrors as guarded } from "./store-errors.js";
 
+interface Source {
+  event_id: string;
+  signature: string | null;
+  processed_at: Date;
+}
+
+/**
+ * A copy of the lesson that stands for the moving sources alone: its text and judgement, a
+ * signature of its own, their count and times, the merged signatures that move with them.
+ */
+async function copyLesson(
+  client: pg.PoolClient,
+  cols: string[],
+  request: SplitRequest,
+  moving: Source[],
+  signaturesMoved: string[],
+  now: Date,
+): Promise<string> {
+  const id = randomUUID();
+  const first = moving[0];
+  const last = moving[moving.length - 1];
+  const overrides = {
+    id,
+    signature: `split:${id}`,
+    occurrences: moving.length,
+    source_event_id: first?.event_id,
+    first_seen_at: first?.processed_at.toISOString(),
+    last_seen_at: last?.processed_at.toISOString(),
+    merged_signatures: signaturesMoved,
+    created_at: now.toISOString(),
+  };
+  const list = cols.map((c) => `"${c}"`).join(", ");
+  await client.query(
+    `INSERT INTO reflections (${list})
+     SELECT ${list} FROM jsonb_populate_record(NULL::reflections,
+       (SELECT to_jsonb(r) FROM reflections r WHERE r.id = $1) || $2::jsonb)`,
+    [request.lessonId, JSON.stringify(overrides)],
+  );
+  await client.query(
+    `UPDATE reflection_aliases SET reflection_id = $3
+      WHERE tenant_id = $1 AND reflection_id = $2 AND signature = ANY($4::text[])`,
+    [request.tenantId, request.lessonId, id, signaturesMoved],
+  );
+  return id;
+}
+
 /**
  * Splitting a merge in Postgres (see `src/domain/memory/lesson-split.ts`): the named processed
  * events move from the lesson to a copy of it or to no lesson, the merged signatures whose every
@@ -26,6 +72,7 @@ export function createPgLessonSplitStore(pool: pg.Pool, options: { clock?: { now
   return {
     splitSources: (request: SplitRequest) =>
       guarded(async (): Promise<SplitResult> => {
+        // Read before the transaction's connection is taken: a pool of one must not wait on itself.
         const cols = await columns();
         const client = await pool.connect();
         try {
@@ -67,31 +114,7 @@ export function createPgLessonSplitStore(pool: pg.Pool, options: { clock?: { now
           const ids = moving.map((s) => s.event_id);
           let newLessonId: string | null = null;
           if (request.to === "new_lesson") {
-            newLessonId = randomUUID();
-            const first = moving[0];
-            const last = moving[moving.length - 1];
-            const overrides = {
-              id: newLessonId,
-              signature: `split:${newLessonId}`,
-              occurrences: moving.length,
-              source_event_id: first?.event_id,
-              first_seen_at: first?.processed_at.toISOString(),
-              last_seen_at: last?.processed_at.toISOString(),
-              merged_signatures: signaturesMoved,
-              created_at: clock.now().toISOString(),
-            };
-            const list = cols.map((c) => `"${c}"`).join(", ");
-            await client.query(
-              `INSERT INTO reflections (${list})
-               SELECT ${list} FROM jsonb_populate_record(NULL::reflections,
-                 (SELECT to_jsonb(r) FROM reflections r WHERE r.id = $1) || $2::jsonb)`,
-              [request.lessonId, JSON.stringify(overrides)],
-            );
-            await client.query(
-              `UPDATE reflection_aliases SET reflection_id = $3
-                WHERE tenant_id = $1 AND reflection_id = $2 AND signature = ANY($4::text[])`,
-              [request.tenantId, request.lessonId, newLessonId, signaturesMoved],
-            );
+            newLessonId = await copyLesson(client, cols, request, moving, signaturesMoved, clock.now());
           } else {
             await client.query(
               `DELETE FROM reflection_aliases

@@ -186,6 +186,30 @@ function rejected(events: readonly TraceEvent[], index: number): boolean {
   return reply !== undefined && (/^\s*error\b/i.test(reply.content) || reply.error !== undefined);
 }
 
+/** A value of another kind than the one the user asked for, when the records offered the asked one. */
+function kindContradiction(
+  leaves: Leaf[],
+  userText: string,
+  toolText: string,
+  policyText: string,
+): Omit<CallFinding, "index" | "step"> | null {
+  for (const leaf of leaves) {
+    const kind = kindOf(leaf.value);
+    // The user quoting the value itself (their own id) chose it.
+    if (!kind || saysKind(userText, kind) || mentions(userText, leaf.value)) continue;
+    // Several values for one argument (a split payment): one the user asked for is enough.
+    const siblings = leaves.filter((l) => l.path === leaf.path).map((l) => kindOf(l.value));
+    if (siblings.some((k) => k !== null && saysKind(userText, k))) continue;
+    const others = [...kindsNear(toolText, leaf.value)].filter((k) => k !== kind && saysKind(userText, k));
+    if (others.length === 1 && others[0])
+      return {
+        mismatch: { kind: "contradicts_user", path: leaf.path, value: leaf.value, userSaid: others[0] },
+        policy: policyFor(policyText, [wordsOf(kind).map(stemOf), wordsOf(others[0]).map(stemOf)]),
+      };
+  }
+  return null;
+}
+
 /** What the call at `index` did that the trace before it shows was not asked for, if anything. */
 export function mismatchOf(
   event: TaskCompleted,
@@ -220,20 +244,8 @@ export function mismatchOf(
     .map(stemOf);
 
   // 1. A value of another kind than the one the user asked for (pay by gift card, not credit card).
-  for (const leaf of leaves) {
-    const kind = kindOf(leaf.value);
-    // The user quoting the value itself (their own id) chose it.
-    if (!kind || saysKind(userText, kind) || mentions(userText, leaf.value)) continue;
-    // Several values for one argument (a split payment): one the user asked for is enough.
-    const siblings = leaves.filter((l) => l.path === leaf.path).map((l) => kindOf(l.value));
-    if (siblings.some((k) => k !== null && saysKind(userText, k))) continue;
-    const others = [...kindsNear(toolText, leaf.value)].filter((k) => k !== kind && saysKind(userText, k));
-    if (others.length === 1 && others[0])
-      return {
-        mismatch: { kind: "contradicts_user", path: leaf.path, value: leaf.value, userSaid: others[0] },
-        policy: policyFor(policyText, [wordsOf(kind).map(stemOf), wordsOf(others[0]).map(stemOf)]),
-      };
-  }
+  const otherKind = kindContradiction(leaves, userText, toolText, policyText);
+  if (otherKind) return otherKind;
   // 2. A count that differs from the one the user gave (three bags asked, two booked).
   const counted = new Map<string, Leaf[]>();
   const saidCount = (leaf: Leaf) => {
