@@ -12,11 +12,20 @@
  * - the decisive step: the attribution's step against the published label, exact and within two;
  * - reuses: how many, how many cost a chat call (must be 0), and how many reused a lesson of the
  *   same task (the right one).
+ *
+ * Then the same on the failures a capable model's answer was recorded for
+ * (test/fixtures/recorded-answers/real, 12 per source), with the `openai` generator against a local
+ * OpenAI-compatible server replaying those answers as they were written: what memory does with
+ * lessons that are each written for their failure, and how many chat calls that costs.
  */
+import OpenAI from "openai";
+import { createOpenAiGenerator } from "../src/adapters/llm/openai-generator.js";
 import { buildLlm } from "../src/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import type { ReflectionOutcome } from "../src/domain/contracts/index.js";
+import { replayModel, startFakeOpenAiServer } from "../test/support/fake-openai-server.js";
 import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../test/support/fakes.js";
+import { recordedAnswers } from "../test/support/recorded-answers.js";
 import { loadRealFailures, realLogsDir, type RealFailure } from "./real-logs/real-logs.js";
 import { report, type BenchResult } from "./support.js";
 
@@ -26,6 +35,8 @@ interface PartResult {
   failures: number;
   tasks: number;
   repeatedTasks: number;
+  /** Repeated tasks on which at least one lesson was stored or reused. */
+  repeatedWithLesson: number;
   lessonsPerRepeatedTask: number;
   maxTasksPerLesson: number;
   mixedLessons: number;
@@ -38,19 +49,28 @@ interface PartResult {
   reuseChatCalls: number;
   reusesRight: number;
   generatorCalls: number;
+  /** Chat calls the model answered (the recorded-answers run only). */
+  chatCalls: number | null;
   actions: Map<string, number>;
+}
+
+interface ModelUnderTest {
+  generator: NonNullable<NonNullable<Parameters<typeof createOfflineProcessor>[1]>["generator"]>;
+  chatCalls: () => number;
 }
 
 async function runPart(
   failures: RealFailure[],
   embedder: ReturnType<typeof buildLlm>["embedder"],
   memory: ReturnType<typeof loadConfig>["memory"],
+  model?: ModelUnderTest,
 ): Promise<Omit<PartResult, "source" | "split">> {
   const fakeStore = createFakeStore();
   const processor = createOfflineProcessor(
     { store: fakeStore.store, index: createFakeIndex().index },
-    { embedder, memory },
+    { embedder, memory, ...(model ? { generator: model.generator } : {}) },
   );
+  const chatBefore = model?.chatCalls() ?? 0;
   const lessonTasks = new Map<string, Set<string>>();
   const taskLessons = new Map<string, Set<string>>();
   const taskFailures = new Map<string, number>();
@@ -63,7 +83,9 @@ async function runPart(
   let reusesRight = 0;
   let generatorCalls = 0;
   for (const failure of failures) {
+    const chatsBefore = model?.chatCalls() ?? 0;
     const result = await processor.process(failure.event);
+    const chats = (model?.chatCalls() ?? 0) - chatsBefore;
     generatorCalls += result.generatorCalls;
     const outcome = result.outputs.find((o) => o.role !== "loopDecision")?.value as
       ReflectionOutcome | undefined;
@@ -76,7 +98,7 @@ async function runPart(
       const tasks = lessonTasks.get(id) ?? new Set<string>();
       if (action === "reuse") {
         reuses += 1;
-        reuseChatCalls += result.generatorCalls;
+        reuseChatCalls += model ? chats : result.generatorCalls;
         if (tasks.has(failure.taskKey)) reusesRight += 1;
       }
       tasks.add(failure.taskKey);
@@ -93,7 +115,9 @@ async function runPart(
     }
   }
   const repeated = [...taskFailures].filter(([, n]) => n > 1).map(([task]) => task);
-  const lessonsOfRepeated = repeated.map((t) => taskLessons.get(t)?.size ?? 0);
+  // A task none of whose failures got a lesson is not split over lessons: it is left out here
+  // and counted apart (repeatedWithLesson).
+  const lessonsOfRepeated = repeated.map((t) => taskLessons.get(t)?.size ?? 0).filter((n) => n > 0);
   const storedTexts = new Set(
     [...fakeStore.reflections.values()].map((r) =>
       r.reflection.learning !== "" ? r.reflection.learning : (r.reflection.strategyText ?? ""),
@@ -103,6 +127,7 @@ async function runPart(
     failures: failures.length,
     tasks: taskFailures.size,
     repeatedTasks: repeated.length,
+    repeatedWithLesson: lessonsOfRepeated.length,
     lessonsPerRepeatedTask: lessonsOfRepeated.length
       ? lessonsOfRepeated.reduce((a, b) => a + b, 0) / lessonsOfRepeated.length
       : Number.NaN,
@@ -117,11 +142,83 @@ async function runPart(
     reuseChatCalls,
     reusesRight,
     generatorCalls,
+    chatCalls: model ? model.chatCalls() - chatBefore : null,
     actions,
   };
 }
 
 const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(0)} %` : "n/a");
+
+function goalsMet(r: PartResult): boolean {
+  const tau = r.source.startsWith("tau-bench");
+  return [
+    !tau || r.repeatedWithLesson === 0 || r.lessonsPerRepeatedTask <= 1.5,
+    r.maxTasksPerLesson <= 4,
+    r.distinctTexts >= r.tasks / 2,
+    !tau || r.stepWithinTwo >= 0.6 * r.labelled,
+    r.reuseChatCalls === 0,
+    r.reuses === 0 || r.reusesRight >= 0.9 * r.reuses,
+  ].every(Boolean);
+}
+
+function partLines(r: PartResult, verdict: string): string[] {
+  const tau = r.source.startsWith("tau-bench");
+  return [
+    `${r.source} [${r.split}] ${String(r.failures)} failures of ${String(r.tasks)} tasks (${String(r.repeatedTasks)} failed more than once): ${verdict}`,
+    `  memory actions ${[...r.actions].map(([a, n]) => `${a} ${String(n)}`).join(", ")}; lessons stored ${String(r.stored)}; generator calls ${String(r.generatorCalls)}${r.chatCalls === null ? "" : `; chat calls ${String(r.chatCalls)}`}`,
+    `  lessons per repeated task ${Number.isNaN(r.lessonsPerRepeatedTask) ? "n/a" : r.lessonsPerRepeatedTask.toFixed(2)} (≤ 1.5) over the ${String(r.repeatedWithLesson)} of ${String(r.repeatedTasks)} with a lesson; most tasks under one lesson ${String(r.maxTasksPerLesson)} (≤ 4); lessons spanning > 1 task ${String(r.mixedLessons)}`,
+    `  distinct lesson texts ${String(r.distinctTexts)} for ${String(r.tasks)} failing tasks (≥ half)`,
+    `  decisive step: exact ${String(r.stepExact)}/${String(r.labelled)} = ${pct(r.stepExact, r.labelled)}, within two ${String(r.stepWithinTwo)}/${String(r.labelled)} = ${pct(r.stepWithinTwo, r.labelled)}${tau ? " (≥ 60 %)" : ""}`,
+    `  reuses ${String(r.reuses)}: chat calls ${String(r.reuseChatCalls)} (0), right task ${String(r.reusesRight)}/${String(r.reuses)} (≥ 90 %)`,
+  ];
+}
+
+/**
+ * The failures a capable model's answer was recorded for, per source and part, with the `openai`
+ * generator against the local server replaying those answers (as bench/llm.ts calls-recorded
+ * does). Informational: the goals are the offline run's.
+ */
+async function recordedRun(
+  all: RealFailure[],
+  embedder: ReturnType<typeof buildLlm>["embedder"],
+  memory: ReturnType<typeof loadConfig>["memory"],
+  only: string | undefined,
+): Promise<string[]> {
+  const byId = new Map(all.map((f) => [f.id, f]));
+  const recorded = recordedAnswers("real").flatMap((answer) => {
+    const failure = byId.get(answer.id);
+    return failure ? [{ failure, answer }] : [];
+  });
+  if (recorded.length === 0) return ["recorded model answers: none match these logs"];
+  const fake = await startFakeOpenAiServer({
+    chat: replayModel(recorded.map((r) => ({ event: r.failure.event, answer: r.answer }))),
+  });
+  try {
+    const client = new OpenAI({ apiKey: "unused", baseURL: fake.url, maxRetries: 0 });
+    const generator = createOpenAiGenerator({
+      client,
+      model: "bench-model",
+      timeoutMs: 10_000,
+      maxRetries: 0,
+    });
+    const model = { generator, chatCalls: () => fake.chatRequests().length };
+    const lines = [
+      `recorded model answers (${String(recorded.length)} failures, test/fixtures/recorded-answers/real; openai generator against a local server replaying them):`,
+    ];
+    const failures = recorded.map((r) => r.failure);
+    for (const source of [...new Set(failures.map((f) => f.source))])
+      for (const split of ["tune", "holdout"] as const) {
+        if (only && only !== split) continue;
+        const part = failures.filter((f) => f.source === source && f.split === split);
+        if (part.length === 0) continue;
+        const r = { source, split, ...(await runPart(part, embedder, memory, model)) };
+        lines.push(...partLines(r, "recorded answers").map((l) => `  ${l}`));
+      }
+    return lines;
+  } finally {
+    await fake.close();
+  }
+}
 
 export async function benchMemoryReal(): Promise<BenchResult> {
   const where = realLogsDir();
@@ -157,26 +254,11 @@ export async function benchMemoryReal(): Promise<BenchResult> {
   ];
   let met = true;
   for (const r of results) {
-    const tau = r.source.startsWith("tau-bench");
-    const goals = [
-      !tau || r.repeatedTasks === 0 || r.lessonsPerRepeatedTask <= 1.5,
-      r.maxTasksPerLesson <= 4,
-      r.distinctTexts >= r.tasks / 2,
-      !tau || r.stepWithinTwo >= 0.6 * r.labelled,
-      r.reuseChatCalls === 0,
-      r.reuses === 0 || r.reusesRight >= 0.9 * r.reuses,
-    ];
-    const ok = goals.every(Boolean);
+    const ok = goalsMet(r);
     met &&= ok;
-    lines.push(
-      `${r.source} [${r.split}] ${String(r.failures)} failures of ${String(r.tasks)} tasks (${String(r.repeatedTasks)} failed more than once): ${ok ? "goals met" : "goals NOT met"}`,
-      `  memory actions ${[...r.actions].map(([a, n]) => `${a} ${String(n)}`).join(", ")}; lessons stored ${String(r.stored)}; generator calls ${String(r.generatorCalls)}`,
-      `  lessons per repeated task ${Number.isNaN(r.lessonsPerRepeatedTask) ? "n/a" : r.lessonsPerRepeatedTask.toFixed(2)} (≤ 1.5); most tasks under one lesson ${String(r.maxTasksPerLesson)} (≤ 4); lessons spanning > 1 task ${String(r.mixedLessons)}`,
-      `  distinct lesson texts ${String(r.distinctTexts)} for ${String(r.tasks)} failing tasks (≥ half)`,
-      `  decisive step: exact ${String(r.stepExact)}/${String(r.labelled)} = ${pct(r.stepExact, r.labelled)}, within two ${String(r.stepWithinTwo)}/${String(r.labelled)} = ${pct(r.stepWithinTwo, r.labelled)}${tau ? " (≥ 60 %)" : ""}`,
-      `  reuses ${String(r.reuses)}: chat calls ${String(r.reuseChatCalls)} (0), right task ${String(r.reusesRight)}/${String(r.reuses)} (≥ 90 %)`,
-    );
+    lines.push(...partLines(r, ok ? "goals met" : "goals NOT met"));
   }
+  lines.push(...(await recordedRun(all, embedder, config.memory, only)));
   return {
     name: "Memory on real agent failure logs (per source, tune and held-out)",
     lines,

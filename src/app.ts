@@ -39,6 +39,7 @@ import {
   buildLogOffsets,
   buildMaintenance,
   buildPostgresPool,
+  buildLessonSplits,
   buildReadStores,
   buildRedis,
   buildReflectionStore,
@@ -306,7 +307,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   const http = createHttpServer({
     api: {
       keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
-      stores: readStores,
+      stores: { ...readStores, lessonSplits: buildLessonSplits(pool, config, redis) },
       completeLoop: createLoopCompleter({
         store: reflectionStore,
         guardrails,

@@ -13,6 +13,7 @@ import { migrate, pendingMigrations } from "./adapters/postgres/migrate.js";
 import { pgClientConfig } from "./adapters/postgres/pg-connection.js";
 import { createPgFeedbackStore } from "./adapters/postgres/pg-feedback-store.js";
 import { createPgLessonStore } from "./adapters/postgres/pg-lesson-store.js";
+import { createPgLessonSplitStore } from "./adapters/postgres/pg-lesson-split.js";
 import { createPgLoopStore } from "./adapters/postgres/pg-loop-store.js";
 import {
   createPgExclusiveRunner,
@@ -24,6 +25,7 @@ import { createRedisSignatureEvictor } from "./adapters/redis/redis-signature-ev
 import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
 import { topicNames, type Config } from "./config/config.js";
 import { ReflectorError } from "./domain/errors.js";
+import type { LessonSplitStore } from "./domain/memory/lesson-split.js";
 import { defaultQualityConfig } from "./domain/quality/quality-config.js";
 import { runsPeriodicReflection } from "./domain/select-for-reflection.js";
 import type { FeedbackStore } from "./features/feedback/feedback-store.js";
@@ -207,6 +209,26 @@ export function buildReflectionStore(pool: pg.Pool, embedder: Pick<Embedder, "na
     embeddingModel: embedder.name,
     patternValidity: defaultQualityConfig.patternValidity,
   });
+}
+
+/**
+ * Splitting a merged lesson (`reflector split`, `POST /api/v1/reflections/{id}/split`): the
+ * Postgres write, then the cached signatures that moved are forgotten, so the next recurrence
+ * under them reads where they now point.
+ */
+export function buildLessonSplits(pool: pg.Pool, config: Config, redis?: Redis): LessonSplitStore {
+  const store = createPgLessonSplitStore(pool);
+  const evictor = redis ? createRedisSignatureEvictor(redis, { keyPrefix: config.redis.keyPrefix }) : null;
+  return {
+    async splitSources(request) {
+      const result = await store.splitSources(request);
+      if (result.status === "split" && evictor && result.signaturesMoved.length)
+        await evictor.forget(
+          result.signaturesMoved.map((signature) => ({ tenantId: request.tenantId, signature })),
+        );
+      return result;
+    },
+  };
 }
 
 /** The read side's stores (loops, lessons, feedback), each behind its feature's port. */

@@ -6,6 +6,7 @@ import { runOtlpBridge, runProcessor } from "../main.js";
 import { createLogger } from "../observability/logger.js";
 import { registerMaintenanceCommands } from "./maintenance-commands.js";
 import { registerOpsCommands } from "./ops-commands.js";
+import { registerSplitCommand } from "./split-command.js";
 
 // kafkajs 2.2.4 schedules a timer with a negative delay on Node ≥ 23 (tulios/kafkajs#1751); Node
 // clamps it to 1 ms, which is what kafkajs meant, and warns. Drop that one warning, nothing else.
@@ -102,6 +103,7 @@ program
 
 registerOpsCommands(program);
 registerMaintenanceCommands(program);
+registerSplitCommand(program);
 
 export async function runCli(argv: string[]): Promise<void> {
   await program.parseAsync(argv);

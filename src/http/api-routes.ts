@@ -12,6 +12,11 @@ import {
   type LessonRoutesDeps,
 } from "../features/lessons/lesson-routes.js";
 import { loopRouteRoles, registerLoopRoutes, type LoopRoutesDeps } from "../features/loops/loop-routes.js";
+import {
+  lessonSplitRouteRoles,
+  registerLessonSplitRoute,
+  type LessonSplitRoutesDeps,
+} from "../features/lessons/split-routes.js";
 import type { Logger } from "../observability/logger.js";
 import { Forbidden, type ApiContext } from "./api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
@@ -24,6 +29,8 @@ export interface ApiRoutesDeps {
     loops: LoopRoutesDeps["store"];
     lessons: LessonRoutesDeps["store"];
     feedback: FeedbackRoutesDeps["store"];
+    /** Splitting a merged lesson; without it the split route answers 503. */
+    lessonSplits?: LessonSplitRoutesDeps["store"];
   };
   completeLoop: LoopRoutesDeps["completeLoop"];
   commonIssues: LessonRoutesDeps["commonIssues"];
@@ -60,6 +67,7 @@ function overTls(request: FastifyRequest): boolean {
 export const routeRoles: Readonly<Record<string, ApiRole>> = {
   ...loopRouteRoles,
   ...lessonRouteRoles,
+  ...lessonSplitRouteRoles,
   ...feedbackRouteRoles,
 };
 
@@ -189,6 +197,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
 
     registerLoopRoutes(scope, { store: deps.stores.loops, completeLoop: deps.completeLoop }, ctx);
     registerLessonRoutes(scope, { store: deps.stores.lessons, commonIssues: deps.commonIssues }, ctx);
+    registerLessonSplitRoute(scope, { store: deps.stores.lessonSplits }, ctx);
     registerFeedbackRoutes(
       scope,
       {

@@ -1,13 +1,18 @@
 import type { LocatedFailure } from "../attribution/attribute-failure.js";
-import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
+import type { TaskCompleted } from "../contracts/index.js";
+import { leavesOf, parseArguments, type Leaf } from "./argument-sources.js";
+import { firstMismatch, type CallFinding } from "./call-mismatch.js";
+
+export { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument-sources.js";
 
 /**
- * A lesson about the decisive step of a failure that no error explains: the first call that
- * changed state (a booking, a cancellation, a refund) committed the run to the wrong outcome. The
- * trace cannot say which argument was wrong, but it shows where each argument came from: what
- * the user said, what an earlier tool returned, or neither (the agent's own choice). The lesson is
- * about that call and those arguments, so two tasks that fail on different calls, or on the same
- * call with differently sourced arguments, get different lessons.
+ * A lesson about the decisive call of a failure that no error explains, written only when the
+ * trace shows what was wrong with it: an argument that contradicts what the user said (both values
+ * named), one that no user message or earlier tool output holds, or a write the user never asked
+ * for, with the policy sentence that speaks of it. The call is the first state-changing one the
+ * tool accepted that shows such a mismatch, from the attribution's step on. When no call shows
+ * one, what was found is said and no lesson is written: a read-back of arguments the user already
+ * confirmed would not have prevented the failure.
  */
 export interface DecisiveStepLesson {
   found: string;
@@ -15,119 +20,109 @@ export interface DecisiveStepLesson {
   learning: string;
   tags: string[];
   patterns: string[];
-  /** The argument names the agent filled without the user stating their value, sorted. */
-  unstated: string[];
 }
 
-export interface Leaf {
-  path: string;
-  value: string;
+export interface DecisiveStepReading {
+  /** What the trace shows about the state-changing calls, lesson or not. */
+  found: string;
+  lesson: DecisiveStepLesson | null;
 }
 
-export const userActor = /^(user|human|customer|client)$/i;
 const short = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+const show = (ls: Leaf[]) =>
+  ls
+    .slice(0, 4)
+    .map((l) => `\`${l.path}\` = \`${short(l.value.replace(/[`"]/g, ""), 40)}\``)
+    .join(", ");
+const nameOf = (path: string) =>
+  path
+    .split(/[.[\]]+/)
+    .filter(Boolean)
+    .pop() ?? path;
+const plain = (text: string) => text.replace(/["`]/g, "'");
 
-export function parseArguments(content: string): unknown {
-  try {
-    return JSON.parse(content) as unknown;
-  } catch {
-    return null;
+function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
+  const tool = finding.step.toolName ?? "the call";
+  const m = finding.mismatch;
+  const policy = finding.policy ? `"${plain(finding.policy)}"` : undefined;
+  const rule = policy ? `; the policy says ${policy}` : "";
+  switch (m.kind) {
+    case "contradicts_user": {
+      const name = nameOf(m.path);
+      const count = /^\d+$/.test(m.userSaid);
+      return {
+        found: count
+          ? `${where} set \`${m.path}\` = \`${m.value}\` where the user had said ${m.userSaid}${rule}`
+          : `${where} used \`${m.path}\` = \`${m.value}\`, a ${m.value.replace(/_\d+$/, "").replace(/_/g, " ")}, where the user had asked for the ${m.userSaid}${rule}`,
+        learning: count
+          ? `Before \`${tool}\`, set \`${name}\` to the number the user gave: the user said ${m.userSaid} and the call at ${where.split(",")[0]} carried ${m.value}.`
+          : `Before \`${tool}\`, use the ${m.userSaid} the user asked for as \`${name}\`: the agent sent \`${m.value}\` instead.`,
+        adjustments: [
+          `add constraint: before calling ${tool}, compare ${name} with the value the user stated for it and use the user's value`,
+          `change the source of ${name} for ${tool} from the records' first match to the user's stated choice`,
+        ],
+        tags: [tool, "decisive-step", "contradicts-user", name],
+        patterns: [`${tool} with ${name} other than the user asked`],
+      };
+    }
+    case "unasked":
+      return {
+        found: `${where} is an action the user never asked for (they asked: "${plain(m.asked)}")${rule}`,
+        learning: `Call \`${tool}\` only when the user asks for it${policy ? ` and the policy allows it (${policy})` : ""}: here the user never asked, and the agent called it on its own.`,
+        adjustments: [
+          `add constraint: call ${tool} only after the user has asked for that action in this session`,
+          `remove ${tool} from the actions the agent takes on its own initiative`,
+        ],
+        tags: [tool, "decisive-step", "unasked-action"],
+        patterns: [`${tool} the user did not ask for`],
+      };
+    case "unsourced": {
+      const names = [...new Set(m.leaves.map((l) => nameOf(l.path)))];
+      const keys = names.map((n) => `\`${n}\``).join(", ");
+      return {
+        found: `${where} set ${show(m.leaves)}, which no user message and no earlier tool output holds: the agent chose ${m.leaves.length > 1 ? "them" : "it"}${rule}`,
+        learning:
+          `Before \`${tool}\`, work out ${keys} from what the user said and the records${policy ? `, by the policy (${policy})` : ""}, or ask: ` +
+          `the agent set ${show(m.leaves).replace(/`/g, "")} with no source in the trace.`,
+        adjustments: [
+          `add constraint: every ${tool} argument (${names.join(", ")}) comes from the user's words or a tool result of this session`,
+          `change the source of ${names.join(", ")} for ${tool} from the agent's guess to ${policy ? "the policy's rule applied to the user's records" : "a question to the user"}`,
+        ],
+        tags: [tool, "decisive-step", "unsourced-argument", ...names.slice(0, 2)],
+        patterns: [`${tool} with ${names.join(", ")} from no source`],
+      };
+    }
   }
 }
 
-/** The scalar arguments of a call, by path (`payment_methods[].payment_id`). */
-export function leavesOf(value: unknown, path = ""): Leaf[] {
-  if (Array.isArray(value)) return value.flatMap((v) => leavesOf(v, `${path}[]`));
-  if (value && typeof value === "object")
-    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>
-      leavesOf(v, path ? `${path}.${k}` : k),
-    );
-  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean")
-    return [{ path: path || "value", value: String(value) }];
-  return [];
-}
-
-/** Whether a value is said in a text: as a word, case aside (a number or id, not a substring of one). */
-export function says(text: string, value: string): boolean {
-  if (value.length < 2) return false;
-  const escaped = value.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(^|[^\\p{L}\\p{N}])${escaped}($|[^\\p{L}\\p{N}])`, "u").test(text.toLowerCase());
-}
-
-/** The top-level argument an argument path belongs to (`payment_methods[].amount` → `payment_methods`). */
-const topOf = (path: string) => path.replace(/\[\]/g, "").split(".")[0] ?? path;
-
-export function decisiveStepLesson(located: LocatedFailure, event: TaskCompleted): DecisiveStepLesson | null {
+export function decisiveStepLesson(
+  located: LocatedFailure,
+  event: TaskCompleted,
+): DecisiveStepReading | null {
   if (located.basis !== "first_state_change" || located.stepIndex === undefined) return null;
-  const step = event.events[located.stepIndex];
-  if (!step?.toolName) return null;
-  const tool = step.toolName;
-  const before = event.events.slice(0, located.stepIndex);
-  const userText = before
-    .filter((e) => e.actor && userActor.test(e.actor))
-    .map((e) => e.content)
-    .join("\n");
-  const toolText = before
-    .filter((e: TraceEvent) => e.type === "tool_response")
-    .map((e) => e.content)
-    .join("\n");
-  const leaves = leavesOf(parseArguments(step.content));
-  const stated = leaves.filter((l) => says(userText, l.value));
-  const looked = leaves.filter((l) => !says(userText, l.value) && says(toolText, l.value));
-  const unseen = leaves.filter((l) => !says(userText, l.value) && !says(toolText, l.value));
-  const unstatedTops = [...new Set([...looked, ...unseen].map((l) => topOf(l.path)))].sort();
-  const statedTops = [...new Set(stated.map((l) => topOf(l.path)))]
-    .filter((t) => !unstatedTops.includes(t))
-    .sort();
-  const show = (ls: Leaf[]) =>
-    ls
-      .slice(0, 4)
-      .map((l) => `\`${l.path}\` = \`${short(l.value.replace(/[`"]/g, ""), 40)}\``)
-      .join(", ");
-  const firstUser = event.events.find((e) => e.actor && userActor.test(e.actor))?.content ?? "";
-  const request = firstUser ? `"${short(firstUser.replace(/\s+/g, " ").trim(), 110)}"` : "the user's request";
-  const where = `step ${String(located.stepIndex)} (${step.eventId}), \`${tool}\``;
-  const parts = [
-    `the first call that changed state was ${where}${leaves.length ? ` with ${show(leaves)}` : ""}`,
-    stated.length ? `the user had stated ${show(stated)}` : "",
-    looked.length
-      ? `${show(looked)} came only from earlier tool output, so the agent chose ${looked.length > 1 ? "them" : "it"} without the user confirming`
-      : "",
-    unseen.length
-      ? `${show(unseen)} appears in no user message nor earlier tool output before the call, so the agent assumed ${unseen.length > 1 ? "them" : "it"}`
-      : "",
-    looked.length || unseen.length
-      ? "the run ended in the wrong state after this call"
-      : `the agent relied on the user's words and did not check the policy's conditions for \`${tool}\`, which led to the wrong final state`,
-  ].filter(Boolean);
-  const found = parts.join("; ");
-  const keys = unstatedTops.map((k) => `\`${k}\``).join(", ");
-  if (unstatedTops.length > 0)
-    return {
-      found,
-      learning:
-        `Before \`${tool}\`, check ${keys} against what the user asked (${request}) and confirm ${unstatedTops.length > 1 ? "them" : "it"} with the user: ` +
-        `the agent filled ${unstatedTops.length > 1 ? "them" : "it"} itself and the task failed on that call.`,
-      adjustments: [
-        `add constraint: before calling ${tool}, read back ${unstatedTops.join(", ")} to the user and wait for an explicit yes`,
-        `change the source of ${unstatedTops.join(", ")} for ${tool} from the agent's choice to values the user stated or confirmed`,
-        `add constraint: compare each ${tool} argument with the user's stated preferences and the policy before the call`,
-      ],
-      tags: [tool, "decisive-step", "unconfirmed-arguments"],
-      patterns: [`${tool} with ${unstatedTops.join(", ")} the user did not state`],
-      unstated: unstatedTops,
-    };
-  return {
-    found,
-    learning:
-      `Before \`${tool}\`, check that this action is what the user asked (${request}) and that the policy allows it: ` +
-      `every argument${statedTops.length ? ` (${statedTops.map((k) => `\`${k}\``).join(", ")})` : ""} came from the user, yet the task failed on that call.`,
-    adjustments: [
-      `add constraint: before calling ${tool}, restate the action and its effect to the user and wait for an explicit yes`,
-      `add constraint: check the policy's conditions for ${tool} against the records read in this session before the call`,
-    ],
-    tags: [tool, "decisive-step", "unwanted-action"],
-    patterns: [`${tool} the user did not ask for`],
-    unstated: [],
+  const first = event.events[located.stepIndex];
+  if (!first?.toolName) return null;
+  const callAt = (index: number) => {
+    const step = event.events[index];
+    return `step ${String(index)} (${step?.eventId ?? "?"}), \`${step?.toolName ?? "?"}\``;
   };
+  const firstCall = `the first call that changed state was ${callAt(located.stepIndex)}${
+    leavesOf(parseArguments(first.content)).length
+      ? ` with ${show(leavesOf(parseArguments(first.content)))}`
+      : ""
+  }`;
+  const finding = firstMismatch(event, located.stepIndex);
+  if (!finding)
+    return {
+      found:
+        `${firstCall}; in it and in every later accepted write, each argument matches what the user said or an earlier tool returned, ` +
+        "and the user asked for each action, so the trace does not show which of them was wrong",
+      lesson: null,
+    };
+  const lesson = lessonOf(finding, callAt(finding.index));
+  const later =
+    finding.index === located.stepIndex
+      ? ""
+      : `${firstCall}, where the trace shows no mismatch with what the user asked; the first accepted write that shows one is `;
+  return { found: later ? `${later}${lesson.found}` : lesson.found, lesson };
 }

@@ -3,7 +3,7 @@ import type { Reflection, TaskCompleted } from "../contracts/index.js";
 import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";
 import { decisiveStepLesson } from "./decisive-step-lesson.js";
-import { locatedStepLesson } from "./located-step-lesson.js";
+import { locatedStepReading } from "./located-step-lesson.js";
 
 export interface HeuristicGuidance {
   attempt: number;
@@ -278,9 +278,11 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
   if (event.outcome === "success" && !findingFromEvaluation(event)) return successReflection(event);
   const analysis = classifyFailure(event);
   // No explaining error: a lesson about the decisive call, when the trace shows one.
-  const decisive = analysis.failingStep ? null : decisiveStepLesson(analysis.located, event);
-  const located = analysis.failingStep ? null : locatedStepLesson(analysis.located, event);
-  const lesson = lessonFor(analysis.kind, analysis, event) ?? decisive ?? located;
+  const decisiveReading = analysis.failingStep ? null : decisiveStepLesson(analysis.located, event);
+  const reading =
+    decisiveReading ?? (analysis.failingStep ? null : locatedStepReading(analysis.located, event));
+  const decisive = decisiveReading?.lesson ?? null;
+  const lesson = lessonFor(analysis.kind, analysis, event) ?? reading?.lesson ?? null;
   const step = analysis.failingStep;
   const led = analysis.precedingStep;
   const retry = guidance && guidance.attempt > 1 ? guidance : undefined;
@@ -298,7 +300,9 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
           .slice(0, 3)
           .map((e) => quote(e, 200))
           .join("; ")}.`
-      : `The trace does not show why the task failed${event.error ? ` (its error says only ${quote(event.error.message, 120)})` : ""}: no cause is claimed and no lesson is written.`,
+      : reading
+        ? `What the trace shows: ${reading.found}. It does not show what was wrong there${event.error ? ` (the error says only ${quote(event.error.message, 120)})` : ""}: no cause is claimed and no lesson is written.`
+        : `The trace does not show why the task failed${event.error ? ` (its error says only ${quote(event.error.message, 120)})` : ""}: no cause is claimed and no lesson is written.`,
   ];
   if (guidance?.answerIssues?.length)
     sentences.push(`Self-evaluation of the answer found: ${guidance.answerIssues.slice(0, 3).join("; ")}.`);

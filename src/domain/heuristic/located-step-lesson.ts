@@ -40,6 +40,25 @@ const readable = new Set<AttributionBasis>([
   "failure_text",
 ]);
 
+/**
+ * Where the value that became the answer came from (`answer_source`, `computed_by`) is what the
+ * trace shows, not what was wrong with it: the lesson those rules would write ("check it against
+ * a second source", "check what the code computes") is the same for every failure. What was
+ * found is said; no lesson is written.
+ */
+const sourceOnly = new Set<AttributionBasis>(["answer_source", "computed_by"]);
+
+export interface LocatedStepReading {
+  found: string;
+  lesson: LocatedStepLesson | null;
+}
+
+export function locatedStepReading(located: LocatedFailure, event: TaskCompleted): LocatedStepReading | null {
+  const lesson = locatedStepLesson(located, event);
+  if (!lesson) return null;
+  return { found: lesson.found, lesson: sourceOnly.has(located.basis) ? null : lesson };
+}
+
 export function locatedStepLesson(located: LocatedFailure, event: TaskCompleted): LocatedStepLesson | null {
   if (!readable.has(located.basis) || located.stepIndex === undefined) return null;
   const step = event.events[located.stepIndex];

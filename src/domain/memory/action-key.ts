@@ -1,5 +1,5 @@
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
-import { leavesOf, parseArguments, userActor } from "../heuristic/decisive-step-lesson.js";
+import { leavesOf, parseArguments, userActor } from "../heuristic/argument-sources.js";
 
 /** An account, booking or order id as people type it: letters and digits, five or more characters. */
 const identifierPattern =

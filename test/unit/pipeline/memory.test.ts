@@ -400,7 +400,7 @@ describe("memory: a silent failing call is recognised by its action", () => {
     );
     expect(first.memory?.action).toBe("add");
     expect(first.reflection.learning).toMatch(
-      /^Before `book_reservation`, check `cabin`, `payment_id` against what the user asked/,
+      /^Before `book_reservation`, work out `cabin` from what the user said and the records, or ask/,
     );
     expect(first.reflection.attribution?.action).toBe(
       "book_reservation(cabin,payment_id,user_id) for mia_li_3668",

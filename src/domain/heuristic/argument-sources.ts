@@ -1,0 +1,35 @@
+/** A call's arguments, read as the trace wrote them, and where in a text a value is said. */
+
+export interface Leaf {
+  path: string;
+  value: string;
+}
+
+export const userActor = /^(user|human|customer|client)$/i;
+
+export function parseArguments(content: string): unknown {
+  try {
+    return JSON.parse(content) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+/** The scalar arguments of a call, by path (`payment_methods[].payment_id`). */
+export function leavesOf(value: unknown, path = ""): Leaf[] {
+  if (Array.isArray(value)) return value.flatMap((v) => leavesOf(v, `${path}[]`));
+  if (value && typeof value === "object")
+    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>
+      leavesOf(v, path ? `${path}.${k}` : k),
+    );
+  if (typeof value === "string" || typeof value === "number" || typeof value === "boolean")
+    return [{ path: path || "value", value: String(value) }];
+  return [];
+}
+
+/** Whether a value is said in a text: as a word, case aside (a number or id, not a substring of one). */
+export function says(text: string, value: string): boolean {
+  if (value.length < 2) return false;
+  const escaped = value.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^\\p{L}\\p{N}])${escaped}($|[^\\p{L}\\p{N}])`, "u").test(text.toLowerCase());
+}

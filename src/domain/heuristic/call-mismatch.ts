@@ -1,0 +1,326 @@
+import { isWriteTool } from "../attribution/team-rules.js";
+import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
+import { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument-sources.js";
+
+/**
+ * What a state-changing call did that the trace itself shows was not asked for, compared only
+ * with what came before it in the same trace:
+ * - `contradicts_user`: an argument whose value differs from one the user gave for it (the user
+ *   asked to pay by gift card and the call pays by credit card; the user said three bags and the
+ *   call carries two); both values are named;
+ * - `unsourced`: an argument whose value no user message and no earlier tool output holds, so
+ *   the agent made it up (a count of bags, a date), free text and sums of seen amounts aside;
+ * - `unasked`: a write whose action the user never asked for (a certificate sent, a transfer).
+ * A call that the tool rejected changed nothing and is passed over.
+ */
+export type Mismatch =
+  | { kind: "contradicts_user"; path: string; value: string; userSaid: string }
+  | { kind: "unsourced"; leaves: Leaf[] }
+  | { kind: "unasked"; asked: string };
+
+export interface CallFinding {
+  index: number;
+  step: TraceEvent;
+  mismatch: Mismatch;
+  /** The policy sentence (from the system prompt before the call) that speaks of what went wrong. */
+  policy?: string;
+}
+
+const numberWords = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+const months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+
+/** The words of a name (`nonfree_baggages` → nonfree, baggages; `sendCertificate` → send, certificate). */
+export const wordsOf = (name: string) =>
+  name
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z]+/)
+    .filter(Boolean);
+
+/** A word's stem as matched against free text: its first letters (`baggages` and `bags` share `bag`). */
+const stemOf = (word: string) =>
+  word
+    .replace(/(ages|age|ing|ed|es|s)$/, "")
+    .replace(/(.)\1$/, "$1")
+    .slice(0, 5);
+const hasStem = (text: string, stem: string) =>
+  new RegExp(`(^|[^a-z])${stem}`, "i").test(text) && stem.length >= 3;
+
+/** Whether a value is said in a text, in any of the ways people write it. */
+export function mentions(text: string, value: string): boolean {
+  if (says(text, value)) return true;
+  if (value.includes("_") && (says(text, value.replace(/_/g, " ")) || says(text, value.replace(/_/g, "-"))))
+    return true;
+  const date = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (date) {
+    const month = months[Number(date[2]) - 1] ?? "";
+    const day = String(Number(date[3]));
+    return new RegExp(
+      `${month}[a-z]*\\.?\\s+${day}(st|nd|rd|th)?\\b|\\b${day}(st|nd|rd|th)?\\s+(of\\s+)?${month}|\\b${Number(date[2])}/${day}\\b`,
+      "i",
+    ).test(text);
+  }
+  return false;
+}
+
+/** The count the user last gave for a thing (`three checked bags` → 3, `no baggage` → 0). */
+function userCount(userText: string, stems: string[]): number | undefined {
+  let found: number | undefined;
+  const re =
+    /\b(\d{1,2}|zero|one|two|three|four|five|six|seven|eight|nine|ten|no|any)\s+((?:[a-z-]+\s+){0,2}[a-z]+)/gi;
+  for (const m of userText.matchAll(re)) {
+    const nouns = (m[2] ?? "").toLowerCase().split(/\s+/);
+    if (!nouns.some((noun) => stems.some((s) => noun.startsWith(s)))) continue;
+    const raw = (m[1] ?? "").toLowerCase();
+    const before = userText.slice(Math.max(0, m.index - 12), m.index).toLowerCase();
+    if (raw === "any") {
+      if (/(n't|not|never)\s*$/.test(before.trim()) || /n't\s+have\s*$/.test(before)) found = 0;
+      continue;
+    }
+    found = raw === "no" ? 0 : /\d/.test(raw) ? Number(raw) : numberWords.indexOf(raw);
+  }
+  return found;
+}
+
+/** The numbers a text holds, and every sum and difference of two of them (amounts the agent worked out). */
+function derivable(text: string): Set<string> {
+  const nums = [...new Set((text.match(/\d+(?:\.\d+)?/g) ?? []).map(Number))].slice(0, 400);
+  const out = new Set(nums.map(String));
+  for (const a of nums)
+    for (const b of nums) {
+      out.add(String(Math.round((a + b) * 100) / 100));
+      if (a > b) out.add(String(Math.round((a - b) * 100) / 100));
+    }
+  return out;
+}
+
+/** `gift_card_7719` → `gift card`; null for values that are not a kind followed by a number. */
+const kindOf = (value: string) => /^([a-z]+(?:_[a-z]+)*)_\d+$/.exec(value)?.[1]?.replace(/_/g, " ") ?? null;
+/** Whether a text names a kind of value in words (`gift card`), not by quoting an id of it (`gift_card_7719`). */
+const saysKind = (text: string, kind: string) =>
+  new RegExp(`(^|[^a-z])${kind.replace(/ /g, "[\\s_-]+")}s?(?![a-z]|[_-]?\\d)`, "i").test(text);
+/** The kinds of value listed next to a value in tool output (the other payment methods of a profile). */
+function kindsNear(toolText: string, value: string): Set<string> {
+  const kinds = new Set<string>();
+  for (const at of toolText.matchAll(new RegExp(value, "g"))) {
+    const near = toolText.slice(Math.max(0, at.index - 300), at.index + 300);
+    for (const token of near.match(/\b[a-z]+(?:_[a-z]+)*_\d+\b/g) ?? []) {
+      const kind = kindOf(token);
+      if (kind) kinds.add(kind);
+    }
+  }
+  return kinds;
+}
+
+const editVerbs = [
+  "chang",
+  "modif",
+  "updat",
+  "upgrad",
+  "downgr",
+  "add",
+  "remov",
+  "switch",
+  "move",
+  "edit",
+  "apply",
+];
+/** Verbs a user uses to ask for what a tool of this verb does. */
+const askedBy: Record<string, string[]> = {
+  cancel: ["cancel"],
+  book: ["book", "reserv"],
+  reserve: ["book", "reserv"],
+  update: editVerbs,
+  modify: editVerbs,
+  change: editVerbs,
+  send: ["compens", "certif", "voucher", "send", "refund", "credit"],
+  transfer: ["transfer", "human", "agent", "representative", "person", "supervisor", "manager"],
+  refund: ["refund", "money back", "reimburs"],
+  delete: ["delet", "remov", "cancel"],
+  remove: ["delet", "remov", "cancel"],
+};
+
+const short = (text: string, max: number) => {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+/**
+ * The policy sentence before the call that speaks of what went wrong: it names every stem of one
+ * of the groups (all words of an argument's name, or the action) and states a rule; the one that
+ * names them most often wins.
+ */
+function policyFor(policyText: string, groups: string[][], when = false): string | undefined {
+  let best: { text: string; score: number } | undefined;
+  for (const sentence of policyText.split(/(?<=[.!?])\s+|\n+/)) {
+    const s = sentence.replace(/^[-*#\s]+/, "").trim();
+    if (s.length < 20 || !/\b(must|only|cannot|not|never|should|at most|if|unless|each|per)\b/i.test(s))
+      continue;
+    const hit = groups.filter((g) => g.length > 0 && g.every((stem) => hasStem(s, stem)));
+    if (hit.length === 0) continue;
+    const uses = [...new Set(hit.flat())].reduce(
+      (n, stem) => n + Math.min(3, s.match(new RegExp(`(^|[^a-z])${stem}`, "gi"))?.length ?? 0),
+      0,
+    );
+    // For an action taken unasked, the rule that says when it may be taken.
+    const score =
+      hit.length * 2 +
+      uses +
+      (when && /\b(unless|only if|if and only if|proactive|explicitly)/i.test(s) ? 4 : 0);
+    if (!best || score > best.score) best = { text: s, score };
+  }
+  return best ? short(best.text, 220) : undefined;
+}
+const nameStems = (path: string) =>
+  wordsOf(
+    path
+      .split(/[.[\]]+/)
+      .filter(Boolean)
+      .pop() ?? path,
+  )
+    .filter((w) => w.length >= 3 && w !== "total")
+    .map(stemOf);
+
+function rejected(events: readonly TraceEvent[], index: number): boolean {
+  const reply = events.slice(index + 1, index + 3).find((e) => e.type === "tool_response");
+  return reply !== undefined && (/^\s*error\b/i.test(reply.content) || reply.error !== undefined);
+}
+
+/** A value of another kind than the one the user asked for, when the records offered the asked one. */
+function kindContradiction(
+  leaves: Leaf[],
+  userText: string,
+  toolText: string,
+  policyText: string,
+): Omit<CallFinding, "index" | "step"> | null {
+  for (const leaf of leaves) {
+    const kind = kindOf(leaf.value);
+    // The user quoting the value itself (their own id) chose it.
+    if (!kind || saysKind(userText, kind) || mentions(userText, leaf.value)) continue;
+    // Several values for one argument (a split payment): one the user asked for is enough.
+    const siblings = leaves.filter((l) => l.path === leaf.path).map((l) => kindOf(l.value));
+    if (siblings.some((k) => k !== null && saysKind(userText, k))) continue;
+    const others = [...kindsNear(toolText, leaf.value)].filter((k) => k !== kind && saysKind(userText, k));
+    if (others.length === 1 && others[0])
+      return {
+        mismatch: { kind: "contradicts_user", path: leaf.path, value: leaf.value, userSaid: others[0] },
+        policy: policyFor(policyText, [wordsOf(kind).map(stemOf), wordsOf(others[0]).map(stemOf)]),
+      };
+  }
+  return null;
+}
+
+/** What the call at `index` did that the trace before it shows was not asked for, if anything. */
+export function mismatchOf(
+  event: TaskCompleted,
+  index: number,
+  /** Whether an action the user never asked for counts: at the first write only (see `firstMismatch`). */
+  unaskedCounts = true,
+): Omit<CallFinding, "index" | "step"> | null {
+  const step = event.events[index];
+  if (!step?.toolName) return null;
+  const before = event.events.slice(0, index);
+  const userText = before
+    .filter((e) => e.actor && userActor.test(e.actor))
+    .map((e) => e.content)
+    .join("\n");
+  const toolText = before
+    .filter((e) => e.type === "tool_response")
+    .map((e) => e.content)
+    .join("\n");
+  // What the agent told the user or searched for before the call: values it presented are not made up.
+  const agentText = before
+    .filter((e) => e.type === "tool_call" || (e.type === "llm_response" && !userActor.test(e.actor ?? "")))
+    .map((e) => e.content)
+    .join("\n");
+  const policyText = before
+    .filter((e) => e.type === "system_event" || e.actor === "system")
+    .map((e) => e.content)
+    .join("\n");
+  const leaves = leavesOf(parseArguments(step.content));
+  const toolStems = wordsOf(step.toolName)
+    .filter((w) => w.length >= 4)
+    .slice(0, 2)
+    .map(stemOf);
+
+  // 1. A value of another kind than the one the user asked for (pay by gift card, not credit card).
+  const otherKind = kindContradiction(leaves, userText, toolText, policyText);
+  if (otherKind) return otherKind;
+  // 2. A count that differs from the one the user gave (three bags asked, two booked).
+  const counted = new Map<string, Leaf[]>();
+  const saidCount = (leaf: Leaf) => {
+    const name =
+      leaf.path
+        .split(/[.[\]]+/)
+        .filter(Boolean)
+        .pop() ?? leaf.path;
+    const stems = wordsOf(name)
+      .filter((w) => w.length >= 3)
+      .map(stemOf);
+    return userCount(userText, stems.length > 1 ? stems.slice(-1) : stems);
+  };
+  for (const leaf of leaves.filter((l) => /^\d+$/.test(l.value))) {
+    const said = saidCount(leaf);
+    if (said === undefined) continue;
+    const key = String(said);
+    counted.set(key, [...(counted.get(key) ?? []), leaf]);
+  }
+  for (const [said, group] of counted) {
+    if (group.some((l) => l.value === said)) continue;
+    const leaf = group.find((l) => /total/i.test(l.path)) ?? group[0];
+    if (leaf)
+      return {
+        mismatch: { kind: "contradicts_user", path: leaf.path, value: leaf.value, userSaid: said },
+        policy: policyFor(policyText, [nameStems(leaf.path)]),
+      };
+  }
+  // 3. A write the user never asked for.
+  const verb = wordsOf(step.toolName)[0] ?? "";
+  const asks = askedBy[verb];
+  if (unaskedCounts && asks && !asks.some((a) => new RegExp(`(^|[^a-z])${a}`, "i").test(userText)))
+    return {
+      mismatch: { kind: "unasked", asked: short(userText.split("\n")[0] ?? "", 110) },
+      policy: policyFor(policyText, [toolStems, ...asks.slice(0, 2).map((a) => [a])], true),
+    };
+  // 4. Values from nowhere: neither the user nor an earlier tool gave them.
+  const sums = derivable(`${toolText}\n${userText}`);
+  const unsourced = leaves.filter((l) => {
+    if (l.value.length > 40 || l.value.split(/\s+/).length > 3) return false; // free text
+    if (/^(true|false|yes|no|none|null|0)$/i.test(l.value)) return false; // defaults
+    if (mentions(userText, l.value) || mentions(toolText, l.value) || mentions(agentText, l.value))
+      return false;
+    if (/^\d+$/.test(l.value) && saidCount(l) === Number(l.value)) return false;
+    // A count of something the user asked about without a number ("use my free bag allowance")
+    // was worked out, maybe rightly: only a count of what the user never spoke of is made up.
+    if (/^\d+$/.test(l.value) && nameStems(l.path).some((stem) => hasStem(userText, stem))) return false;
+    if (new RegExp(`"${l.path.split(/[.[\]]+/).pop() ?? ""}"\\s*:\\s*"?${l.value}\\b`).test(toolText))
+      return false;
+    return !(/^\d+(\.\d+)?$/.test(l.value) && sums.has(String(Number(l.value))) && Number(l.value) >= 10);
+  });
+  if (unsourced.length)
+    return {
+      mismatch: { kind: "unsourced", leaves: unsourced },
+      policy: policyFor(
+        policyText,
+        unsourced.map((l) => nameStems(l.path)),
+      ),
+    };
+  return null;
+}
+
+/**
+ * The first state-changing call from `from` on that the tool accepted and whose mismatch the trace
+ * shows, or null when none of them shows one. An unasked action counts only before any write was
+ * accepted: after one, a transfer or a gesture is often the agent's answer to what that write did.
+ */
+export function firstMismatch(event: TaskCompleted, from: number): CallFinding | null {
+  let accepted = false;
+  for (let i = from; i < event.events.length; i += 1) {
+    const step = event.events[i];
+    if (step?.type !== "tool_call" || !isWriteTool(step.toolName) || rejected(event.events, i)) continue;
+    const found = mismatchOf(event, i, !accepted);
+    accepted = true;
+    if (found) return { index: i, step, ...found };
+  }
+  return null;
+}

@@ -1,0 +1,107 @@
+import { z } from "zod";
+import {
+  checkSourceIds,
+  maxSplitSources,
+  splitRefusal,
+  type LessonSplitStore,
+} from "../../domain/memory/lesson-split.js";
+import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
+import { ReflectionIdParams } from "./lesson-schemas.js";
+
+export interface LessonSplitRoutesDeps {
+  /** Absent where the server was built without one (tests of other routes): the route answers 503. */
+  store: LessonSplitStore | undefined;
+}
+
+/** Splitting a merge changes what memory reuses: an operator's role, like a loop override. */
+export const lessonSplitRouteRoles: RouteRoles = {
+  "POST /api/v1/reflections/:id/split": "override",
+};
+
+export const SplitBody = z.strictObject({
+  source_event_ids: z
+    .array(z.string())
+    .min(1)
+    .max(maxSplitSources)
+    .describe(
+      `the lesson's sources to move out (event ids from its sources), 1 to ${String(maxSplitSources)}`,
+    ),
+  to: z
+    .enum(["new_lesson", "unassigned"])
+    .default("new_lesson")
+    .describe("a lesson of their own (a copy of this one's text), or no lesson (default new_lesson)"),
+});
+
+/** Moves named source failures out of a lesson that merged different causes. */
+export function registerLessonSplitRoute(
+  scope: ApiScope,
+  deps: LessonSplitRoutesDeps,
+  ctx: ApiContext,
+): void {
+  scope.post(
+    "/api/v1/reflections/:id/split",
+    {
+      schema: {
+        summary: "Move source failures out of a lesson that merged different causes",
+        security: bearer,
+        params: ReflectionIdParams,
+        body: SplitBody,
+        response: answers(
+          "the split: `moved_event_ids`, `new_reflection_id` (null when unassigned), `remaining_sources`, `moved_signatures`",
+          {
+            404: "no such lesson for this tenant",
+            409: "every source was named: the lesson would stand for nothing",
+          },
+        ),
+      },
+    },
+    async (request, reply) => {
+      const tenantId = ctx.tenantOf(request);
+      const { id } = request.params;
+      if (!deps.store)
+        return reply
+          .code(503)
+          .send({ error: "unavailable", message: "this server was built without lesson splitting" });
+      const checked = checkSourceIds(request.body.source_event_ids);
+      if ("error" in checked)
+        return reply
+          .code(400)
+          .send({ error: "invalid_request", message: checked.error, issues: [checked.error] });
+      const result = await deps.store.splitSources({
+        tenantId,
+        lessonId: id,
+        eventIds: checked.ids,
+        to: request.body.to,
+      });
+      const refused = splitRefusal(result, id);
+      if (result.status !== "split" || refused !== null) {
+        const code = result.status === "not_found" ? 404 : result.status === "not_sources" ? 400 : 409;
+        return reply.code(code).send({
+          error: result.status,
+          message: refused,
+          ...(result.status === "not_sources" ? { missing: result.missing } : {}),
+        });
+      }
+      // The audit record of the split: who, which lesson, which failures, where to.
+      request.log.info(
+        {
+          audit: "lesson_split",
+          tenant: tenantId,
+          reflection_id: id,
+          moved: result.moved,
+          to: request.body.to,
+          new_reflection_id: result.newLessonId,
+          moved_signatures: result.signaturesMoved,
+        },
+        "lesson split",
+      );
+      return {
+        reflection_id: id,
+        new_reflection_id: result.newLessonId,
+        moved_event_ids: result.moved,
+        remaining_sources: result.remaining,
+        moved_signatures: result.signaturesMoved,
+      };
+    },
+  );
+}

@@ -1,0 +1,116 @@
+import { Registry } from "prom-client";
+import { afterAll, describe, expect, it } from "vitest";
+import type { SplitRequest, SplitResult } from "../../../src/domain/memory/lesson-split.js";
+import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
+import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
+import { createHttpServer } from "../../../src/http/http-server.js";
+
+type ApiStore = ApiRoutesDeps["stores"]["loops"] &
+  ApiRoutesDeps["stores"]["lessons"] &
+  ApiRoutesDeps["stores"]["feedback"];
+
+const lessonId = "6f1c2d3e-4a5b-4c6d-8e7f-901234567890";
+const asked: SplitRequest[] = [];
+/** A lesson with sources evt-1..evt-3 of tenant-u; evt-2 came under the merged signature sig-b. */
+const splits = {
+  splitSources: (request: SplitRequest): Promise<SplitResult> => {
+    asked.push(request);
+    if (request.tenantId !== "tenant-u" || request.lessonId !== lessonId)
+      return Promise.resolve({ status: "not_found" });
+    const missing = request.eventIds.filter((id) => !["evt-1", "evt-2", "evt-3"].includes(id));
+    if (missing.length) return Promise.resolve({ status: "not_sources", missing });
+    if (request.eventIds.length === 3) return Promise.resolve({ status: "all_sources", sources: 3 });
+    return Promise.resolve({
+      status: "split",
+      lessonId,
+      newLessonId: request.to === "new_lesson" ? "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e" : null,
+      moved: [...request.eventIds],
+      remaining: 3 - request.eventIds.length,
+      signaturesMoved: request.eventIds.includes("evt-2") ? ["sig-b"] : [],
+    });
+  },
+};
+const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not used")) }) as ApiStore;
+
+const app = createHttpServer({
+  registry: new Registry(),
+  isConsuming: () => true,
+  isStopping: () => false,
+  dependencies: [],
+  api: {
+    keys: createApiKeyring(
+      parseApiKeys(
+        "operator-key:tenant-u:read+override,reader-key:tenant-u:read,other-key:tenant-v:read+override",
+      ),
+    ),
+    stores: { loops: unused, lessons: unused, feedback: unused, lessonSplits: splits },
+    completeLoop: () => Promise.reject(new Error("not used")),
+    commonIssues: () => Promise.resolve([]),
+    clock: { now: () => new Date() },
+  },
+});
+
+afterAll(async () => {
+  await app.close();
+});
+
+const split = (body: unknown, key = "operator-key", id = lessonId) =>
+  app.inject({
+    method: "POST",
+    url: `/api/v1/reflections/${id}/split`,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    payload: JSON.stringify(body),
+  });
+
+describe("POST /api/v1/reflections/:id/split", () => {
+  it("moves the named sources into a lesson of their own, for the caller's tenant", async () => {
+    const res = await split({ source_event_ids: ["evt-2"] });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      reflection_id: lessonId,
+      new_reflection_id: "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+      moved_event_ids: ["evt-2"],
+      remaining_sources: 2,
+      moved_signatures: ["sig-b"],
+    });
+    expect(asked.at(-1)).toEqual({ tenantId: "tenant-u", lessonId, eventIds: ["evt-2"], to: "new_lesson" });
+  });
+
+  it("moves them back to unassigned when asked", async () => {
+    const res = await split({ source_event_ids: ["evt-1", "evt-3"], to: "unassigned" });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ new_reflection_id: null, moved_event_ids: ["evt-1", "evt-3"] });
+  });
+
+  it("needs the override role: a read-only key is refused and nothing is asked of the store", async () => {
+    const before = asked.length;
+    const res = await split({ source_event_ids: ["evt-2"] }, "reader-key");
+    expect(res.statusCode).toBe(403);
+    expect(asked.length).toBe(before);
+  });
+
+  it("answers 4xx with the reason for bad input, and the store is not asked", async () => {
+    const before = asked.length;
+    const empty = await split({ source_event_ids: [] });
+    expect(empty.statusCode).toBe(400);
+    const twice = await split({ source_event_ids: ["evt-1", "evt-1"] });
+    expect(twice.statusCode).toBe(400);
+    expect(twice.json()).toMatchObject({ message: "event id evt-1 is named twice" });
+    expect((await split({ source_event_ids: ["evt-1"], to: "elsewhere" })).statusCode).toBe(400);
+    expect((await split({ source_event_ids: ["evt-1"], extra: 1 })).statusCode).toBe(400);
+    expect((await split({ source_event_ids: ["evt-1"] }, "operator-key", "not-a-uuid")).statusCode).toBe(400);
+    expect(asked.length).toBe(before);
+  });
+
+  it("answers 400 naming ids that are not its sources, 409 for all of them, 404 for another tenant's lesson", async () => {
+    const foreign = await split({ source_event_ids: ["evt-1", "evt-9"] });
+    expect(foreign.statusCode).toBe(400);
+    expect(foreign.json()).toMatchObject({ error: "not_sources", missing: ["evt-9"] });
+    const all = await split({ source_event_ids: ["evt-1", "evt-2", "evt-3"] });
+    expect(all.statusCode).toBe(409);
+    expect(all.json()).toMatchObject({ error: "all_sources" });
+    const other = await split({ source_event_ids: ["evt-1"] }, "other-key");
+    expect(other.statusCode).toBe(404);
+    expect(asked.at(-1)?.tenantId).toBe("tenant-v");
+  });
+});
