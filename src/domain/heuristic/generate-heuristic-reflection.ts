@@ -112,16 +112,18 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
         learning: `Transient network failures of ${tool} are expected; calls must be idempotent and retried with backoff.`,
         tags: ["network", "retry", tool],
       };
-    case "not_found":
+    case "not_found": {
+      const answer = a.failingStep?.error?.message ?? event.error?.message;
       return {
-        found: `${tool} answered that what it was asked for does not exist`,
+        found: `${tool} answered that what it was asked for does not exist${answer ? ` (${quote(answer, 100)})` : ""}`,
         adjustments: [
-          `add constraint: look the resource up (list or search) before calling ${tool} with an id`,
+          `add constraint: look the resource up (list or search) before calling ${tool} with an id${answer ? `; this run's call got ${quote(answer, 100)}` : ""}`,
           `change id handling for ${tool} to use only ids returned by a previous tool response`,
         ],
         learning: `Identifiers passed to ${tool} must come from earlier tool output, not from inference.`,
         tags: ["not-found", tool],
       };
+    }
     case "resource_exhausted":
       return {
         found: `${tool} ran out of a resource (memory, context or quota)`,
@@ -154,7 +156,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
         found: `the answer stated ${quote(what, 140)}, ${kind === "conflicting_claim" ? "which verification found to contradict a source" : "which verification could not confirm"}`,
         adjustments: [
           `add constraint: every date, number and named fact in an answer must cite a source verified in this session`,
-          `remove claims that verification marks as conflicting before the answer is returned`,
+          `remove claims that verification marks as ${kind === "conflicting_claim" ? "conflicting" : "unverified"}, as it marked ${quote(what, 100)}, before the answer is returned`,
           `change the answer workflow from draft-then-verify to verify-then-draft for factual questions`,
         ],
         learning: `Factual answers must be grounded in verified sources; conflicting or unverified claims are dropped or flagged.`,
