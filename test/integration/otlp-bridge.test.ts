@@ -132,11 +132,15 @@ describe("OTLP ingest bridge", () => {
         "error_event:orchestrator",
       ]);
       // The processor judged it like any agent's event: the reflection names the failing tool.
-      const outcome =
-        h.on(h.config.topics.reflectionAccepted, (c) => c.value?.sourceEventId === `otlp-${run.traceId}`)[0]
-          ?.value ??
-        h.on(h.config.topics.reflectionRejected, (c) => c.value?.sourceEventId === `otlp-${run.traceId}`)[0]
-          ?.value;
+      // Published in the decision's transaction, but read by another consumer: wait for it too.
+      const outcome = await waitFor(
+        () =>
+          h.on(h.config.topics.reflectionAccepted, (c) => c.value?.sourceEventId === `otlp-${run.traceId}`)[0]
+            ?.value ??
+          h.on(h.config.topics.reflectionRejected, (c) => c.value?.sourceEventId === `otlp-${run.traceId}`)[0]
+            ?.value,
+        { what: "the reflection outcome", timeoutMs: 30_000 },
+      );
       expect(JSON.stringify(outcome)).toContain("postgres_query");
       const state = await h.pool.query<{ state: string; spans: string }>(
         "SELECT state, (SELECT count(*) FROM otlp_spans s WHERE s.trace_id = t.trace_id) AS spans FROM otlp_traces t WHERE trace_id = $1",
