@@ -25,7 +25,7 @@ import {
 import { selectForReflection, type ReflectionMode } from "../domain/select-for-reflection.js";
 import { signatureCandidates } from "../domain/signature.js";
 import { stableId } from "../domain/stable-id.js";
-import { decisionMessage } from "./decision-message.js";
+import { decisionMessage, lessonsOfMemory } from "./decision-message.js";
 import { createAttemptJudge } from "./judge-reflection.js";
 import { outcomeBody, outcomeMessage } from "./outcome-message.js";
 import type {
@@ -421,7 +421,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
                     ),
                   ]
                 : []),
-              decisionMessage(event, loop, now),
+              decisionMessage(event, loop, now, lessonsOfMemory(memoryOutcome)),
             ],
           ),
         {

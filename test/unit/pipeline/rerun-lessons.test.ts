@@ -1,0 +1,109 @@
+import { describe, expect, it } from "vitest";
+import {
+  LoopDecisionV1,
+  type LoopDecision,
+  type ReflectionOutcome,
+} from "../../../src/domain/contracts/index.js";
+import type { LoopDecisionResult } from "../../../src/domain/guardrails/decide-loop.js";
+import { lessonPrompt } from "../../../src/domain/lessons/lesson-prompt.js";
+import { decisionValue, rerunLessons } from "../../../src/pipeline/decision-message.js";
+import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../../support/fakes.js";
+import { taskEvent } from "../../support/task-events.js";
+
+const outcomeOf = (outputs: { role: string; value: unknown }[]) =>
+  outputs.find((o) => o.role !== "loopDecision")?.value as ReflectionOutcome | undefined;
+const decisionOf = (outputs: { role: string; value: unknown }[]) =>
+  outputs.find((o) => o.role === "loopDecision")?.value as LoopDecision | undefined;
+
+function setup() {
+  const store = createFakeStore();
+  const index = createFakeIndex();
+  const processor = createOfflineProcessor(
+    { store: store.store, index: index.index },
+    { clock: { now: () => new Date("2026-11-20T10:00:05.000Z") } },
+  );
+  return { processor, store };
+}
+
+describe("a rerun decision carries the lesson for its failure", () => {
+  it("carries the lesson just written, with a prompt built from its strategy and adjustments", async () => {
+    const { processor } = setup();
+    const result = await processor.process(taskEvent());
+    const outcome = outcomeOf(result.outputs);
+    const decision = decisionOf(result.outputs);
+    expect(decision?.decision).toBe("rerun");
+    expect(outcome?.stored).toBe(true);
+    expect(decision?.lessons).toHaveLength(1);
+    const lesson = decision?.lessons[0];
+    expect(lesson?.reflectionId).toBe(outcome?.reflectionId);
+    expect(lesson?.strategyText).toBe(outcome?.reflection.strategyText);
+    expect(lesson?.adjustments).toEqual(outcome?.reflection.adjustments);
+    expect(lesson?.prompt).toContain(outcome?.reflection.strategyText ?? "(none)");
+    expect(LoopDecisionV1.parse(decision)).toEqual(decision);
+  });
+
+  it("carries the recalled lesson when the same failure comes back", async () => {
+    const { processor } = setup();
+    const first = await processor.process(taskEvent());
+    const again = await processor.process(
+      taskEvent({ eventId: "evt-again", loopId: "loop-again", timestamp: "2026-11-20T10:01:00.000Z" }),
+    );
+    const recalled = outcomeOf(again.outputs);
+    expect(recalled?.deduplicated).toBe(true);
+    const decision = decisionOf(again.outputs);
+    expect(decision?.decision).toBe("rerun");
+    expect(decision?.lessons.map((l) => l.reflectionId)).toEqual([outcomeOf(first.outputs)?.reflectionId]);
+  });
+
+  it("carries nothing when the decision is not a rerun", async () => {
+    const { processor } = setup();
+    const result = await processor.process(
+      taskEvent({ outcome: "success", error: undefined, task: { description: "say hi", tier: "inline" } }),
+    );
+    expect(decisionOf(result.outputs)).toMatchObject({ decision: "finalize", lessons: [] });
+    const halted = { decision: "halt" } as LoopDecisionResult;
+    expect(rerunLessons(halted, [{ reflectionId: "r", strategyText: "s", adjustments: [] }])).toEqual([]);
+  });
+
+  it("decodes an older decision without the field as carrying no lessons", () => {
+    const event = taskEvent();
+    const loop = {
+      decision: "rerun",
+      rootLoopId: event.loopId,
+      newLoopId: "n",
+      rerunCount: 0,
+      maxReruns: 3,
+      reason: "r",
+      reasonDetail: "d",
+      triggers: [],
+      fatigue: 0,
+      fatigueIncreased: false,
+      biasEcho: false,
+      repeatedTags: [],
+      forceFinalize: false,
+      overriddenBy: null,
+      alignment: null,
+      drift: null,
+    } as unknown as LoopDecisionResult;
+    const { lessons: _dropped, ...older } = decisionValue(event, loop, new Date());
+    expect(LoopDecisionV1.parse(older).lessons).toEqual([]);
+  });
+});
+
+describe("lessonPrompt", () => {
+  it("states the strategy and the adjustments, and falls back to the learning", () => {
+    const text = lessonPrompt({ strategyText: "Ask before  booking.", adjustments: ["a", " ", "b"] });
+    expect(text).toContain("Ask before booking.");
+    expect(text).toContain("- a\n- b");
+    expect(lessonPrompt({ strategyText: null, adjustments: [], learning: "Verify totals." })).toContain(
+      "Verify totals.",
+    );
+  });
+
+  it("keeps at most six adjustments and 2,000 characters", () => {
+    const many = Array.from({ length: 10 }, (_, i) => `step ${String(i)} ${"x".repeat(400)}`);
+    const text = lessonPrompt({ strategyText: "s", adjustments: many });
+    expect(text).not.toContain("step 6");
+    expect(text.length).toBeLessThanOrEqual(2000);
+  });
+});
