@@ -48,6 +48,9 @@ import {
   defaultMaxMessageBytes,
 } from "./builders.js";
 import { createTaskProcessor } from "./pipeline/task-processor.js";
+import { createPgLessonStore } from "./adapters/postgres/pg-lesson-store.js";
+import { createLessonIndex } from "./features/lessons/lessons-for-task-index.js";
+import { createLessonsForTask } from "./features/lessons/lessons-for-task.js";
 import { createMaintenanceSchedule } from "./maintenance/maintenance-schedule.js";
 import { buildOtlpBridge } from "./otlp-bridge-app.js";
 
@@ -327,6 +330,15 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         publish: (outputs) => apiPublisher.publish(outputs, undefined),
       }),
       commonIssues: (tenantId) => reflectionStore.commonIssues(tenantId),
+      lessonsForTask: createLessonsForTask({
+        index: createLessonIndex({
+          source: createPgLessonStore(pool, { clock: apiClock }),
+          embeddingModel: llm.embedder.name,
+          clock: apiClock,
+        }),
+        embedder: llm.embedder,
+        clock: apiClock,
+      }),
       clock: apiClock,
       onFeedback: feedbackMetrics.recorded,
       logger,

@@ -46,7 +46,7 @@ describe("a rerun decision carries the lesson for its failure", () => {
     const { processor } = setup();
     const first = await processor.process(taskEvent());
     const again = await processor.process(
-      taskEvent({ eventId: "evt-again", loopId: "loop-again", timestamp: "2026-11-20T10:01:00.000Z" }),
+      taskEvent({ eventId: "evt-again", loopId: "loop-again", occurredAt: "2026-11-20T10:01:00.000Z" }),
     );
     const recalled = outcomeOf(again.outputs);
     expect(recalled?.deduplicated).toBe(true);
