@@ -49,6 +49,7 @@ import {
 } from "./builders.js";
 import { createTaskProcessor } from "./pipeline/task-processor.js";
 import { createPgLessonStore } from "./adapters/postgres/pg-lesson-store.js";
+import { createPgFeedbackStore } from "./adapters/postgres/pg-feedback-store.js";
 import { createLessonIndex } from "./features/lessons/lessons-for-task-index.js";
 import { createLessonsForTask } from "./features/lessons/lessons-for-task.js";
 import { createMaintenanceSchedule } from "./maintenance/maintenance-schedule.js";
@@ -141,6 +142,8 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     guardrails,
     mode: config.mode,
     memory: config.memory,
+    // A rerun's outcome counts for or against the lessons its parent's decision carried.
+    appliedOutcomes: createPgFeedbackStore(pool),
     ...(budget
       ? {
           spend: {

@@ -4,6 +4,7 @@ import {
   type LoopDecision,
   type ReflectionOutcome,
 } from "../../../src/domain/contracts/index.js";
+import type { AppliedOutcome, AppliedOutcomeStore } from "../../../src/domain/feedback/applied-outcome.js";
 import type { LoopDecisionResult } from "../../../src/domain/guardrails/decide-loop.js";
 import { lessonPrompt } from "../../../src/domain/lessons/lesson-prompt.js";
 import { decisionValue, rerunLessons } from "../../../src/pipeline/decision-message.js";
@@ -105,5 +106,76 @@ describe("lessonPrompt", () => {
     const text = lessonPrompt({ strategyText: "s", adjustments: many });
     expect(text).not.toContain("step 6");
     expect(text.length).toBeLessThanOrEqual(2000);
+  });
+});
+
+describe("a rerun's outcome counts for or against the lessons it carried", () => {
+  function withOutcomes() {
+    const store = createFakeStore();
+    const index = createFakeIndex();
+    const recorded: { eventId: string; outcomes: AppliedOutcome[] }[] = [];
+    const decisions = new Map<string, string[]>();
+    const appliedOutcomes: AppliedOutcomeStore = {
+      lessonsCarriedTo: (_tenant, loopId) => Promise.resolve(decisions.get(loopId) ?? []),
+      recordApplied: (_tenant, eventId, outcomes) => {
+        recorded.push({ eventId, outcomes: [...outcomes] });
+        return Promise.resolve();
+      },
+    };
+    const processor = createOfflineProcessor(
+      { store: store.store, index: index.index },
+      { clock: { now: () => new Date("2026-11-20T10:00:05.000Z") }, appliedOutcomes },
+    );
+    const run = async (event: ReturnType<typeof taskEvent>) => {
+      const result = await processor.process(event);
+      const decision = decisionOf(result.outputs);
+      if (decision)
+        decisions.set(
+          event.loopId,
+          decision.lessons.map((l) => l.reflectionId),
+        );
+      return decision;
+    };
+    return { run, recorded };
+  }
+
+  it("counts helped when the rerun that carried the lesson succeeds", async () => {
+    const { run, recorded } = withOutcomes();
+    const first = await run(taskEvent());
+    const lesson = first?.lessons[0]?.reflectionId;
+    expect(lesson).toBeDefined();
+    await run(
+      taskEvent({
+        eventId: "evt-rerun",
+        loopId: first?.newLoopId ?? "",
+        rerunOf: first?.loopId ?? "",
+        outcome: "success",
+        error: undefined,
+        occurredAt: "2026-11-20T10:02:00.000Z",
+      }),
+    );
+    expect(recorded).toEqual([
+      { eventId: "evt-rerun", outcomes: [{ reflectionId: lesson, result: "helped" }] },
+    ]);
+  });
+
+  it("counts failed again when the rerun fails the same way, and nothing for events that are not reruns", async () => {
+    const { run, recorded } = withOutcomes();
+    const first = await run(taskEvent());
+    expect(recorded).toEqual([]);
+    await run(
+      taskEvent({
+        eventId: "evt-rerun-fails",
+        loopId: first?.newLoopId ?? "",
+        rerunOf: first?.loopId ?? "",
+        occurredAt: "2026-11-20T10:02:00.000Z",
+      }),
+    );
+    expect(recorded).toEqual([
+      {
+        eventId: "evt-rerun-fails",
+        outcomes: [{ reflectionId: first?.lessons[0]?.reflectionId, result: "failed_again" }],
+      },
+    ]);
   });
 });
