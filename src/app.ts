@@ -50,6 +50,7 @@ import {
 import { createTaskProcessor } from "./pipeline/task-processor.js";
 import { createPgLessonStore } from "./adapters/postgres/pg-lesson-store.js";
 import { createPgFeedbackStore } from "./adapters/postgres/pg-feedback-store.js";
+import { countAppliedOutcomes } from "./observability/applied-outcome-metrics.js";
 import { createLessonIndex } from "./features/lessons/lessons-for-task-index.js";
 import { createLessonsForTask } from "./features/lessons/lessons-for-task.js";
 import { createMaintenanceSchedule } from "./maintenance/maintenance-schedule.js";
@@ -143,7 +144,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     mode: config.mode,
     memory: config.memory,
     // A rerun's outcome counts for or against the lessons its parent's decision carried.
-    appliedOutcomes: createPgFeedbackStore(pool),
+    appliedOutcomes: countAppliedOutcomes(createPgFeedbackStore(pool), metrics.registry),
     ...(budget
       ? {
           spend: {

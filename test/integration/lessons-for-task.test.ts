@@ -80,6 +80,13 @@ describe("lessons for a task and applied outcomes (Postgres, Redis)", () => {
       // A replayed event id counts nothing twice.
       expect((await processor.process(rerun)).status).toBe("replayed");
       parent = decisionOf(result.outputs);
+      if (i === 1) {
+        // Counted and visible with the lesson once the index has read the change.
+        await lessons.forTask(tenantId, asked);
+        await index.settled(tenantId);
+        const served = await lessons.forTask(tenantId, asked);
+        expect(served.lessons[0]?.applied).toEqual({ helped: 0, failedAgain: 1 });
+      }
     }
     const row = await pool.query<{
       applied_failed: number;

@@ -202,10 +202,13 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
           last_seen_at: Date;
           updated_at: Date;
           vector: number[];
+          applied_helped: number;
+          applied_failed: number;
         }>(
           `SELECT id, project_id, strategy_text, learning, adjustments, tags, importance,
                   ${effectiveSql} AS effective_quality, first_seen_at, last_seen_at, updated_at,
-                  CASE WHEN cardinality(source_vector) > 0 THEN source_vector ELSE embedding END AS vector
+                  CASE WHEN cardinality(source_vector) > 0 THEN source_vector ELSE embedding END AS vector,
+                  applied_helped, applied_failed
              FROM reflections
             WHERE tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)`,
           [tenantId, embeddingModel, since],
@@ -223,6 +226,7 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
           lastSeenAt: r.last_seen_at,
           updatedAt: r.updated_at,
           vector: r.vector,
+          applied: { helped: r.applied_helped, failedAgain: r.applied_failed },
         }));
       }),
 

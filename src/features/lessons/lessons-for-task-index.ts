@@ -30,6 +30,8 @@ export interface LessonVectorRow {
    * text's when no trace vector was stored (lessons older than trace matching).
    */
   vector: number[];
+  /** Reruns that carried the lesson and succeeded, or failed the same way again. */
+  applied?: { helped: number; failedAgain: number };
 }
 
 /** Where the index reads lessons from; implemented by `src/adapters/postgres/pg-lesson-store.ts`. */
@@ -79,6 +81,7 @@ function indexed(row: LessonVectorRow): IndexedLesson | null {
     effectiveQuality: row.effectiveQuality,
     createdAt: row.createdAt,
     lastSeenAt: row.lastSeenAt,
+    applied: row.applied ?? { helped: 0, failedAgain: 0 },
     vector,
   };
 }

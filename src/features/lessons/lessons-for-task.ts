@@ -54,6 +54,8 @@ export interface LessonForTask {
   projectId: string;
   createdAt: string;
   prompt: string;
+  /** Reruns that carried the lesson and succeeded (`helped`) or failed the same way (`failedAgain`). */
+  applied: { helped: number; failedAgain: number };
 }
 
 export interface LessonsForTaskDeps {
@@ -105,6 +107,7 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
           projectId: lesson.projectId,
           createdAt: lesson.createdAt.toISOString(),
           prompt: lessonPrompt(lesson),
+          applied: lesson.applied ?? { helped: 0, failedAgain: 0 },
         })),
       };
     },
