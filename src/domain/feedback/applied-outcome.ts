@@ -59,6 +59,8 @@ export function qualityAfterOutcomes(
   helped: number,
   failedAgain: number,
 ): number {
+  // No outcome yet: the vote rule's quality as it is.
+  if (helped === 0 && failedAgain === 0) return votedQuality;
   if (rating !== "up" && keepsFailing(helped, failedAgain))
     return Math.min(votedQuality, thumbsDownQualityCap);
   const r = appliedOutcomeRules;

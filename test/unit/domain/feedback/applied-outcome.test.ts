@@ -38,6 +38,9 @@ describe("quality after applied outcomes", () => {
     expect(qualityAfterOutcomes(0.7, null, 20, 0)).toBe(0.8);
     expect(qualityAfterOutcomes(0.7, null, 0, 2)).toBe(0.66);
     expect(qualityAfterOutcomes(0.95, null, 10, 0)).toBe(1);
+    // No outcome: the quality after votes, untouched (not even rounded).
+    expect(qualityAfterOutcomes(0.8494, null, 0, 0)).toBe(0.8494);
+    expect(qualityAfterOutcomes(0.3, "down", 0, 0)).toBe(0.3);
   });
 
   it("lets a deciding thumbs-up outrank failures, and keeps a thumbs-down's cap", () => {
