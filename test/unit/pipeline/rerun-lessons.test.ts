@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { jsonSchemaFor } from "../../../src/domain/contracts/json-schema.js";
 import {
   LoopDecisionV1,
   type LoopDecision,
@@ -88,6 +89,17 @@ describe("a rerun decision carries the lesson for its failure", () => {
     } as unknown as LoopDecisionResult;
     const { lessons: _dropped, ...older } = decisionValue(event, loop, new Date());
     expect(LoopDecisionV1.parse(older).lessons).toEqual([]);
+  });
+
+  it("leaves the field out of the published schema, which stays as first registered and admits it", () => {
+    const schema = jsonSchemaFor("loop-decision.v1") as {
+      properties: object;
+      additionalProperties?: unknown;
+    };
+    expect(Object.keys(schema.properties)).not.toContain("lessons");
+    expect(Object.keys(schema.properties)).toContain("decidedAt");
+    // Open to fields it does not name: a decision with lessons is valid under it.
+    expect(schema.additionalProperties).toBeUndefined();
   });
 });
 
