@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|calibration|judge|model-bound|otlp|tracing`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|calibration|judge|model-bound|otlp|tracing|lessons-for-task`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -11,6 +11,7 @@ import { benchEmbeddings } from "./embeddings.js";
 import { benchFloor } from "./floor.js";
 import { benchJudge } from "./judge.js";
 import { benchLatency } from "./latency.js";
+import { benchLessonsForTask } from "./lessons-for-task.js";
 import { benchAttribution } from "./attribution.js";
 import { benchLlmBound, benchLlmCalls, benchLlmCallsRecorded } from "./llm.js";
 import { benchMaxEvents } from "./max-events.js";
@@ -44,6 +45,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   tracing: () => benchTracing(),
   "model-bound": () => benchModelBound(),
   "max-events": () => benchMaxEvents(),
+  "lessons-for-task": () => benchLessonsForTask(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a in all);

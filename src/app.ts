@@ -49,6 +49,11 @@ import {
   defaultMaxMessageBytes,
 } from "./builders.js";
 import { createTaskProcessor } from "./pipeline/task-processor.js";
+import { createPgLessonStore } from "./adapters/postgres/pg-lesson-store.js";
+import { createPgFeedbackStore } from "./adapters/postgres/pg-feedback-store.js";
+import { countAppliedOutcomes } from "./observability/applied-outcome-metrics.js";
+import { createLessonIndex } from "./features/lessons/lessons-for-task-index.js";
+import { createLessonsForTask } from "./features/lessons/lessons-for-task.js";
 import { createMaintenanceSchedule } from "./maintenance/maintenance-schedule.js";
 import { buildOtlpBridge } from "./otlp-bridge-app.js";
 
@@ -132,6 +137,8 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     guardrails,
     mode: config.mode,
     memory: config.memory,
+    // A rerun's outcome counts for or against the lessons its parent's decision carried.
+    appliedOutcomes: countAppliedOutcomes(createPgFeedbackStore(pool), metrics.registry),
     ...(budget
       ? {
           spend: {
@@ -315,6 +322,15 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         publish: (outputs) => apiPublisher.publish(outputs, undefined),
       }),
       commonIssues: (tenantId) => reflectionStore.commonIssues(tenantId),
+      lessonsForTask: createLessonsForTask({
+        index: createLessonIndex({
+          source: createPgLessonStore(pool, { clock: apiClock }),
+          embeddingModel: llm.embedder.name,
+          clock: apiClock,
+        }),
+        embedder: llm.embedder,
+        clock: apiClock,
+      }),
       clock: apiClock,
       onFeedback: feedbackMetrics.recorded,
       logger,

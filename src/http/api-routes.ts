@@ -34,6 +34,8 @@ export interface ApiRoutesDeps {
   };
   completeLoop: LoopRoutesDeps["completeLoop"];
   commonIssues: LessonRoutesDeps["commonIssues"];
+  /** `POST /api/v1/lessons/for-task`; absent: the route answers 503. */
+  lessonsForTask?: LessonRoutesDeps["forTask"];
   clock: FeedbackRoutesDeps["clock"];
   /** Where request failures are logged (once, here). */
   logger?: Pick<Logger, "warn" | "error">;
@@ -196,7 +198,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
     });
 
     registerLoopRoutes(scope, { store: deps.stores.loops, completeLoop: deps.completeLoop }, ctx);
-    registerLessonRoutes(scope, { store: deps.stores.lessons, commonIssues: deps.commonIssues }, ctx);
+    registerLessonRoutes(
+      scope,
+      { store: deps.stores.lessons, commonIssues: deps.commonIssues, forTask: deps.lessonsForTask },
+      ctx,
+    );
     registerLessonSplitRoute(scope, { store: deps.stores.lessonSplits }, ctx);
     registerFeedbackRoutes(
       scope,

@@ -1,4 +1,5 @@
 import type { LoopDecision, TaskCompleted, Verdict } from "../domain/contracts/index.js";
+import type { AppliedOutcomeStore } from "../domain/feedback/applied-outcome.js";
 import { cosineSimilarity } from "../domain/embedding/hashing-embedding.js";
 import { hasAnswerToJudge, type AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
 import { insightLines } from "../domain/evaluation/adaptive-insights.js";
@@ -25,7 +26,8 @@ import {
 import { selectForReflection, type ReflectionMode } from "../domain/select-for-reflection.js";
 import { signatureCandidates } from "../domain/signature.js";
 import { stableId } from "../domain/stable-id.js";
-import { decisionMessage } from "./decision-message.js";
+import { decisionMessage, lessonsOfMemory } from "./decision-message.js";
+import { recordAppliedOutcomes } from "./lesson-outcomes.js";
 import { createAttemptJudge } from "./judge-reflection.js";
 import { outcomeBody, outcomeMessage } from "./outcome-message.js";
 import type {
@@ -72,6 +74,8 @@ export interface TaskProcessorDeps {
    * generator and evaluator that stand in when it answers `offline`.
    */
   spend?: { gate: SpendGate; generator: ReflectionGenerator; answerEvaluator: AnswerEvaluator };
+  /** Whether the lessons a rerun carried helped (counted after the rerun commits); absent: not counted. */
+  appliedOutcomes?: AppliedOutcomeStore;
 }
 
 /**
@@ -425,7 +429,7 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
                     ),
                   ]
                 : []),
-              decisionMessage(event, loop, now),
+              decisionMessage(event, loop, now, lessonsOfMemory(memoryOutcome)),
             ],
           ),
         {
@@ -519,6 +523,9 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     const occurrences = result.occurrences;
     const refreshed = remembered && occurrences !== null ? { ...remembered, occurrences } : null;
     await timer.time("index", () => index.markProcessed(event.tenantId, event.eventId, refreshed));
+    const applied = deps.appliedOutcomes;
+    if (applied)
+      await timer.time("lesson-outcomes", () => recordAppliedOutcomes(applied, event, memoryOutcome, now));
 
     const { judged, rejudged, matched } = memoryOutcome ?? {};
     return {

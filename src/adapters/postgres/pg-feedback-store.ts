@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { qualityAfterOutcomes, type AppliedOutcome } from "../../domain/feedback/applied-outcome.js";
 import { effectiveQuality, isServed, type Rating } from "../../domain/feedback/effective-quality.js";
 import { ReflectorError } from "../../domain/errors.js";
 import type { FeedbackInput, FeedbackResult } from "../../pipeline/ports.js";
@@ -62,15 +63,31 @@ export function createPgFeedbackStore(pool: pg.Pool) {
             [tenantId, input.reflectionId],
           );
           const rating = latest.rows[0]?.rating ?? null;
-          const current = await client.query<{ quality_score: number; about_old_text: boolean }>(
-            "SELECT quality_score, coalesce($2::timestamptz < text_replaced_at, false) AS about_old_text FROM reflections WHERE id = $1",
+          const current = await client.query<{
+            quality_score: number;
+            about_old_text: boolean;
+            applied_helped: number;
+            applied_failed: number;
+          }>(
+            `SELECT quality_score, coalesce($2::timestamptz < text_replaced_at, false) AS about_old_text,
+                    applied_helped, applied_failed
+               FROM reflections WHERE id = $1`,
             [input.reflectionId, input.at],
           );
           const judged = current.rows[0]?.quality_score;
           const counts = fresh && current.rows[0]?.about_old_text !== true;
           if (judged === undefined)
             throw new ReflectorError("INTERNAL", "feedback target vanished inside its transaction");
-          const effective = effectiveQuality(judged, rating);
+          // The vote decides first; how the lesson fared when applied then moves it (applied-outcome.ts).
+          const applied = current.rows[0];
+          const effective = applied
+            ? qualityAfterOutcomes(
+                effectiveQuality(judged, rating),
+                rating,
+                applied.applied_helped,
+                applied.applied_failed,
+              )
+            : effectiveQuality(judged, rating);
           const res = await client.query<{ helpful_count: number; harmful_count: number }>(
             `UPDATE reflections SET effective_quality = $2, feedback_rating = $3,
                     helpful_count = helpful_count + $4, harmful_count = harmful_count + $5
@@ -96,6 +113,83 @@ export function createPgFeedbackStore(pool: pg.Pool) {
             harmful: row.harmful_count,
             latestRating: rating,
           };
+        } catch (err) {
+          await client.query("ROLLBACK").catch(() => undefined);
+          throw err;
+        } finally {
+          client.release();
+        }
+      }),
+
+    /** The lessons the decision about `loopId` carried, read from the outputs it committed. */
+    lessonsCarriedTo: (tenantId: string, loopId: string) =>
+      guarded(async () => {
+        const res = await pool.query<{ id: string }>(
+          `SELECT DISTINCT lesson->>'reflectionId' AS id
+             FROM loop_traces l
+             JOIN processed_events p ON p.tenant_id = l.tenant_id AND p.event_id = l.source_event_id
+             CROSS JOIN LATERAL jsonb_array_elements(p.outputs) AS o
+             CROSS JOIN LATERAL jsonb_array_elements(coalesce(o->'value'->'lessons', '[]'::jsonb)) AS lesson
+            WHERE l.tenant_id = $1 AND l.loop_id = $2 AND o->>'role' = 'loopDecision'`,
+          [tenantId, loopId],
+        );
+        return res.rows.map((r) => r.id);
+      }),
+
+    /**
+     * Counts one event's applied outcomes once (a replay inserts nothing and moves nothing), on
+     * lessons of the tenant only, and recomputes their effective quality, in one transaction.
+     */
+    recordApplied: (tenantId: string, eventId: string, outcomes: readonly AppliedOutcome[], at: Date) =>
+      guarded(async () => {
+        if (outcomes.length === 0) return;
+        const client = await pool.connect();
+        try {
+          await client.query("BEGIN");
+          const counted = await client.query<{
+            id: string;
+            quality_score: number;
+            feedback_rating: Rating | null;
+            applied_helped: number;
+            applied_failed: number;
+          }>(
+            `WITH input AS (
+               SELECT x.reflection_id, x.result FROM jsonb_to_recordset($3::jsonb) AS x(reflection_id uuid, result text)
+             ), inserted AS (
+               INSERT INTO lesson_outcomes (tenant_id, event_id, reflection_id, result, recorded_at)
+               SELECT $1, $2, i.reflection_id, i.result, $4 FROM input i
+                WHERE EXISTS (SELECT 1 FROM reflections r WHERE r.tenant_id = $1 AND r.id = i.reflection_id)
+               ON CONFLICT DO NOTHING
+               RETURNING reflection_id, result
+             ), per_lesson AS (
+               SELECT reflection_id, count(*) FILTER (WHERE result = 'helped') AS helped,
+                      count(*) FILTER (WHERE result = 'failed_again') AS failed
+                 FROM inserted GROUP BY reflection_id
+             )
+             UPDATE reflections r SET applied_helped = r.applied_helped + c.helped,
+                                      applied_failed = r.applied_failed + c.failed
+               FROM per_lesson c WHERE r.id = c.reflection_id AND r.tenant_id = $1
+             RETURNING r.id, r.quality_score, r.feedback_rating, r.applied_helped, r.applied_failed`,
+            [
+              tenantId,
+              eventId,
+              JSON.stringify(outcomes.map((o) => ({ reflection_id: o.reflectionId, result: o.result }))),
+              at,
+            ],
+          );
+          for (const row of counted.rows) {
+            const quality = qualityAfterOutcomes(
+              effectiveQuality(row.quality_score, row.feedback_rating),
+              row.feedback_rating,
+              row.applied_helped,
+              row.applied_failed,
+            );
+            await client.query("UPDATE reflections SET effective_quality = $2 WHERE id = $1", [
+              row.id,
+              quality,
+            ]);
+          }
+          await client.query("COMMIT");
         } catch (err) {
           await client.query("ROLLBACK").catch(() => undefined);
           throw err;

@@ -168,6 +168,69 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
       }),
 
     /**
+     * For the lessons-for-task index: how many of the tenant's lessons carry vectors of
+     * `embeddingModel`, and the latest change to any of them (an index-only read).
+     */
+    lessonVersion: (tenantId: string, embeddingModel: string) =>
+      guarded(async () => {
+        const res = await pool.query<{ count: string; latest: Date | null }>(
+          `SELECT count(*) AS count, max(updated_at) AS latest FROM reflections
+            WHERE tenant_id = $1 AND embedding_model = $2`,
+          [tenantId, embeddingModel],
+        );
+        const row = res.rows[0];
+        return { count: Number(row?.count ?? 0), latest: row?.latest ?? null };
+      }),
+
+    /**
+     * The tenant's lessons with vectors of `embeddingModel` changed at or after `since` (all when
+     * null): the served text, the effective quality, and the one vector a task is compared with,
+     * the source trace's (the lesson text's for lessons stored before traces were compared).
+     */
+    lessonVectors: (tenantId: string, embeddingModel: string, since: Date | null) =>
+      guarded(async () => {
+        const res = await pool.query<{
+          id: string;
+          project_id: string;
+          strategy_text: string | null;
+          learning: string;
+          adjustments: string[];
+          tags: string[];
+          importance: number;
+          effective_quality: number;
+          first_seen_at: Date;
+          last_seen_at: Date;
+          updated_at: Date;
+          vector: number[];
+          applied_helped: number;
+          applied_failed: number;
+        }>(
+          `SELECT id, project_id, strategy_text, learning, adjustments, tags, importance,
+                  ${effectiveSql} AS effective_quality, first_seen_at, last_seen_at, updated_at,
+                  CASE WHEN cardinality(source_vector) > 0 THEN source_vector ELSE embedding END AS vector,
+                  applied_helped, applied_failed
+             FROM reflections
+            WHERE tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)`,
+          [tenantId, embeddingModel, since],
+        );
+        return res.rows.map((r) => ({
+          id: r.id,
+          projectId: r.project_id,
+          strategyText: r.strategy_text,
+          learning: r.learning,
+          adjustments: r.adjustments,
+          tags: r.tags,
+          importance: r.importance,
+          effectiveQuality: r.effective_quality,
+          createdAt: r.first_seen_at,
+          lastSeenAt: r.last_seen_at,
+          updatedAt: r.updated_at,
+          vector: r.vector,
+          applied: { helped: r.applied_helped, failedAgain: r.applied_failed },
+        }));
+      }),
+
+    /**
      * Stored lessons by effectiveness verdict (all tenants unless one is named), for the metrics
      * gauges. Postgres only reads each lesson's occurrences and publication time, one row per
      * occurrence count with the times as text (row-per-lesson answers cost several times more to

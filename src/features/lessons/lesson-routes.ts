@@ -3,10 +3,14 @@ import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from
 import { reflectionJson, signatureJson } from "./lesson-json.js";
 import { ReflectionIdParams, ReflectionsQuery, SignatureParams, SourcesQuery } from "./lesson-schemas.js";
 import type { LessonStore } from "./lesson-store.js";
+import type { LessonsForTask } from "./lessons-for-task.js";
+import { lessonsForTaskRouteRoles, registerLessonsForTaskRoute } from "./lessons-for-task-routes.js";
 
 export interface LessonRoutesDeps {
   store: LessonStore;
   commonIssues(tenantId: string): Promise<CommonIssue[]>;
+  /** Lessons for a task (by meaning); without it the route answers 503. */
+  forTask?: LessonsForTask | undefined;
 }
 
 export const lessonRouteRoles: RouteRoles = {
@@ -14,10 +18,12 @@ export const lessonRouteRoles: RouteRoles = {
   "GET /api/v1/reflections/signatures/:signature": "read",
   "GET /api/v1/reflections/:id/sources": "read",
   "GET /api/v1/insights": "read",
+  ...lessonsForTaskRouteRoles,
 };
 
 /** The stored lessons: search, lookup by error signature, and the tenant's common issues. */
 export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ctx: ApiContext): void {
+  registerLessonsForTaskRoute(scope, deps.forTask, ctx);
   scope.get(
     "/api/v1/reflections",
     {

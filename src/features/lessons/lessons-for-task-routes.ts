@@ -1,0 +1,35 @@
+import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
+import { LessonsForTaskBody, type LessonsForTask } from "./lessons-for-task.js";
+
+export const lessonsForTaskRouteRoles: RouteRoles = {
+  "POST /api/v1/lessons/for-task": "read",
+};
+
+/** `POST /api/v1/lessons/for-task`: the tenant's lessons that apply to a task, ready for a prompt. */
+export function registerLessonsForTaskRoute(
+  scope: ApiScope,
+  forTask: LessonsForTask | undefined,
+  ctx: ApiContext,
+): void {
+  scope.post(
+    "/api/v1/lessons/for-task",
+    {
+      schema: {
+        summary: "Lessons that apply to a task an agent is about to do, by meaning",
+        security: bearer,
+        body: LessonsForTaskBody,
+        response: answers(
+          "`lessons`: at most `limit`, best first, each with `relevance` (0–1, at or above `floor`) and a `prompt` to put into the agent's prompt; withheld lessons are never served",
+        ),
+      },
+    },
+    async (request, reply) => {
+      const tenantId = ctx.tenantOf(request);
+      if (!forTask)
+        return reply
+          .code(503)
+          .send({ error: "unavailable", message: "lessons for a task are not set up on this server" });
+      return forTask.forTask(tenantId, request.body);
+    },
+  );
+}

@@ -1,0 +1,117 @@
+import { z } from "zod";
+import { lessonPrompt } from "../../domain/lessons/lesson-prompt.js";
+import type { Embedder } from "../../pipeline/ports.js";
+import type { LessonIndex } from "./lessons-for-task-index.js";
+import { rankLessons, taskQueryText, unitVector } from "./lessons-for-task-rank.js";
+
+/**
+ * "What should I watch for before I start this task?": the tenant's lessons that apply to a task,
+ * by meaning, with each lesson ready to put into the agent's prompt.
+ */
+
+/**
+ * The default relevance floor (calibrated 0–1 scale of `lessons-for-task-rank.ts`), tuned on the
+ * tune half of `npm run bench -- lessons-for-task` and checked on its held-out half; see
+ * docs/benchmarks.md.
+ */
+export const defaultRelevanceFloor = 0.28;
+
+export const LessonsForTaskBody = z.strictObject({
+  task: z.string().trim().min(1).max(8_000).describe("what the agent is about to do"),
+  goal: z.string().max(4_000).optional(),
+  agentId: z
+    .string()
+    .max(200)
+    .optional()
+    .describe("the agent that will do it (not a filter: lessons are per tenant)"),
+  tools: z.array(z.string().max(200)).max(50).optional().describe("the tools it will use"),
+  projectId: z.string().max(200).optional().describe("only lessons of this project"),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(50)
+    .default(5)
+    .describe("at most this many lessons, 1 to 50 (default 5)"),
+  minImportance: z.number().min(0).max(1).default(0.5).describe("0 to 1 (default 0.5)"),
+  minRelevance: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe(`relevance floor, 0 to 1 (default ${String(defaultRelevanceFloor)})`),
+});
+export type LessonsForTaskBody = z.infer<typeof LessonsForTaskBody>;
+
+export interface LessonForTask {
+  reflectionId: string;
+  relevance: number;
+  effectiveQuality: number;
+  importance: number;
+  strategyText: string;
+  adjustments: string[];
+  tags: string[];
+  projectId: string;
+  createdAt: string;
+  prompt: string;
+  /** Reruns that carried the lesson and succeeded (`helped`) or failed the same way (`failedAgain`). */
+  applied: { helped: number; failedAgain: number };
+}
+
+export interface LessonsForTaskDeps {
+  index: LessonIndex;
+  embedder: Pick<Embedder, "embed" | "similarityScale">;
+  clock: { now(): Date };
+  floor?: number;
+}
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+export function createLessonsForTask(deps: LessonsForTaskDeps) {
+  const defaultFloor = deps.floor ?? defaultRelevanceFloor;
+  return {
+    async forTask(
+      tenantId: string,
+      body: LessonsForTaskBody,
+    ): Promise<{ lessons: LessonForTask[]; floor: number }> {
+      const floor = body.minRelevance ?? defaultFloor;
+      const [lessons, vectors] = await Promise.all([
+        deps.index.lessonsOf(tenantId),
+        deps.embedder.embed([taskQueryText(body)], tenantId),
+      ]);
+      const vector = unitVector(vectors[0] ?? []);
+      // A task with no words the embedder knows is like no lesson at all.
+      if (!vector) return { lessons: [], floor };
+      const ranked = rankLessons(
+        lessons,
+        {
+          vector,
+          projectId: body.projectId,
+          limit: body.limit,
+          minImportance: body.minImportance,
+          floor,
+          now: deps.clock.now(),
+        },
+        deps.embedder.similarityScale,
+      );
+      return {
+        floor,
+        lessons: ranked.map(({ lesson, relevance }) => ({
+          reflectionId: lesson.id,
+          relevance: round(relevance),
+          effectiveQuality: round(lesson.effectiveQuality),
+          importance: round(lesson.importance),
+          strategyText: lesson.strategyText ?? lesson.learning,
+          adjustments: lesson.adjustments,
+          tags: lesson.tags,
+          projectId: lesson.projectId,
+          createdAt: lesson.createdAt.toISOString(),
+          prompt: lessonPrompt(lesson),
+          applied: lesson.applied ?? { helped: 0, failedAgain: 0 },
+        })),
+      };
+    },
+  };
+}
+
+export type LessonsForTask = ReturnType<typeof createLessonsForTask>;

@@ -1,0 +1,281 @@
+import { Registry } from "prom-client";
+import { afterAll, describe, expect, it } from "vitest";
+import { createHashingEmbedder } from "../../../src/adapters/embedding/hashing-embedder.js";
+import {
+  createLessonIndex,
+  type LessonVectorRow,
+  type LessonVectorSource,
+} from "../../../src/features/lessons/lessons-for-task-index.js";
+import {
+  rankLessons,
+  relevanceOf,
+  unitVector,
+  type IndexedLesson,
+} from "../../../src/features/lessons/lessons-for-task-rank.js";
+import { createLessonsForTask } from "../../../src/features/lessons/lessons-for-task.js";
+import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
+import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
+import { createHttpServer } from "../../../src/http/http-server.js";
+
+const now = new Date("2026-11-26T12:00:00Z");
+const embedder = createHashingEmbedder();
+
+const texts = {
+  cancel: "Cancel the customer's flight reservation after checking the refund policy and insurance",
+  book: "Book a new flight for three passengers, ask for bags and payment before booking",
+  deploy: "Deploy the container image to the staging cluster and run the smoke tests",
+};
+
+let seq = 0;
+async function row(text: string, over: Partial<LessonVectorRow> = {}): Promise<LessonVectorRow> {
+  const [vector] = await embedder.embed([text]);
+  seq += 1;
+  return {
+    id: `lesson-${String(seq)}`,
+    projectId: "p1",
+    strategyText: `Strategy for: ${text}`,
+    learning: "learning",
+    adjustments: ["check the policy first"],
+    tags: ["t"],
+    importance: 0.8,
+    effectiveQuality: 0.8,
+    createdAt: now,
+    lastSeenAt: now,
+    updatedAt: now,
+    vector: vector ?? [],
+    ...over,
+  };
+}
+
+function fakeSource(rows: LessonVectorRow[]) {
+  const calls = { version: 0, vectors: [] as (Date | null)[] };
+  let fail: Error | null = null;
+  const source: LessonVectorSource = {
+    lessonVersion: () => {
+      calls.version += 1;
+      if (fail) return Promise.reject(fail);
+      const latest = rows.reduce<Date | null>((m, r) => (!m || r.updatedAt > m ? r.updatedAt : m), null);
+      return Promise.resolve({ count: rows.length, latest });
+    },
+    lessonVectors: (_tenant, _model, since) => {
+      calls.vectors.push(since);
+      if (fail) return Promise.reject(fail);
+      return Promise.resolve(rows.filter((r) => since === null || r.updatedAt >= since));
+    },
+  };
+  return { source, calls, rows, failWith: (e: Error | null) => (fail = e) };
+}
+
+const asIndexed = (r: LessonVectorRow): IndexedLesson => ({
+  ...r,
+  vector: unitVector(r.vector) ?? new Float32Array(),
+});
+const query = async (text: string, over: Partial<Parameters<typeof rankLessons>[1]> = {}) => ({
+  vector: unitVector((await embedder.embed([text]))[0] ?? []) ?? new Float32Array(),
+  limit: 5,
+  minImportance: 0.5,
+  floor: 0.05,
+  now,
+  ...over,
+});
+
+describe("rankLessons", () => {
+  it("puts the lesson of the same kind of task first and leaves unrelated ones below the floor", async () => {
+    const lessons = (await Promise.all([row(texts.cancel), row(texts.book), row(texts.deploy)])).map(
+      asIndexed,
+    );
+    const ranked = rankLessons(
+      lessons,
+      await query("Cancel my flight reservation and refund it"),
+      embedder.similarityScale,
+    );
+    expect(ranked[0]?.lesson.id).toBe(lessons[0]?.id);
+    expect(ranked.map((r) => r.lesson.id)).not.toContain(lessons[2]?.id);
+    expect(ranked.every((r) => r.relevance >= 0.05 && r.relevance <= 1)).toBe(true);
+  });
+
+  it("never serves a withheld lesson, and honours importance, project and limit", async () => {
+    const withheld = asIndexed(await row(texts.cancel, { effectiveQuality: 0.3 }));
+    const minor = asIndexed(await row(texts.cancel, { importance: 0.2 }));
+    const other = asIndexed(await row(texts.cancel, { projectId: "p2" }));
+    const kept = asIndexed(await row(texts.cancel));
+    const q = await query(texts.cancel, { projectId: "p1" });
+    expect(rankLessons([withheld, minor, other, kept], q, undefined).map((r) => r.lesson.id)).toEqual([
+      kept.id,
+    ]);
+    const many = await Promise.all(Array.from({ length: 8 }, () => row(texts.cancel)));
+    expect(rankLessons(many.map(asIndexed), { ...q, limit: 3 }, undefined)).toHaveLength(3);
+  });
+
+  it("orders equally relevant lessons by effective quality and recency", async () => {
+    const low = asIndexed(await row(texts.book, { effectiveQuality: 0.55 }));
+    const old = asIndexed(await row(texts.book, { lastSeenAt: new Date("2025-01-01T00:00:00Z") }));
+    const best = asIndexed(await row(texts.book, { effectiveQuality: 0.95 }));
+    const ranked = rankLessons([low, old, best], await query(texts.book), undefined);
+    // Quality moves a lesson by up to 40 %, recency by up to 20 %: unseen for two years (0.8 × ~0.80)
+    // falls behind a fresh one of quality 0.55 (0.82).
+    expect(ranked.map((r) => r.lesson.id)).toEqual([best.id, low.id, old.id]);
+    expect(ranked[0]?.relevance).toBeCloseTo(ranked[2]?.relevance ?? 0, 6);
+  });
+
+  it("maps a cosine onto 0–1 from the embedder's unrelated level", () => {
+    expect(relevanceOf(0.22, { unrelated: 0.22, related: 0.53 })).toBe(0);
+    expect(relevanceOf(1, { unrelated: 0.22, related: 0.53 })).toBe(1);
+    expect(relevanceOf(0.61, { unrelated: 0.22, related: 0.53 })).toBeCloseTo(0.5, 5);
+    expect(relevanceOf(-0.3, undefined)).toBe(0);
+  });
+});
+
+describe("the lessons index", () => {
+  it("loads a tenant once, then reads only changed rows, in the background, after refreshMs", async () => {
+    const fake = fakeSource([await row(texts.cancel)]);
+    let t = now.getTime();
+    const index = createLessonIndex({
+      source: fake.source,
+      embeddingModel: "m",
+      clock: { now: () => new Date(t) },
+      refreshMs: 1000,
+    });
+    expect([...(await index.lessonsOf("t1"))]).toHaveLength(1);
+    await index.lessonsOf("t1");
+    expect(fake.calls).toEqual({ version: 0, vectors: [null] });
+    fake.rows.push(await row(texts.book, { updatedAt: new Date(now.getTime() + 500) }));
+    t += 1000;
+    // Answered from what is held; the refresh runs meanwhile.
+    expect([...(await index.lessonsOf("t1"))]).toHaveLength(1);
+    await index.settled("t1");
+    expect([...(await index.lessonsOf("t1"))]).toHaveLength(2);
+    expect(fake.calls.version).toBe(1);
+    expect(fake.calls.vectors[1]?.getTime()).toBeLessThan(now.getTime());
+  });
+
+  it("reads everything again when a lesson left (the count fell), and takes feedback on a row", async () => {
+    const first = await row(texts.cancel);
+    const fake = fakeSource([first, await row(texts.book)]);
+    let t = now.getTime();
+    const index = createLessonIndex({
+      source: fake.source,
+      embeddingModel: "m",
+      clock: { now: () => new Date(t) },
+      refreshMs: 10,
+    });
+    await index.lessonsOf("t1");
+    fake.rows.splice(1, 1);
+    fake.rows[0] = { ...first, effectiveQuality: 0.2, updatedAt: new Date(now.getTime() + 1) };
+    t += 10;
+    await index.lessonsOf("t1");
+    await index.settled("t1");
+    const held = [...(await index.lessonsOf("t1"))];
+    expect(held.map((l) => [l.id, l.effectiveQuality])).toEqual([[first.id, 0.2]]);
+    expect(fake.calls.vectors.filter((v) => v === null)).toHaveLength(2);
+  });
+
+  it("fails a tenant's first query when Postgres does, and serves held lessons through a short outage", async () => {
+    const fake = fakeSource([await row(texts.cancel)]);
+    let t = now.getTime();
+    const index = createLessonIndex({
+      source: fake.source,
+      embeddingModel: "m",
+      clock: { now: () => new Date(t) },
+      refreshMs: 10,
+      maxStaleMs: 1000,
+    });
+    fake.failWith(new Error("postgres down"));
+    await expect(index.lessonsOf("t1")).rejects.toThrow("postgres down");
+    fake.failWith(null);
+    expect([...(await index.lessonsOf("t1"))]).toHaveLength(1);
+    fake.failWith(new Error("postgres down"));
+    t += 20;
+    await index.lessonsOf("t1");
+    await index.settled("t1");
+    expect([...(await index.lessonsOf("t1"))]).toHaveLength(1);
+    t += 2000;
+    await expect(index.lessonsOf("t1")).rejects.toThrow("postgres down");
+  });
+});
+
+describe("POST /api/v1/lessons/for-task", () => {
+  const rows: LessonVectorRow[] = [];
+  const asked: string[] = [];
+  const source: LessonVectorSource = {
+    lessonVersion: (tenant) =>
+      Promise.resolve({ count: tenant === "tenant-u" ? rows.length : 0, latest: now }),
+    lessonVectors: (tenant) => {
+      asked.push(tenant);
+      return Promise.resolve(tenant === "tenant-u" ? rows : []);
+    },
+  };
+  const clock = { now: () => now };
+  const forTask = createLessonsForTask({
+    index: createLessonIndex({ source, embeddingModel: embedder.name, clock }),
+    embedder,
+    clock,
+    floor: 0.05,
+  });
+  const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not used")) });
+  const stores = unused as ApiRoutesDeps["stores"]["loops"] &
+    ApiRoutesDeps["stores"]["lessons"] &
+    ApiRoutesDeps["stores"]["feedback"];
+  const app = createHttpServer({
+    registry: new Registry(),
+    isConsuming: () => true,
+    isStopping: () => false,
+    dependencies: [],
+    api: {
+      keys: createApiKeyring(parseApiKeys("unit-test-key:tenant-u:read")),
+      stores: { loops: stores, lessons: stores, feedback: stores },
+      completeLoop: () => Promise.reject(new Error("not used")),
+      commonIssues: () => Promise.resolve([]),
+      lessonsForTask: forTask,
+      clock,
+    },
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+  const post = (payload: object) =>
+    app.inject({
+      method: "POST",
+      url: "/api/v1/lessons/for-task",
+      headers: { authorization: "Bearer unit-test-key" },
+      payload,
+    });
+
+  it("answers the key's tenant's lessons for the task, each with a prompt", async () => {
+    rows.push(await row(texts.cancel), await row(texts.deploy));
+    const res = await post({
+      task: "Cancel a flight reservation",
+      goal: "refund per policy",
+      tools: ["cancel_reservation"],
+      tenantId: undefined,
+    });
+    expect(res.statusCode).toBe(200);
+    const body = res.json<{ floor: number; lessons: Record<string, unknown>[] }>();
+    expect(body.floor).toBe(0.05);
+    expect(body.lessons.map((l) => l.reflectionId)).toEqual([rows[0]?.id]);
+    expect(body.lessons[0]).toMatchObject({
+      strategyText: `Strategy for: ${texts.cancel}`,
+      adjustments: ["check the policy first"],
+      projectId: "p1",
+      createdAt: now.toISOString(),
+      importance: 0.8,
+      effectiveQuality: 0.8,
+    });
+    expect(body.lessons[0]?.prompt).toContain("- check the policy first");
+    expect(asked).toEqual(["tenant-u"]);
+  });
+
+  it("refuses a body without a task or with unknown fields, naming them", async () => {
+    const missing = await post({ goal: "x" });
+    expect(missing.statusCode).toBe(400);
+    expect(JSON.stringify(missing.json())).toContain("task");
+    const extra = await post({ task: "x", tenantId: "other" });
+    expect(extra.statusCode).toBe(400);
+    expect((await post({ task: "x", limit: 51 })).statusCode).toBe(400);
+  });
+
+  it("returns nothing above a floor the caller raises", async () => {
+    const res = await post({ task: "Cancel a flight reservation", minRelevance: 1 });
+    expect(res.json()).toEqual({ lessons: [], floor: 1 });
+  });
+});
