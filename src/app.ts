@@ -49,7 +49,7 @@ import {
 } from "./builders.js";
 import { createTaskProcessor } from "./pipeline/task-processor.js";
 import { createMaintenanceSchedule } from "./maintenance/maintenance-schedule.js";
-import { buildOtlpBridge } from "./otlp-bridge-app.js";
+import { buildOtlpBridge, buildOtlpHttpIngest } from "./otlp-bridge-app.js";
 
 export interface AppOverrides {
   generator?: ReflectionGenerator;
@@ -316,6 +316,10 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     retry: { retries: Number.MAX_SAFE_INTEGER, maxRetryTime: 30_000 },
   });
   const apiPublisher = publisherOn(apiProducer);
+  // OTLP over HTTP (POST /v1/traces) onto the topic the OTLP bridge reads, when the bridge runs.
+  const otlpHttp = config.otlp.topic
+    ? buildOtlpHttpIngest(config, config.otlp.topic, { kafka, limits, registry: metrics.registry })
+    : null;
   const http = createHttpServer({
     api: {
       keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
@@ -331,6 +335,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       onFeedback: feedbackMetrics.recorded,
       logger,
       allowCleartextKeys: config.http.allowCleartextApiKeys,
+      ...(otlpHttp ? { otlp: otlpHttp.ingest } : {}),
     },
     registry: metrics.registry,
     isConsuming: () => consumer.isReady(),
@@ -424,7 +429,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
           t.deadLetter,
           t.retry,
           // The OTLP bridge's events are budgeted against the topic they go to.
-          ...(config.otlp.topic !== undefined ? [config.otlp.taskTopic] : []),
+          ...(config.otlp.topic !== undefined ? [config.otlp.taskTopic, config.otlp.topic] : []),
         ];
         topicBytes = await readTopicLimits(admin, outputs, defaultMaxMessageBytes);
       } finally {
@@ -432,6 +437,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       }
       await committer.connect();
       await apiProducer.connect();
+      await otlpHttp?.connect();
       await http.listen({ host: config.http.host, port: config.http.port });
       await consumer.start();
       if (binding && topicAdmin && config.tenancy.topicRefreshMs > 0) {
@@ -498,6 +504,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         topicAdmin?.disconnect(),
         committer.disconnect(),
         apiProducer.disconnect(),
+        otlpHttp?.disconnect(),
         http.close(),
         pool.end(),
         probePool.end(),

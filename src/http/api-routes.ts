@@ -16,6 +16,7 @@ import type { Logger } from "../observability/logger.js";
 import { Forbidden, type ApiContext } from "./api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
+import { otlpRouteRoles, registerOtlpRoute, type OtlpHttpIngest } from "./otlp-route.js";
 
 export interface ApiRoutesDeps {
   keys: ApiKeyring;
@@ -40,6 +41,8 @@ export interface ApiRoutesDeps {
   allowCleartextKeys?: boolean;
   /** Unknown keys a client address may present per window before it gets 429 (default 20 a minute). */
   throttle?: AuthThrottle;
+  /** OTLP over HTTP (`POST /v1/traces`), when the OTLP bridge runs (OTLP_TOPIC). */
+  otlp?: OtlpHttpIngest;
 }
 
 /** The request came from this host (loopback), so its key never crossed a network. */
@@ -61,6 +64,7 @@ export const routeRoles: Readonly<Record<string, ApiRole>> = {
   ...loopRouteRoles,
   ...lessonRouteRoles,
   ...feedbackRouteRoles,
+  ...otlpRouteRoles,
 };
 
 class BadRequest extends Error {
@@ -198,6 +202,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       },
       ctx,
     );
+    if (deps.otlp)
+      registerOtlpRoute(scope, { ingest: deps.otlp, ...(deps.logger ? { logger: deps.logger } : {}) }, ctx);
     done();
   });
 }
