@@ -1,5 +1,6 @@
 import { cutMiddle } from "../contracts/cut-text.js";
 import { TaskCompletedV1, type TaskCompleted } from "../contracts/task-completed.js";
+import { plainStepText, withOpenInference } from "./openinference.js";
 import type { AttributeValue, Attributes, OtlpSpan } from "./otlp-span.js";
 import { byStart, findRoot, operationOf } from "./trace-root.js";
 
@@ -297,7 +298,7 @@ function stepsOf(span: OtlpSpan, actor: string | undefined): Step[] {
         type: "system_event",
         eventId: `${span.spanId}.span`,
         timestamp: isoOf(span.startTimeUnixNano),
-        content: span.name || "span",
+        content: plainStepText(span),
         error,
       });
   }
@@ -383,11 +384,13 @@ function stepsWithin(all: readonly Step[], root: OtlpSpan, scale: number, keep: 
 
 /**
  * One `agent.task.completed` event from the spans of one complete trace (docs/otlp-ingest.md has
- * the mapping as a table). Pure and deterministic: the same spans give the same event, field for
+ * the mapping as a table; OpenInference attributes are read as their GenAI equivalents). Pure and deterministic: the same spans give the same event, field for
  * field, so an event published again after a crash is the same event. Validated with the
  * contract the processor reads; a trace that still does not fit it is reported with the reason.
  */
-export function mapTraceToTask(spans: readonly OtlpSpan[], options: TraceMappingOptions): TraceMapping {
+export function mapTraceToTask(received: readonly OtlpSpan[], options: TraceMappingOptions): TraceMapping {
+  // OpenInference spans read as their GenAI equivalents (openinference.ts).
+  const spans = received.map(withOpenInference);
   const root = findRoot(spans);
   if (root === null) return { ok: false, reason: "the trace has no root span", candidate: null };
   const ordered = [...spans].sort(byStart);
