@@ -2,7 +2,9 @@ import { fileURLToPath } from "node:url";
 import protobuf from "protobufjs";
 import { ReflectorError } from "../../domain/errors.js";
 import { resourceTenant } from "../../domain/otlp/map-trace.js";
+import { parseOtlpTraceRequest } from "../../domain/otlp/otlp-span.js";
 import { createOtlpDecoder, detectEncoding, type OtlpEncoding } from "./otlp-decoder.js";
+import { appendResourceAttribute } from "./protobuf-resource-stamp.js";
 
 const protoRoot = fileURLToPath(new URL("../../../proto/", import.meta.url));
 
@@ -101,13 +103,16 @@ export function createOtlpTenantStamper(options: {
   tenantAttribute: string;
   projectAttribute: string;
 }): OtlpTenantStamper {
-  const decoder = createOtlpDecoder({
-    uniqueResourceKeys: [options.tenantAttribute, options.projectAttribute],
-  });
+  const uniqueKeys = [options.tenantAttribute, options.projectAttribute];
+  const decoder = createOtlpDecoder({ uniqueResourceKeys: uniqueKeys });
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => protoRoot + target;
   root.loadSync("opentelemetry/proto/collector/trace/v1/trace_service.proto", { keepCase: false });
   const requestType = root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest");
+  const resourceType = root.lookupType("opentelemetry.proto.resource.v1.Resource");
+  const tenantKeyBytes = Buffer.from(options.tenantAttribute, "utf8");
+  const tenantField = (tenantId: string) =>
+    Buffer.from(resourceType.encode({ attributes: [tenantEntry(tenantId)] }).finish());
 
   const tenantEntry = (tenantId: string) => ({
     key: options.tenantAttribute,
@@ -123,8 +128,26 @@ export function createOtlpTenantStamper(options: {
     }
   }
 
-  function jsonRequest(body: Buffer) {
-    const object = JSON.parse(body.toString("utf8")) as RequestObject;
+  function jsonOf(body: Buffer): unknown {
+    try {
+      return JSON.parse(body.toString("utf8")) as unknown;
+    } catch (err) {
+      throw new ReflectorError(
+        "DECODE_FAILED",
+        `OTLP/JSON body is not valid JSON: ${(err as Error).message}`,
+      );
+    }
+  }
+  /** The spans of an OTLP/JSON request, by the rules the Kafka path's decoder applies. */
+  function validated(raw: unknown) {
+    const parsed = parseOtlpTraceRequest(raw, { uniqueResourceKeys: uniqueKeys });
+    if (!parsed.ok) {
+      throw new ReflectorError("SCHEMA_INVALID", `not a valid OTLP trace export (json): ${parsed.reason}`);
+    }
+    return parsed.spans;
+  }
+  function jsonRequest(raw: unknown) {
+    const object = raw as RequestObject;
     return { object, encode: (part: RequestObject) => Buffer.from(JSON.stringify(part), "utf8") };
   }
   function protobufRequest(body: Buffer) {
@@ -151,13 +174,20 @@ export function createOtlpTenantStamper(options: {
       if (body.length === 0 && encoding === "json") {
         throw new ReflectorError("DECODE_FAILED", "the body is empty: OTLP/JSON is an object");
       }
-      const { spans } = decoder.decode(body);
+      const raw = encoding === "json" ? jsonOf(body) : null;
+      const spans = raw === null ? decoder.decode(body).spans : validated(raw);
       for (const span of spans) {
         const named = resourceTenant(span.resource, { ...options, defaultTenant: tenantId });
         if (named !== tenantId) return { ok: false, otherTenant: named };
       }
       const firstTraceId = spans[0]?.traceId ?? null;
-      const { object, encode } = encoding === "json" ? jsonRequest(body) : protobufRequest(body);
+      // Protobuf whose resources do not name a tenant (the usual request): stamped in its bytes.
+      if (raw === null && !body.includes(tenantKeyBytes)) {
+        const value = appendResourceAttribute(body, tenantField(tenantId));
+        if (value.length <= maxRecordBytes)
+          return { ok: true, values: [value], spans: spans.length, firstTraceId };
+      }
+      const { object, encode } = raw !== null ? jsonRequest(raw) : protobufRequest(body);
       stampAll(object.resourceSpans, tenantId);
       const parts = splitRequest(object, (part) => encode(part).length, maxRecordBytes);
       if (!Array.isArray(parts)) return { ok: false, spanBytes: parts.spanBytes };
