@@ -100,6 +100,17 @@ program
     process.exitCode = await runDemo();
   });
 
+program
+  .command("reflect")
+  .description(
+    "reflect on one trace file (an agent.task.completed event or an OTLP/JSON export): attribution, lesson and verdict, without Kafka or a database",
+  )
+  .argument("<file>", "the trace file")
+  .action(async (file: string) => {
+    const { runReflectCommand } = await import("./reflect-command.js");
+    process.exitCode = await runReflectCommand(file);
+  });
+
 registerOpsCommands(program);
 registerMaintenanceCommands(program);
 
