@@ -4,6 +4,7 @@ import { configOrExit, failureLine } from "./config-or-exit.js";
 import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
 import { runOtlpBridge, runProcessor } from "../main.js";
 import { createLogger } from "../observability/logger.js";
+import { registerLessonsCommand } from "./lessons-command.js";
 import { registerMaintenanceCommands } from "./maintenance-commands.js";
 import { registerOpsCommands } from "./ops-commands.js";
 
@@ -111,6 +112,7 @@ program
     process.exitCode = await runReflectCommand(file);
   });
 
+registerLessonsCommand(program);
 registerOpsCommands(program);
 registerMaintenanceCommands(program);
 
