@@ -227,8 +227,9 @@ function metadataOf(span: OtlpSpan): Record<string, string | number> | undefined
   return Object.keys(metadata).length > 0 ? metadata : undefined;
 }
 
-function stepsOf(span: OtlpSpan, actor: string | undefined): Step[] {
-  const failure = failureOf(span);
+/** `consequence`: the span failed only because a span under it did (its step carries no error). */
+function stepsOf(span: OtlpSpan, actor: string | undefined, consequence = false): Step[] {
+  const failure = consequence ? null : failureOf(span);
   const error = failure
     ? {
         ...(failure.message !== undefined ? { message: failure.message } : {}),
@@ -403,7 +404,12 @@ export function mapTraceToTask(received: readonly OtlpSpan[], options: TraceMapp
       .map((span) => cleanName(span.attributes["gen_ai.conversation.id"]))
       .find((id) => id !== undefined);
 
-  const allSteps = ordered.flatMap((span) => stepsOf(span, actors.get(span.spanId)));
+  // A root that failed because a step under it did is the consequence, not a step to blame: its
+  // own step carries no error, so the attribution looks at the step that failed first.
+  const childFailed = spans.some((span) => span !== root && failureOf(span) !== null);
+  const allSteps = ordered.flatMap((span) =>
+    stepsOf(span, actors.get(span.spanId), span === root && childFailed),
+  );
   const failed = [...spans]
     .map((span) => ({ span, failure: failureOf(span) }))
     .filter((f): f is { span: OtlpSpan; failure: Failure } => f.failure !== null)
