@@ -13,6 +13,7 @@ import { startHarness, type Harness } from "../support/harness.js";
  */
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const example = fileURLToPath(new URL("../../examples/agent-loop/agent-loop.ts", import.meta.url));
+const pythonExample = fileURLToPath(new URL("../../examples/agent-loop/agent_loop.py", import.meta.url));
 const run = promisify(execFile);
 let h: Harness;
 let apiKey = "";
@@ -58,6 +59,34 @@ describe("the example agent loop", () => {
     expect(lines[1]).toMatch(/^decision: rerun/);
     expect(lines[2]).toBe("lessons for the rerun:");
     // The lesson is about the failing tool, and it is what changes the rerun.
+    expect(lines[3]).toMatch(/postgres_query/);
+    expect(stdout).toMatch(/attempt 2 \(loop \S+\): succeeded\ndecision: finalize/);
+  }, 150_000);
+
+  it("does the same in Python with the standard library only", async () => {
+    const port = (h.app.http.server.address() as AddressInfo).port;
+    const { stdout, stderr, code } = await run("python3", [pythonExample], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? "",
+        REFLECTOR_URL: `http://127.0.0.1:${String(port)}`,
+        REFLECTOR_API_KEY: apiKey,
+        TIMEOUT_MS: "60000",
+      },
+      timeout: 120_000,
+    }).then(
+      (done) => ({ ...done, code: 0 }),
+      (err: unknown) => err as { stdout: string; stderr: string; code: number },
+    );
+    console.log(stdout);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    const lines = stdout.trim().split("\n");
+    expect(lines[0]).toMatch(
+      /^attempt 1 \(loop orders-export-py-\w+\): failed — the export query timed out$/,
+    );
+    expect(lines[1]).toMatch(/^decision: rerun/);
+    expect(lines[2]).toBe("lessons for the rerun:");
     expect(lines[3]).toMatch(/postgres_query/);
     expect(stdout).toMatch(/attempt 2 \(loop \S+\): succeeded\ndecision: finalize/);
   }, 150_000);
