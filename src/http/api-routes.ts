@@ -202,8 +202,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       },
       ctx,
     );
-    if (deps.otlp)
-      registerOtlpRoute(scope, { ingest: deps.otlp, ...(deps.logger ? { logger: deps.logger } : {}) }, ctx);
+    registerOtlpRoute(
+      scope,
+      { ingest: deps.otlp ?? null, ...(deps.logger ? { logger: deps.logger } : {}) },
+      ctx,
+    );
     done();
   });
 }

@@ -28,7 +28,8 @@ export interface OtlpHttpIngest {
 }
 
 export interface OtlpRouteDeps {
-  ingest: OtlpHttpIngest;
+  /** Null when the OTLP bridge does not run (OTLP_TOPIC unset): the route answers 404 and says why. */
+  ingest: OtlpHttpIngest | null;
   logger?: Pick<Logger, "warn" | "error">;
 }
 
@@ -77,7 +78,8 @@ class HttpRefusal extends Error {
 
 export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: ApiContext): void {
   const { ingest } = deps;
-  const limit = ingest.maxBodyBytes;
+  // Without the bridge a body is refused unread, whatever its size: a small limit.
+  const limit = ingest?.maxBodyBytes ?? 1_024;
   void scope.register((otlp, _options, done) => {
     // Only the two OTLP encodings, read as bytes (the JSON is parsed by the OTLP decoder).
     otlp.removeAllContentTypeParsers();
@@ -98,7 +100,7 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
     otlp.setErrorHandler(async (err: FastifyError, request, reply) => {
       const code = err.code;
       if (code === "FST_ERR_CTP_BODY_TOO_LARGE" || err.statusCode === 413) {
-        ingest.observe?.("refused", 0);
+        ingest?.observe?.("refused", 0);
         return errorReply(
           reply,
           413,
@@ -120,7 +122,7 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
         return errorReply(reply, 400, "bad_request", `the body is not valid gzip: ${err.message}`);
       }
       if (err instanceof ReflectorError && (err.code === "DECODE_FAILED" || err.code === "SCHEMA_INVALID")) {
-        ingest.observe?.("refused", 0);
+        ingest?.observe?.("refused", 0);
         return errorReply(reply, 400, "bad_request", err.message);
       }
       if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
@@ -156,6 +158,14 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
       },
       async (request, reply) => {
         const tenantId = ctx.tenantOf(request);
+        if (ingest === null) {
+          return errorReply(
+            reply,
+            404,
+            "not_found",
+            "OTLP over HTTP is served when the OTLP bridge runs: set OTLP_TOPIC (docs/otlp-ingest.md)",
+          );
+        }
         const encoding = encodingOf(request);
         const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const accepted = await ingest.accept(tenantId, body, encoding);

@@ -227,3 +227,30 @@ describe("POST /v1/traces", () => {
     expect((await accepted()) - before).toBe(spans.length);
   });
 });
+
+describe("POST /v1/traces without the OTLP bridge", () => {
+  it("answers 404 and says what to set", async () => {
+    const bare = createHttpServer({
+      registry: new Registry(),
+      isConsuming: () => true,
+      isStopping: () => false,
+      dependencies: [],
+      api: {
+        keys: createApiKeyring(parseApiKeys("otlp-unit-key:tenant-a:decide")),
+        stores: unused as ApiRoutesDeps["stores"],
+        completeLoop: () => Promise.reject(new Error("not used")),
+        commonIssues: () => Promise.reject(new Error("not used")),
+        clock: { now: () => new Date() },
+      },
+    });
+    const res = await bare.inject({
+      method: "POST",
+      url: "/v1/traces",
+      payload: "{}",
+      headers: { authorization: "Bearer otlp-unit-key", "content-type": "application/json" },
+    });
+    expect(res.statusCode).toBe(404);
+    expect(res.json<{ message: string }>().message).toMatch(/OTLP_TOPIC/);
+    await bare.close();
+  });
+});
