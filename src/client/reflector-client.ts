@@ -89,7 +89,8 @@ interface StatusJson {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function createReflectorClient(options: ReflectorClientOptions) {
-  const base = options.baseUrl.replace(/\/+$/, "");
+  let base = options.baseUrl;
+  while (base.endsWith("/")) base = base.slice(0, -1);
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.requestTimeoutMs ?? 10_000;
 
