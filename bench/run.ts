@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|calibration|judge|model-bound|otlp|tracing|lessons-for-task`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|calibration|judge|model-bound|otlp|otlp-http|tracing|max-events|lessons-for-task`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -18,6 +18,7 @@ import { benchMaxEvents } from "./max-events.js";
 import { benchMemory } from "./memory.js";
 import { benchMemoryReal } from "./memory-real.js";
 import { benchOtlpBridge } from "./otlp-bridge.js";
+import { benchOtlpHttp } from "./otlp-http.js";
 import { benchPromptCoverage } from "./prompt-coverage.js";
 import { benchModelBound } from "./model-bound.js";
 import { benchRss } from "./rss.js";
@@ -42,6 +43,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   calibration: () => benchCalibration(),
   judge: () => benchJudge(),
   otlp: () => benchOtlpBridge(),
+  "otlp-http": () => benchOtlpHttp(),
   tracing: () => benchTracing(),
   "model-bound": () => benchModelBound(),
   "max-events": () => benchMaxEvents(),

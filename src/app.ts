@@ -55,7 +55,7 @@ import { countAppliedOutcomes } from "./observability/applied-outcome-metrics.js
 import { createLessonIndex } from "./features/lessons/lessons-for-task-index.js";
 import { createLessonsForTask } from "./features/lessons/lessons-for-task.js";
 import { createMaintenanceSchedule } from "./maintenance/maintenance-schedule.js";
-import { buildOtlpBridge } from "./otlp-bridge-app.js";
+import { buildOtlpBridge, buildOtlpHttpIngest } from "./otlp-bridge-app.js";
 
 export interface AppOverrides {
   generator?: ReflectionGenerator;
@@ -311,6 +311,10 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   // producer publishes it on loop.decision like the Kafka path's decisions.
   const apiProducer = createProducer(kafka);
   const apiPublisher = publisherOn(apiProducer);
+  // OTLP over HTTP (POST /v1/traces) onto the topic the OTLP bridge reads, when the bridge runs.
+  const otlpHttp = config.otlp.topic
+    ? buildOtlpHttpIngest(config, config.otlp.topic, { kafka, limits, registry: metrics.registry })
+    : null;
   const http = createHttpServer({
     api: {
       keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
@@ -335,6 +339,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       onFeedback: feedbackMetrics.recorded,
       logger,
       allowCleartextKeys: config.http.allowCleartextApiKeys,
+      ...(otlpHttp ? { otlp: otlpHttp.ingest } : {}),
     },
     registry: metrics.registry,
     isConsuming: () => consumer.isReady(),
@@ -428,7 +433,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
           t.deadLetter,
           t.retry,
           // The OTLP bridge's events are budgeted against the topic they go to.
-          ...(config.otlp.topic !== undefined ? [config.otlp.taskTopic] : []),
+          ...(config.otlp.topic !== undefined ? [config.otlp.taskTopic, config.otlp.topic] : []),
         ];
         topicBytes = await readTopicLimits(admin, outputs, defaultMaxMessageBytes);
       } finally {
@@ -436,6 +441,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       }
       await committer.connect();
       await apiProducer.connect();
+      await otlpHttp?.connect();
       await http.listen({ host: config.http.host, port: config.http.port });
       await consumer.start();
       if (binding && topicAdmin && config.tenancy.topicRefreshMs > 0) {
@@ -502,6 +508,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         topicAdmin?.disconnect(),
         committer.disconnect(),
         apiProducer.disconnect(),
+        otlpHttp?.disconnect(),
         http.close(),
         pool.end(),
         probePool.end(),

@@ -1,9 +1,11 @@
-import type { Registry } from "prom-client";
+import { Counter, type Registry } from "prom-client";
 import { createBridgePublisher } from "./adapters/kafka/bridge-publisher.js";
 import type { KafkaClient } from "./adapters/kafka/kafka-client.js";
 import { createOtlpConsumer } from "./adapters/kafka/otlp-consumer.js";
+import { createRequestProducer } from "./adapters/kafka/producers.js";
 import { batchOverheadBytes, readTopicLimits, type SizeLimits } from "./adapters/kafka/record-size.js";
 import { createOtlpDecoder } from "./adapters/otlp/otlp-decoder.js";
+import { createOtlpTenantStamper } from "./adapters/otlp/otlp-tenant-stamp.js";
 import { createPgOtlpSpanStore } from "./adapters/postgres/pg-otlp-span-store.js";
 import {
   assertSchemaCurrent,
@@ -16,6 +18,7 @@ import {
 } from "./builders.js";
 import type { Config } from "./config/config.js";
 import { ReflectorError } from "./domain/errors.js";
+import type { OtlpHttpIngest } from "./http/otlp-route.js";
 import type { Logger } from "./observability/logger.js";
 import { createMetrics } from "./observability/metrics.js";
 import { createOtlpMetrics } from "./observability/otlp-metrics.js";
@@ -176,5 +179,83 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
       await pool.end();
       logger.info("otlp bridge stopped");
     },
+  };
+}
+
+/** The largest OTLP/HTTP request body taken, after gzip is undone; larger ones are answered 413. */
+export const otlpHttpMaxBodyBytes = 16 * 1024 * 1024;
+
+/**
+ * OTLP over HTTP (`POST /v1/traces`): each request validated, its resources stamped with the API
+ * key's tenant, and produced to the OTLP topic the bridge consumes, answered only once the brokers
+ * acknowledged it (acks from every in-sync replica). The bridge then treats it as any record of the
+ * topic: nothing accepted is lost if a bridge restarts, and there is one path into task events.
+ */
+export function buildOtlpHttpIngest(
+  config: Config,
+  topic: string,
+  deps: { kafka: KafkaClient; limits: SizeLimits; registry: Registry },
+) {
+  const o = config.otlp;
+  const stamper = createOtlpTenantStamper({
+    tenantAttribute: o.tenantAttribute,
+    projectAttribute: o.projectAttribute,
+  });
+  // Not idempotent: a retried send may store a record twice, and the bridge stores a span once.
+  // A few quick retries only: past them the exporter is answered 503 and retries itself.
+  const producer = createRequestProducer(deps.kafka);
+  const spans = new Counter({
+    name: "reflector_otlp_http_spans_total",
+    help: "Spans received over OTLP/HTTP, by result (accepted: acknowledged by Kafka; refused: a 4xx request's)",
+    labelNames: ["result"] as const,
+    registers: [deps.registry],
+  });
+  const recordBudget = () =>
+    Math.min(deps.limits.topicBytes(topic), deps.limits.requestBytes) - batchOverheadBytes - 1_024;
+  const ingest: OtlpHttpIngest = {
+    maxBodyBytes: otlpHttpMaxBodyBytes,
+    observe: (result, count) => {
+      spans.inc({ result }, count);
+    },
+    async accept(tenantId, body, encoding) {
+      if (o.boundTenant !== undefined && o.boundTenant !== tenantId) {
+        return {
+          ok: false,
+          status: 403,
+          message: `this Reflector's OTLP bridge publishes for tenant ${JSON.stringify(o.boundTenant)} only (TENANT_TOPIC_BINDING)`,
+        };
+      }
+      const stamped = stamper.stamp(body, encoding, tenantId, recordBudget());
+      if (!stamped.ok) {
+        return "otherTenant" in stamped
+          ? {
+              ok: false,
+              status: 403,
+              message: `a resource names tenant ${JSON.stringify(stamped.otherTenant)} (${o.tenantAttribute}); this API key's tenant is ${JSON.stringify(tenantId)}`,
+            }
+          : {
+              ok: false,
+              status: 413,
+              message: `one span takes ${String(stamped.spanBytes)} bytes, over the ${String(recordBudget())} a record of ${topic} may hold`,
+            };
+      }
+      if (stamped.values.length === 0) return { ok: true, spans: 0 };
+      // Keyed by trace: a tenant's requests spread over the partitions, as the Collector's
+      // Kafka exporter spreads them with partition_traces_by_id.
+      const key = stamped.firstTraceId ?? tenantId;
+      try {
+        await producer.send({ topic, acks: -1, messages: stamped.values.map((value) => ({ key, value })) });
+      } catch (err) {
+        throw new ReflectorError("PUBLISH_FAILED", `kafka produce to ${topic}: ${(err as Error).message}`, {
+          cause: err,
+        });
+      }
+      return { ok: true, spans: stamped.spans };
+    },
+  };
+  return {
+    ingest,
+    connect: () => producer.connect(),
+    disconnect: () => producer.disconnect(),
   };
 }

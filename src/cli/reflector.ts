@@ -4,6 +4,7 @@ import { configOrExit, failureLine } from "./config-or-exit.js";
 import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
 import { runOtlpBridge, runProcessor } from "../main.js";
 import { createLogger } from "../observability/logger.js";
+import { registerLessonsCommand } from "./lessons-command.js";
 import { registerMaintenanceCommands } from "./maintenance-commands.js";
 import { registerOpsCommands } from "./ops-commands.js";
 import { registerSplitCommand } from "./split-command.js";
@@ -101,6 +102,18 @@ program
     process.exitCode = await runDemo();
   });
 
+program
+  .command("reflect")
+  .description(
+    "reflect on one trace file (an agent.task.completed event or an OTLP/JSON export): attribution, lesson and verdict, without Kafka or a database",
+  )
+  .argument("<file>", "the trace file")
+  .action(async (file: string) => {
+    const { runReflectCommand } = await import("./reflect-command.js");
+    process.exitCode = await runReflectCommand(file);
+  });
+
+registerLessonsCommand(program);
 registerOpsCommands(program);
 registerMaintenanceCommands(program);
 registerSplitCommand(program);

@@ -21,6 +21,7 @@ import type { Logger } from "../observability/logger.js";
 import { Forbidden, type ApiContext } from "./api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
+import { otlpRouteRoles, registerOtlpRoute, type OtlpHttpIngest } from "./otlp-route.js";
 
 export interface ApiRoutesDeps {
   keys: ApiKeyring;
@@ -49,6 +50,8 @@ export interface ApiRoutesDeps {
   allowCleartextKeys?: boolean;
   /** Unknown keys a client address may present per window before it gets 429 (default 20 a minute). */
   throttle?: AuthThrottle;
+  /** OTLP over HTTP (`POST /v1/traces`), when the OTLP bridge runs (OTLP_TOPIC). */
+  otlp?: OtlpHttpIngest;
 }
 
 /** The request came from this host (loopback), so its key never crossed a network. */
@@ -71,6 +74,7 @@ export const routeRoles: Readonly<Record<string, ApiRole>> = {
   ...lessonRouteRoles,
   ...lessonSplitRouteRoles,
   ...feedbackRouteRoles,
+  ...otlpRouteRoles,
 };
 
 class BadRequest extends Error {
@@ -211,6 +215,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
         clock: deps.clock,
         ...(deps.onFeedback ? { onFeedback: deps.onFeedback } : {}),
       },
+      ctx,
+    );
+    registerOtlpRoute(
+      scope,
+      { ingest: deps.otlp ?? null, ...(deps.logger ? { logger: deps.logger } : {}) },
       ctx,
     );
     done();

@@ -38,3 +38,16 @@ export function createProducer(kafka: Kafka, options: ProducerOptions = {}): Pro
     },
   });
 }
+
+/**
+ * A producer for a request a client is waiting on (OTLP over HTTP): not idempotent, and a few
+ * quick retries, so a send that cannot complete soon fails and the client is told to retry (the
+ * OTLP exporters do). A record stored twice is harmless there: the bridge stores a span once.
+ */
+export function createRequestProducer(kafka: Kafka): Producer {
+  return kafka.producer({
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 5_000 },
+  });
+}

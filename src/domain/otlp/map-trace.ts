@@ -1,5 +1,6 @@
 import { cutMiddle } from "../contracts/cut-text.js";
 import { TaskCompletedV1, type TaskCompleted } from "../contracts/task-completed.js";
+import { plainStepText, withOpenInference } from "./openinference.js";
 import type { AttributeValue, Attributes, OtlpSpan } from "./otlp-span.js";
 import { byStart, findRoot, operationOf } from "./trace-root.js";
 
@@ -226,8 +227,9 @@ function metadataOf(span: OtlpSpan): Record<string, string | number> | undefined
   return Object.keys(metadata).length > 0 ? metadata : undefined;
 }
 
-function stepsOf(span: OtlpSpan, actor: string | undefined): Step[] {
-  const failure = failureOf(span);
+/** `consequence`: the span failed only because a span under it did (its step carries no error). */
+function stepsOf(span: OtlpSpan, actor: string | undefined, consequence = false): Step[] {
+  const failure = consequence ? null : failureOf(span);
   const error = failure
     ? {
         ...(failure.message !== undefined ? { message: failure.message } : {}),
@@ -297,7 +299,7 @@ function stepsOf(span: OtlpSpan, actor: string | undefined): Step[] {
         type: "system_event",
         eventId: `${span.spanId}.span`,
         timestamp: isoOf(span.startTimeUnixNano),
-        content: span.name || "span",
+        content: plainStepText(span),
         error,
       });
   }
@@ -383,11 +385,13 @@ function stepsWithin(all: readonly Step[], root: OtlpSpan, scale: number, keep: 
 
 /**
  * One `agent.task.completed` event from the spans of one complete trace (docs/otlp-ingest.md has
- * the mapping as a table). Pure and deterministic: the same spans give the same event, field for
+ * the mapping as a table; OpenInference attributes are read as their GenAI equivalents). Pure and deterministic: the same spans give the same event, field for
  * field, so an event published again after a crash is the same event. Validated with the
  * contract the processor reads; a trace that still does not fit it is reported with the reason.
  */
-export function mapTraceToTask(spans: readonly OtlpSpan[], options: TraceMappingOptions): TraceMapping {
+export function mapTraceToTask(received: readonly OtlpSpan[], options: TraceMappingOptions): TraceMapping {
+  // OpenInference spans read as their GenAI equivalents (openinference.ts).
+  const spans = received.map(withOpenInference);
   const root = findRoot(spans);
   if (root === null) return { ok: false, reason: "the trace has no root span", candidate: null };
   const ordered = [...spans].sort(byStart);
@@ -400,7 +404,12 @@ export function mapTraceToTask(spans: readonly OtlpSpan[], options: TraceMapping
       .map((span) => cleanName(span.attributes["gen_ai.conversation.id"]))
       .find((id) => id !== undefined);
 
-  const allSteps = ordered.flatMap((span) => stepsOf(span, actors.get(span.spanId)));
+  // A root that failed because a step under it did is the consequence, not a step to blame: its
+  // own step carries no error, so the attribution looks at the step that failed first.
+  const childFailed = spans.some((span) => span !== root && failureOf(span) !== null);
+  const allSteps = ordered.flatMap((span) =>
+    stepsOf(span, actors.get(span.spanId), span === root && childFailed),
+  );
   const failed = [...spans]
     .map((span) => ({ span, failure: failureOf(span) }))
     .filter((f): f is { span: OtlpSpan; failure: Failure } => f.failure !== null)

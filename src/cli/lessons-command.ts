@@ -1,0 +1,115 @@
+import type { Command } from "commander";
+import { createReflectorClient, ReflectorApiError, type Lesson } from "../client/reflector-client.js";
+
+/**
+ * `reflector lessons`: the tenant's lessons from the shell, over the HTTP API (the API key names
+ * the tenant): those that apply to a task (`--task`, by meaning), or a search by words and tags.
+ */
+
+export interface LessonsOptions {
+  url: string;
+  key?: string;
+  task?: string;
+  q?: string;
+  tags?: string;
+  project?: string;
+  tools?: string;
+  limit?: number;
+  json: boolean;
+}
+
+interface Printed {
+  lines: string[];
+  json: unknown;
+}
+
+function taskLines(lessons: readonly Lesson[], floor: number): string[] {
+  if (lessons.length === 0) return [`no lesson applies above the relevance floor (${floor.toFixed(2)})`];
+  return lessons.flatMap((l, i) => [
+    `${String(i + 1)}. ${l.reflectionId}  relevance ${(l.relevance ?? 0).toFixed(2)}  quality ${(l.effectiveQuality ?? 0).toFixed(2)}`,
+    `   ${l.prompt}`,
+  ]);
+}
+
+function searchLines(items: readonly Record<string, unknown>[], next: number | null): string[] {
+  if (items.length === 0) return ["no lesson found"];
+  const lines = items.flatMap((item, i) => [
+    `${String(i + 1)}. ${String(item.id)}  [${(item.tags as string[] | undefined)?.join(", ") ?? ""}]  quality ${Number(item.effective_quality ?? 0).toFixed(2)}${item.served === false ? "  (withheld)" : ""}`,
+    `   ${[item.strategy_text, item.learning, item.reflection_text].find((t) => typeof t === "string") ?? ""}`,
+  ]);
+  if (next !== null) lines.push(`… more: --offset ${String(next)}`);
+  return lines;
+}
+
+export async function lessonsOutput(
+  options: LessonsOptions & { offset?: number },
+  fetchImpl?: typeof fetch,
+): Promise<Printed> {
+  if (!options.key) throw new LessonsUsageError("an API key is needed: --key or REFLECTOR_API_KEY");
+  const client = createReflectorClient({
+    baseUrl: options.url,
+    apiKey: options.key,
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
+  const list = (csv: string | undefined) =>
+    csv
+      ?.split(",")
+      .map((t) => t.trim())
+      .filter(Boolean);
+  if (options.task !== undefined) {
+    const tools = list(options.tools);
+    const answer = await client.lessonsForTask({
+      task: options.task,
+      ...(options.project ? { projectId: options.project } : {}),
+      ...(tools?.length ? { tools } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+    });
+    return { lines: taskLines(answer.lessons, answer.floor), json: answer };
+  }
+  const tags = list(options.tags);
+  const answer = await client.searchLessons({
+    ...(options.q ? { q: options.q } : {}),
+    ...(tags?.length ? { tags } : {}),
+    ...(options.limit !== undefined ? { k: options.limit } : {}),
+    ...(options.offset !== undefined ? { offset: options.offset } : {}),
+  });
+  return { lines: searchLines(answer.items, answer.next_offset), json: answer };
+}
+
+export class LessonsUsageError extends Error {}
+
+export function registerLessonsCommand(program: Command): void {
+  program
+    .command("lessons")
+    .description(
+      "list and search the tenant's lessons over the HTTP API (--task: the lessons that apply to a task)",
+    )
+    .option("--url <url>", "Reflector's HTTP API", process.env.REFLECTOR_URL ?? "http://127.0.0.1:8080")
+    .option(
+      "--key <key>",
+      "an API key with the read role (default REFLECTOR_API_KEY)",
+      process.env.REFLECTOR_API_KEY,
+    )
+    .option("--task <text>", "what the agent is about to do: the lessons that apply, by meaning")
+    .option("--tools <list>", "with --task: comma-separated tools the agent will use")
+    .option("--project <projectId>", "with --task: only this project's lessons")
+    .option("--q <words>", "words that must all appear")
+    .option("--tags <list>", "comma-separated tags that must all match")
+    .option("--limit <n>", "at most this many", Number)
+    .option("--offset <n>", "skip this many (search only)", Number)
+    .option("--json", "print the API's JSON answer", false)
+    .action(async (options: LessonsOptions & { offset?: number }) => {
+      try {
+        const printed = await lessonsOutput(options);
+        console.log(options.json ? JSON.stringify(printed.json, null, 2) : printed.lines.join("\n"));
+      } catch (err) {
+        if (err instanceof LessonsUsageError || err instanceof ReflectorApiError) {
+          process.stderr.write(`reflector lessons: ${err.message}\n`);
+          process.exitCode = 2;
+          return;
+        }
+        process.stderr.write(`reflector lessons: ${options.url} did not answer: ${(err as Error).message}\n`);
+        process.exitCode = 1;
+      }
+    });
+}

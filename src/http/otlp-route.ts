@@ -1,0 +1,183 @@
+import { createGunzip } from "node:zlib";
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { classifyFailure, errorMessage, ReflectorError } from "../domain/errors.js";
+import type { Logger } from "../observability/logger.js";
+import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "./api-context.js";
+
+/**
+ * OTLP over HTTP (`POST /v1/traces`), as an OpenTelemetry SDK's OTLP/HTTP exporter sends it:
+ * `application/x-protobuf` or `application/json`, gzip or not, with the API key as a bearer
+ * token. The request is handed to the same path as the Kafka OTLP topic (docs/otlp-ingest.md).
+ */
+
+export type OtlpBodyEncoding = "json" | "protobuf";
+
+export type OtlpAcceptance =
+  | { ok: true; spans: number }
+  /** The request is refused as a whole: a resource names another tenant, or the bridge serves another. */
+  | { ok: false; status: 403 | 413; message: string };
+
+/** Where accepted requests go; resolves once they are durable (the brokers acknowledged them). */
+export interface OtlpHttpIngest {
+  /** Throws DECODE_FAILED or SCHEMA_INVALID for a body that is not an OTLP trace export. */
+  accept(tenantId: string, body: Buffer, encoding: OtlpBodyEncoding): Promise<OtlpAcceptance>;
+  /** The largest request body taken, after gzip is undone (a larger one is answered 413). */
+  readonly maxBodyBytes: number;
+  /** Counts accepted spans and refused requests (metrics). */
+  observe?(result: "accepted" | "refused", spans: number): void;
+}
+
+export interface OtlpRouteDeps {
+  /** Null when the OTLP bridge does not run (OTLP_TOPIC unset): the route answers 404 and says why. */
+  ingest: OtlpHttpIngest | null;
+  logger?: Pick<Logger, "warn" | "error">;
+}
+
+export const otlpRouteRoles: RouteRoles = {
+  // Sending a trace has it judged and its loop decided: the role that reports a finished loop.
+  "POST /v1/traces": "decide",
+};
+
+const protobufType = "application/x-protobuf";
+const jsonType = "application/json";
+
+function encodingOf(request: FastifyRequest): OtlpBodyEncoding {
+  const type = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  return type === jsonType ? "json" : "protobuf";
+}
+
+function errorReply(reply: FastifyReply, status: number, error: string, message: string) {
+  return reply.code(status).send({ error, message });
+}
+
+/** The OTLP success answer: an empty `ExportTraceServiceResponse` in the request's encoding. */
+function success(reply: FastifyReply, encoding: OtlpBodyEncoding) {
+  if (encoding === "json") return reply.code(200).send({});
+  return reply.code(200).header("content-type", protobufType).send(Buffer.alloc(0));
+}
+
+/** The gzip'd body undone as it streams, so the body limit counts the bytes it expands to. */
+function gunzipped(payload: NodeJS.ReadableStream) {
+  const gunzip = createGunzip() as ReturnType<typeof createGunzip> & { receivedEncodedLength: number };
+  gunzip.receivedEncodedLength = 0;
+  payload.on("data", (chunk: Buffer) => {
+    gunzip.receivedEncodedLength += chunk.length;
+  });
+  payload.on("error", (err: Error) => gunzip.destroy(err));
+  return payload.pipe(gunzip);
+}
+
+class HttpRefusal extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: ApiContext): void {
+  const { ingest } = deps;
+  // Without the bridge a body is refused unread, whatever its size: a small limit.
+  const limit = ingest?.maxBodyBytes ?? 1_024;
+  void scope.register((otlp, _options, done) => {
+    // Only the two OTLP encodings, read as bytes (the JSON is parsed by the OTLP decoder).
+    otlp.removeAllContentTypeParsers();
+    otlp.addContentTypeParser(
+      [protobufType, jsonType],
+      { parseAs: "buffer", bodyLimit: limit },
+      (_request, body, parsed) => {
+        parsed(null, body);
+      },
+    );
+    otlp.addHook("preParsing", async (request, _reply, payload) => {
+      const coding = (request.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+      if (coding === "identity" || coding === "") return payload;
+      if (coding === "gzip") return gunzipped(payload);
+      throw new HttpRefusal(415, `content-encoding ${coding} is not accepted: send gzip or no encoding`);
+    });
+
+    otlp.setErrorHandler(async (err: FastifyError, request, reply) => {
+      const code = err.code;
+      if (code === "FST_ERR_CTP_BODY_TOO_LARGE" || err.statusCode === 413) {
+        ingest?.observe?.("refused", 0);
+        return errorReply(
+          reply,
+          413,
+          "payload_too_large",
+          `an OTLP request may hold at most ${String(limit)} bytes (after gzip is undone): export smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`,
+        );
+      }
+      if (code === "FST_ERR_CTP_INVALID_MEDIA_TYPE" || err.statusCode === 415) {
+        return errorReply(
+          reply,
+          415,
+          "unsupported_media_type",
+          err instanceof HttpRefusal
+            ? err.message
+            : `content-type ${request.headers["content-type"] ?? "(none)"} is not accepted: send ${protobufType} or ${jsonType}`,
+        );
+      }
+      if (typeof code === "string" && code.startsWith("Z_")) {
+        return errorReply(reply, 400, "bad_request", `the body is not valid gzip: ${err.message}`);
+      }
+      if (err instanceof ReflectorError && (err.code === "DECODE_FAILED" || err.code === "SCHEMA_INVALID")) {
+        ingest?.observe?.("refused", 0);
+        return errorReply(reply, 400, "bad_request", err.message);
+      }
+      if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
+        return errorReply(reply, err.statusCode, "bad_request", err.message);
+      }
+      // Kafka away: OTLP exporters retry a 503 (with its Retry-After), so nothing is lost.
+      if (classifyFailure(err) === "retry") {
+        deps.logger?.warn({ err }, "otlp request not accepted: kafka unavailable");
+        return reply
+          .code(503)
+          .header("retry-after", "5")
+          .send({
+            error: "unavailable",
+            message: `the OTLP topic is unavailable; retry later (${errorMessage(err)})`,
+          });
+      }
+      deps.logger?.error({ err }, "otlp request failed");
+      return errorReply(reply, 500, "internal", "internal error");
+    });
+
+    otlp.post(
+      "/v1/traces",
+      {
+        bodyLimit: limit,
+        schema: {
+          summary: "OTLP/HTTP trace export (protobuf or JSON, gzip accepted); the tenant is the API key's",
+          security: bearer,
+          response: answers("an empty ExportTraceServiceResponse", {
+            413: "the request is larger than the limit",
+            415: "not application/x-protobuf or application/json, or an encoding other than gzip",
+          }),
+        },
+      },
+      async (request, reply) => {
+        const tenantId = ctx.tenantOf(request);
+        if (ingest === null) {
+          return errorReply(
+            reply,
+            404,
+            "not_found",
+            "OTLP over HTTP is served when the OTLP bridge runs: set OTLP_TOPIC (docs/otlp-ingest.md)",
+          );
+        }
+        const encoding = encodingOf(request);
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const accepted = await ingest.accept(tenantId, body, encoding);
+        if (!accepted.ok) {
+          ingest.observe?.("refused", 0);
+          const error = accepted.status === 403 ? "forbidden" : "payload_too_large";
+          return errorReply(reply, accepted.status, error, accepted.message);
+        }
+        ingest.observe?.("accepted", accepted.spans);
+        return success(reply, encoding);
+      },
+    );
+    done();
+  });
+}
