@@ -15,6 +15,17 @@ export default {
       to: { circular: true },
     },
     {
+      name: "client-stands-alone",
+      severity: "error",
+      comment:
+        "The TypeScript client (src/client) is what agents import: it uses fetch and its own types only, never the server's code or packages. Copy the few shapes it needs instead.",
+      from: { path: "^src/client/" },
+      to: {
+        pathNot: "^src/client/",
+        dependencyTypes: ["local", "npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown"],
+      },
+    },
+    {
       name: "domain-imports-only-itself",
       severity: "error",
       comment:
