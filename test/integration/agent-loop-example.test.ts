@@ -35,6 +35,10 @@ afterAll(async () => {
   await h.close();
 });
 
+/** What the example printed between "lessons for the rerun:" and its second attempt. */
+const lessonBlock = (stdout: string) =>
+  stdout.slice(stdout.indexOf("lessons for the rerun:"), stdout.indexOf("attempt 2"));
+
 describe("the example agent loop", () => {
   it("fails, gets a rerun with a lesson, reruns with the lesson in its prompt and succeeds", async () => {
     const port = (h.app.http.server.address() as AddressInfo).port;
@@ -58,8 +62,8 @@ describe("the example agent loop", () => {
     expect(lines[0]).toMatch(/^attempt 1 \(loop orders-export-\w+\): failed — the export query timed out$/);
     expect(lines[1]).toMatch(/^decision: rerun/);
     expect(lines[2]).toBe("lessons for the rerun:");
-    // The lesson is about the failing tool, and it is what changes the rerun.
-    expect(lines[3]).toMatch(/postgres_query/);
+    // The lesson (a prompt of several lines) is about the failing tool, and it is what changes the rerun.
+    expect(lessonBlock(stdout)).toMatch(/postgres_query/);
     expect(stdout).toMatch(/attempt 2 \(loop \S+\): succeeded\ndecision: finalize/);
   }, 150_000);
 
@@ -87,7 +91,7 @@ describe("the example agent loop", () => {
     );
     expect(lines[1]).toMatch(/^decision: rerun/);
     expect(lines[2]).toBe("lessons for the rerun:");
-    expect(lines[3]).toMatch(/postgres_query/);
+    expect(lessonBlock(stdout)).toMatch(/postgres_query/);
     expect(stdout).toMatch(/attempt 2 \(loop \S+\): succeeded\ndecision: finalize/);
   }, 150_000);
 });
