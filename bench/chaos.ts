@@ -20,6 +20,9 @@
  *        and what Postgres stores must hold none of it, and nothing of the other tenant,
  *      CHAOS_TENANT_B (200; 0 with --llm-faults): clean events of the second tenant with the same
  *        failures as the first's: its lessons must be its own (never an increment of the first's).
+ * Once everything is accounted for, and before the processors stop, the whole dead-letter queue
+ * is replayed as an operator would (`reflector dlq replay`; not with --llm-faults): every dead
+ * letter must come back to the DLQ exactly once, with no decision and no stored row.
  *
  * `--llm-faults`: the processor runs with the openai generator and embeddings against a fake
  * OpenAI-compatible server that follows a fault schedule (bench/chaos-llm-faults.ts): hangs past
@@ -37,6 +40,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { createLogTally, printLlmTally, startFaultyLlm } from "./chaos-llm-faults.js";
+import { replayDeadLetters } from "../src/adapters/kafka/admin/dlq-replay.js";
+import { createLogger } from "../src/observability/logger.js";
 import { createPoisonRun } from "./chaos-poison.js";
 import { benchEvent, benchSetup, deleteTopics, startCounter } from "./support.js";
 
@@ -210,9 +215,13 @@ async function main(): Promise<number> {
   /** Dead-letter reasons of valid events (`reflector.error.code`). */
   const validDlqCodes = new Map<string, number>();
   const retryCopies = new Map<string, number>();
+  /** What arrives while the dead-letter queue is replayed, counted apart (see replayPhase). */
+  const replayCounts = { decisions: new Map<string, number>(), deadLetters: new Map<string, number>() };
+  let replaying = false;
   const decisionCounter = await startCounter(setup.kafka, [setup.config.topics.loopDecision], (value) => {
     const id = value ? (JSON.parse(value.toString()) as { sourceEventId: string }).sourceEventId : "?";
-    decisions.set(id, (decisions.get(id) ?? 0) + 1);
+    const into = replaying ? replayCounts.decisions : decisions;
+    into.set(id, (into.get(id) ?? 0) + 1);
   });
   const dlqConsumer = setup.kafka.consumer({ groupId: `chaos-dlq-${setup.id}`, readUncommitted: false });
   await dlqConsumer.connect();
@@ -220,6 +229,10 @@ async function main(): Promise<number> {
   await dlqConsumer.run({
     eachMessage: async ({ message }) => {
       const key = message.key?.toString() ?? "?";
+      if (replaying) {
+        replayCounts.deadLetters.set(key, (replayCounts.deadLetters.get(key) ?? 0) + 1);
+        return;
+      }
       deadLetters.set(key, (deadLetters.get(key) ?? 0) + 1);
       if (!key.startsWith("fuzz-")) {
         const code = message.headers?.["reflector.error.code"]?.toString() ?? "?";
@@ -238,6 +251,39 @@ async function main(): Promise<number> {
       await Promise.resolve();
     },
   });
+
+  async function replayPhase() {
+    const summary = await replayDeadLetters({
+      kafka: setup.kafka,
+      deadLetterTopic: setup.config.topics.deadLetter,
+      targetTopic: setup.config.topics.taskCompleted,
+      sourceTopics: [setup.config.topics.taskCompleted, setup.config.topics.retry],
+      groupId: `chaos-replay-${setup.id}`,
+      dryRun: false,
+      idleTimeoutMs: 10_000,
+      logger: createLogger("warn"),
+    });
+    const replayed = summary.items.filter((i) => i.action === "replayed").map((i) => i.key ?? "?");
+    log(`dlq replay: ${String(summary.replayed)} replayed, ${String(summary.skipped)} skipped`);
+    const back = () => replayed.filter((k) => (replayCounts.deadLetters.get(k) ?? 0) > 0).length;
+    const until = Date.now() + 120_000;
+    while (Date.now() < until && back() < replayed.length) await sleep(500);
+    await sleep(3000);
+    const twice = replayed.filter((k) => (replayCounts.deadLetters.get(k) ?? 0) > 1).length;
+    const why = new Map<string, number>();
+    for (const item of summary.items.filter((i) => i.action === "skipped"))
+      why.set(item.reason ?? "?", (why.get(item.reason ?? "?") ?? 0) + 1);
+    const ok =
+      replayed.length > 0 &&
+      summary.unfinished.length === 0 &&
+      back() === replayed.length &&
+      twice === 0 &&
+      replayCounts.decisions.size === 0;
+    return {
+      ok,
+      line: `dlq replay          ${String(summary.replayed)} dead letters replayed (skipped ${String(summary.skipped)}${why.size > 0 ? `: ${[...why].map(([r, n]) => `${r} ${String(n)}`).join(", ")}` : ""}); dead-lettered again ${String(back())}   lost ${String(replayed.length - back())}   twice ${String(twice)}   decisions ${String(replayCounts.decisions.size)}`,
+    };
+  }
 
   // The processors, each restarted whenever it exits (as an orchestrator would).
   const children: (ChildProcess | null)[] = Array.from({ length: processes }, () => null);
@@ -365,6 +411,11 @@ async function main(): Promise<number> {
   };
   while (Date.now() < until && !settled()) await sleep(500);
   await sleep(3000); // late duplicates, if any, arrive now
+  // The operator's `reflector dlq replay` of the whole queue, with the processors still running:
+  // every dead letter goes back to the input once and must end in the DLQ again, once, with no
+  // decision and no row (a fuzzed record is no better the second time).
+  replaying = true;
+  const replay = llm ? null : await replayPhase();
   running = false;
   const stopping = { hung: false };
   await Promise.all(
@@ -443,6 +494,7 @@ async function main(): Promise<number> {
     `    dead-lettered                ${String(fuzzCount - fuzzLost - fuzzDecided)}   decided (hostile but valid) ${String(fuzzDecided)}   lost ${String(fuzzLost)}   duplicates ${String(fuzzDuplicates)}`,
   );
   for (const line of poisonAccounting.lines) console.log(`  ${line}`);
+  if (replay) console.log(`  ${replay.line}`);
   if (llm) printLlmTally(logTally.tally, llm.replies, llm.requests());
   if (stopping.hung) console.log("  NOTE: a processor did not exit within 40 s of SIGTERM and was killed");
   const ok =
@@ -454,6 +506,7 @@ async function main(): Promise<number> {
     fuzzDuplicates === 0 &&
     duplicateRetryCopies === 0 &&
     poisonAccounting.ok &&
+    (replay?.ok ?? true) &&
     // Without LLM faults nothing valid has a reason to be dead-lettered.
     (llm !== null || validDeadLettered === 0);
   console.log(

@@ -336,7 +336,8 @@ export async function runDemo(): Promise<number> {
         (app.generatorName === "heuristic"
           ? ". The offline generator states what the trace shows and claims no cause it cannot see, so its" +
             " lessons stay below the depth that `accepted` needs; a model that finds the cause in the trace" +
-            " (OPENAI_API_KEY) is accepted once its patterns, if any, are confirmed by the tenant's episodes."
+            " (OPENAI_API_KEY) is accepted once its patterns, if any, are confirmed: by the tenant's episodes, or by" +
+            " the lesson's third occurrence."
           : ""),
     );
   const recalled = [...rows.values()].filter((r) => r.outcome?.generator === "reused");
