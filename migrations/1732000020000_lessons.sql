@@ -38,28 +38,34 @@ CREATE TABLE lesson_outcomes (
 CREATE INDEX lesson_outcomes_reflection_idx ON lesson_outcomes (reflection_id);
 
 -- Outcomes are about the text that was applied: a replaced text starts again, as its votes do.
-CREATE FUNCTION reflector_reset_replaced_outcomes() RETURNS trigger
+-- The trigger that resets the votes on a replaced text (1732000018500) resets these counts too.
+CREATE OR REPLACE FUNCTION reflector_reset_replaced_feedback() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+  NEW.effective_quality := NULL;
+  NEW.feedback_rating := NULL;
+  NEW.helpful_count := 0;
+  NEW.harmful_count := 0;
+  NEW.text_replaced_at := now();
   NEW.applied_helped := 0;
   NEW.applied_failed := 0;
   RETURN NEW;
 END;
 $$;
 
-CREATE TRIGGER reflections_replaced_text_resets_outcomes
-  BEFORE UPDATE OF reflection_text, strategy_text, learning, adjustments ON reflections
-  FOR EACH ROW
-  WHEN (OLD.reflection_text IS DISTINCT FROM NEW.reflection_text
-        OR OLD.strategy_text IS DISTINCT FROM NEW.strategy_text
-        OR OLD.learning IS DISTINCT FROM NEW.learning
-        OR OLD.adjustments IS DISTINCT FROM NEW.adjustments)
-  EXECUTE FUNCTION reflector_reset_replaced_outcomes();
-
 -- Down Migration
 
-DROP TRIGGER reflections_replaced_text_resets_outcomes ON reflections;
-DROP FUNCTION reflector_reset_replaced_outcomes();
+CREATE OR REPLACE FUNCTION reflector_reset_replaced_feedback() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.effective_quality := NULL;
+  NEW.feedback_rating := NULL;
+  NEW.helpful_count := 0;
+  NEW.harmful_count := 0;
+  NEW.text_replaced_at := now();
+  RETURN NEW;
+END;
+$$;
 DROP TABLE lesson_outcomes;
 ALTER TABLE reflections DROP COLUMN applied_failed;
 ALTER TABLE reflections DROP COLUMN applied_helped;
