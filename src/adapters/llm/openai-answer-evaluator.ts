@@ -7,8 +7,8 @@ import {
   type AnswerEvaluation,
 } from "../../domain/evaluation/answer-evaluation.js";
 import type { AnswerEvaluator } from "../../pipeline/ports.js";
-import { callLlm, type LlmCallPolicy } from "./llm-call.js";
-import { estimateChatTokens, estimateTokens } from "./token-estimate.js";
+import { askJsonChat, type ChatMessage } from "./json-chat.js";
+import type { LlmCallPolicy } from "./llm-call.js";
 import { dataBlock, encodeData } from "./prompts.js";
 
 export interface OpenAiAnswerEvaluatorOptions extends LlmCallPolicy {
@@ -34,8 +34,6 @@ const ModelEvaluation = z.object({
   shouldRetry: z.boolean().optional(),
 });
 
-type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
-
 function systemPrompt(canary: string, nonce: string): string {
   return [
     "You evaluate an AI agent's answer to a user's question.",
@@ -60,46 +58,23 @@ export function createOpenAiAnswerEvaluator(options: OpenAiAnswerEvaluatorOption
   const randomToken = options.randomToken ?? (() => randomBytes(12).toString("hex"));
 
   async function ask(messages: ChatMessage[], canary: string, tenantId: string) {
-    const policy = { ...options, tenantId };
-    const estimate = estimateChatTokens(messages);
-    return callLlm(
-      policy,
-      options.model,
-      "openai answer evaluator",
-      async (requestOptions) => {
-        const response = await options.client.chat.completions.create(
-          {
-            model: options.model,
-            messages,
-            response_format: { type: "json_object" },
-            max_completion_tokens: options.maxOutputTokens ?? 2_000,
-          },
-          requestOptions,
-        );
-        const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
-        const raw = choice?.message.content ?? "";
-        let parsed: ReturnType<typeof ModelEvaluation.safeParse> | null = null;
-        try {
-          parsed = raw.includes(canary) ? null : ModelEvaluation.safeParse(JSON.parse(raw));
-        } catch {
-          parsed = null;
-        }
-        const problems = !parsed
-          ? ["the answer is not a JSON object (or repeats the confidential marker)"]
-          : parsed.success
-            ? []
-            : parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
-        return {
-          value: { raw, evaluation: parsed?.success ? parsed.data : null, problems },
-          promptTokens: response.usage?.prompt_tokens ?? 0,
-          completionTokens: response.usage?.completion_tokens ?? 0,
-          invalidOutput: !parsed?.success,
-          usageMissing: !response.usage,
-          estimatedCompletionTokens: estimateTokens(raw),
-        };
-      },
-      estimate,
-    );
+    return askJsonChat({ ...options, tenantId }, "openai answer evaluator", messages, ({ raw }) => {
+      let parsed: ReturnType<typeof ModelEvaluation.safeParse> | null = null;
+      try {
+        parsed = raw.includes(canary) ? null : ModelEvaluation.safeParse(JSON.parse(raw));
+      } catch {
+        parsed = null;
+      }
+      const problems = !parsed
+        ? ["the answer is not a JSON object (or repeats the confidential marker)"]
+        : parsed.success
+          ? []
+          : parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+      return {
+        value: { raw, evaluation: parsed?.success ? parsed.data : null, problems },
+        usable: parsed?.success === true,
+      };
+    });
   }
 
   return {

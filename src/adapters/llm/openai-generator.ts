@@ -4,7 +4,8 @@ import { locateFailure } from "../../domain/attribution/attribute-failure.js";
 import type { Reflection } from "../../domain/contracts/index.js";
 import { defaultQualityConfig } from "../../domain/quality/quality-config.js";
 import type { GenerationRequest, ReflectionGenerator } from "../../pipeline/ports.js";
-import { callLlm, type LlmCallPolicy } from "./llm-call.js";
+import { askJsonChat, type ChatMessage } from "./json-chat.js";
+import type { LlmCallPolicy } from "./llm-call.js";
 import { LlmOutputError, toReflectorError } from "./llm-errors.js";
 import { chooseAttribution } from "./model-attribution.js";
 import {
@@ -16,7 +17,7 @@ import {
   type PromptGuidance,
   type PromptSecrets,
 } from "./prompts.js";
-import { estimateChatTokens, estimateTokens } from "./token-estimate.js";
+import { estimateChatTokens } from "./token-estimate.js";
 
 export interface OpenAiGeneratorOptions extends LlmCallPolicy {
   client: OpenAI;
@@ -30,8 +31,6 @@ export interface OpenAiGeneratorOptions extends LlmCallPolicy {
   /** `max_completion_tokens` of each request (`LLM_MAX_OUTPUT_TOKENS`, default 2,000). */
   maxOutputTokens?: number;
 }
-
-type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /**
  * The `openai` generator: the failure and success prompts against any OpenAI-compatible chat endpoint, JSON
@@ -55,51 +54,25 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
   ): Promise<{ raw: string; parsed: ParsedOutput }> {
     const estimate = estimateChatTokens(messages);
     options.observer?.promptTokens?.({ model: options.model, source: "estimate", tokens: estimate });
-    const policy = { ...options, tenantId: request.event.tenantId };
-    return callLlm(
-      policy,
-      options.model,
+    return askJsonChat(
+      { ...options, tenantId: request.event.tenantId },
       "openai generator",
-      async (requestOptions) => {
-        const response = await options.client.chat.completions.create(
-          {
-            model: options.model,
-            messages,
-            response_format: { type: "json_object" },
-            max_completion_tokens: options.maxOutputTokens ?? 2_000,
-          },
-          requestOptions,
-        );
-        // A proxy or a broken server can answer 200 with something that is no completion at all
-        // (an HTML page, `{}`): that is an unusable answer, not a bug of ours.
-        const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
-        const raw = choice?.message.content ?? "";
+      messages,
+      ({ raw, refusal, cut }) => {
         // A model that declines says so in `refusal` (structured outputs) or in plain text instead
         // of JSON; either way the answer is unusable, and the repair request says why.
-        const refusal = choice?.message.refusal;
-        const parsed: ParsedOutput =
-          choice?.finish_reason === "length"
-            ? {
-                ok: false,
-                problems: ["the answer was cut off at the token limit; be more concise"],
-                answer: raw,
-              }
-            : typeof refusal === "string" && refusal.length > 0 && !raw
-              ? { ok: false, problems: ["the answer was a refusal, not the JSON object"], answer: refusal }
-              : parseReflectionOutput(raw, secrets, system, request.event);
-        const reported = response.usage?.prompt_tokens;
-        if (typeof reported === "number" && reported > 0)
-          options.observer?.promptTokens?.({ model: options.model, source: "reported", tokens: reported });
-        return {
-          value: { raw, parsed },
-          promptTokens: response.usage?.prompt_tokens ?? 0,
-          completionTokens: response.usage?.completion_tokens ?? 0,
-          invalidOutput: !parsed.ok,
-          usageMissing: !response.usage,
-          estimatedCompletionTokens: estimateTokens(raw),
-        };
+        const parsed: ParsedOutput = cut
+          ? {
+              ok: false,
+              problems: ["the answer was cut off at the token limit; be more concise"],
+              answer: raw,
+            }
+          : refusal !== undefined && !raw
+            ? { ok: false, problems: ["the answer was a refusal, not the JSON object"], answer: refusal }
+            : parseReflectionOutput(raw, secrets, system, request.event);
+        return { value: { raw, parsed }, usable: parsed.ok };
       },
-      estimate,
+      { reportPromptTokens: true, estimate },
     );
   }
 
