@@ -39,59 +39,48 @@ afterAll(async () => {
 const lessonBlock = (stdout: string) =>
   stdout.slice(stdout.indexOf("lessons for the rerun:"), stdout.indexOf("attempt 2"));
 
-describe("the example agent loop", () => {
-  it("fails, gets a rerun with a lesson, reruns with the lesson in its prompt and succeeds", async () => {
-    const port = (h.app.http.server.address() as AddressInfo).port;
-    const { stdout, stderr, code } = await run(process.execPath, ["--import", "tsx", example], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH ?? "",
-        REFLECTOR_URL: `http://127.0.0.1:${String(port)}`,
-        REFLECTOR_API_KEY: apiKey,
-        TIMEOUT_MS: "60000",
-      },
-      timeout: 120_000,
-    }).then(
-      (done) => ({ ...done, code: 0 }),
-      (err: unknown) => err as { stdout: string; stderr: string; code: number },
-    );
-    console.log(stdout);
-    expect(stderr).toBe("");
-    expect(code).toBe(0);
-    const lines = stdout.trim().split("\n");
-    expect(lines[0]).toMatch(/^attempt 1 \(loop orders-export-\w+\): failed — the export query timed out$/);
-    expect(lines[1]).toMatch(/^decision: rerun/);
-    expect(lines[2]).toBe("lessons for the rerun:");
-    // The lesson (a prompt of several lines) is about the failing tool, and it is what changes the rerun.
-    expect(lessonBlock(stdout)).toMatch(/postgres_query/);
-    expect(stdout).toMatch(/attempt 2 \(loop \S+\): succeeded\ndecision: finalize/);
-  }, 150_000);
+/** The same loop written twice, as agent authors would: TypeScript, and Python with the standard library only. */
+const examples = [
+  {
+    language: "TypeScript",
+    command: process.execPath,
+    args: ["--import", "tsx", example],
+    loop: "orders-export",
+  },
+  { language: "Python", command: "python3", args: [pythonExample], loop: "orders-export-py" },
+];
 
-  it("does the same in Python with the standard library only", async () => {
-    const port = (h.app.http.server.address() as AddressInfo).port;
-    const { stdout, stderr, code } = await run("python3", [pythonExample], {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH ?? "",
-        REFLECTOR_URL: `http://127.0.0.1:${String(port)}`,
-        REFLECTOR_API_KEY: apiKey,
-        TIMEOUT_MS: "60000",
-      },
-      timeout: 120_000,
-    }).then(
-      (done) => ({ ...done, code: 0 }),
-      (err: unknown) => err as { stdout: string; stderr: string; code: number },
-    );
-    console.log(stdout);
-    expect(stderr).toBe("");
-    expect(code).toBe(0);
-    const lines = stdout.trim().split("\n");
-    expect(lines[0]).toMatch(
-      /^attempt 1 \(loop orders-export-py-\w+\): failed — the export query timed out$/,
-    );
-    expect(lines[1]).toMatch(/^decision: rerun/);
-    expect(lines[2]).toBe("lessons for the rerun:");
-    expect(lessonBlock(stdout)).toMatch(/postgres_query/);
-    expect(stdout).toMatch(/attempt 2 \(loop \S+\): succeeded\ndecision: finalize/);
-  }, 150_000);
+describe("the example agent loop", () => {
+  it.each(examples)(
+    "$language: fails, gets a rerun with a lesson, reruns with the lesson in its prompt and succeeds",
+    async ({ command, args, loop }) => {
+      const port = (h.app.http.server.address() as AddressInfo).port;
+      const { stdout, stderr, code } = await run(command, args, {
+        cwd: root,
+        env: {
+          PATH: process.env.PATH ?? "",
+          REFLECTOR_URL: `http://127.0.0.1:${String(port)}`,
+          REFLECTOR_API_KEY: apiKey,
+          TIMEOUT_MS: "60000",
+        },
+        timeout: 120_000,
+      }).then(
+        (done) => ({ ...done, code: 0 }),
+        (err: unknown) => err as { stdout: string; stderr: string; code: number },
+      );
+      console.log(stdout);
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      const lines = stdout.trim().split("\n");
+      expect(lines[0]).toMatch(
+        new RegExp(`^attempt 1 \\(loop ${loop}-\\w+\\): failed — the export query timed out$`),
+      );
+      expect(lines[1]).toMatch(/^decision: rerun/);
+      expect(lines[2]).toBe("lessons for the rerun:");
+      // The lesson (a prompt of several lines) is about the failing tool, and it is what changes the rerun.
+      expect(lessonBlock(stdout)).toMatch(/postgres_query/);
+      expect(stdout).toMatch(/attempt 2 \(loop \S+\): succeeded\ndecision: finalize/);
+    },
+    150_000,
+  );
 });
