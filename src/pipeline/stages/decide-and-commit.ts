@@ -43,7 +43,10 @@ export interface Committed {
  * the commit: the commit then writes nothing, and the loop is decided again from fresh state (so
  * a bias echo is caught on the event that reaches the threshold), at most `maxLoopDecisions` times.
  */
-export async function decideAndCommit(deps: DecideAndCommitDeps, request: DecisionRequest): Promise<Committed> {
+export async function decideAndCommit(
+  deps: DecideAndCommitDeps,
+  request: DecisionRequest,
+): Promise<Committed> {
   const { store, guardrails } = deps;
   const timer = deps.timer ?? untimed;
   const { event } = request;
