@@ -97,6 +97,7 @@ async function generateAndJudge(
           missingFields: feedback?.missingFields ?? [],
           insights,
           answerEvaluation,
+          located: facts.located,
         }),
       ),
     evaluate: (reflection) =>
