@@ -250,4 +250,29 @@ describe("event runner under TENANT_TOPIC_BINDING", () => {
     expect(done.messages.map((m) => m.topic)).not.toContain("retry");
     expect(entered).toEqual([]);
   });
+
+  it("derives an event's facts once, when the record is decoded, and hands them to the processor", async () => {
+    const inner = createOfflineProcessor({ store: createFakeStore().store, index: createFakeIndex().index });
+    const derived: unknown[] = [];
+    const received: unknown[] = [];
+    const processor: TaskProcessor = {
+      factsOf: (event) => {
+        const facts = inner.factsOf(event);
+        derived.push(facts);
+        return facts;
+      },
+      process: (event, source, facts) => {
+        received.push(facts);
+        return inner.process(event, source, facts);
+      },
+    };
+    const runner = setup(processor);
+    const record = work();
+    // The consumer prepares the record up front (its ordering key), then runs it.
+    const facts = await runner.prepare(record);
+    expect(record.facts).toBe(facts);
+    await runner.run(record, new AbortController().signal);
+    expect(derived).toEqual([facts]);
+    expect(received[0]).toBe(facts);
+  });
 });
