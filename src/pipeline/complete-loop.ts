@@ -1,12 +1,11 @@
 import type { LoopDecision, Outcome, TaskCompleted } from "../domain/contracts/index.js";
-import { decideLoop } from "../domain/guardrails/decide-loop.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
-import { ReflectorError } from "../domain/errors.js";
 import { stableId } from "../domain/stable-id.js";
-import { decisionMessage } from "./decision-message.js";
+import { decisionMessage, decisionValue } from "./decision-message.js";
 import { failingStepOf } from "../domain/memory/failing-step.js";
 import { episodeText } from "../domain/memory/trace-text.js";
 import type { Clock, OutboundMessage, ReflectionStore } from "./ports.js";
+import { decideAndCommit } from "./stages/decide-and-commit.js";
 
 /** `POST /orchestrator/loop-complete`, in the processor's own terms. */
 export interface LoopCompletion {
@@ -42,7 +41,8 @@ export interface CompleteLoopDeps {
 /**
  * A loop completion reported over HTTP goes through the same `decideLoop` and the same Postgres
  * loop state (`loopContext` / `commit`) as an `agent.task.completed` event, so both paths agree on
- * rerun counts, fatigue, bias history and overrides. No reflection is generated here.
+ * rerun counts, fatigue, bias history and overrides, decided and committed by the same step
+ * (`decideAndCommit`, with its retry bound). No reflection is generated here.
  */
 export function createLoopCompleter(deps: CompleteLoopDeps) {
   return async function completeLoop(input: LoopCompletion): Promise<LoopCompletionResult> {
@@ -74,47 +74,32 @@ export function createLoopCompleter(deps: CompleteLoopDeps) {
         ...(input.reflectionPersona !== undefined ? { reflection: input.reflectionPersona } : {}),
       },
     };
-    for (let attempt = 1; ; attempt += 1) {
-      const context = await deps.store.loopContext(event);
-      const loop = decideLoop(
-        {
-          event,
-          previous: context.previous,
-          override: context.override,
-          biasHistory: context.biasHistory,
-          answerNeedsRetry: false,
-          ...(context.familyReruns !== undefined ? { familyReruns: context.familyReruns } : {}),
-        },
-        deps.guardrails,
-      );
-      const message = decisionMessage(event, loop, now);
-      const value = message.value as LoopDecision;
-      const result = await deps.store.commit(
-        {
-          event,
-          signature: null,
-          store: null,
-          loop,
-          answerEvaluation: null,
-          episode: episodeText(event, failingStepOf(event)),
-          judgement: null,
-          decidedAt: now,
-          sourceRecord: null,
-        },
-        () => [message],
-      );
-      // Another family of the tenant raised the same bias tag first: decide again from fresh state.
-      if (result.staleLoopState) {
-        if (attempt < 5) continue;
-        throw new ReflectorError("STORE_UNAVAILABLE", "loop state kept changing under the decision");
-      }
-      const stored = result.outputs.find((o) => o.role === "loopDecision");
-      // A replayed call publishes the stored decision again: the call that saved it may have failed
-      // before its publish was acknowledged, and the caller's retry is the only one left to send it.
-      // Same CloudEvents id each time, so consumers drop the copy (at-least-once, as documented).
-      if (deps.publish) await deps.publish(result.outputs);
-      return { committed: result.committed, decision: (stored?.value ?? value) as LoopDecision };
-    }
+    const episode = episodeText(event, failingStepOf(event));
+    const { loop, result } = await decideAndCommit(deps, {
+      event,
+      answerNeedsRetry: false,
+      unitOf: (loop) => ({
+        event,
+        signature: null,
+        store: null,
+        loop,
+        answerEvaluation: null,
+        episode,
+        judgement: null,
+        decidedAt: now,
+        sourceRecord: null,
+      }),
+      outputsOf: (loop) => () => [decisionMessage(event, loop, now)],
+    });
+    const stored = result.outputs.find((o) => o.role === "loopDecision");
+    // A replayed call publishes the stored decision again: the call that saved it may have failed
+    // before its publish was acknowledged, and the caller's retry is the only one left to send it.
+    // Same CloudEvents id each time, so consumers drop the copy (at-least-once, as documented).
+    if (deps.publish) await deps.publish(result.outputs);
+    return {
+      committed: result.committed,
+      decision: (stored?.value as LoopDecision | undefined) ?? decisionValue(event, loop, now),
+    };
   };
 }
 

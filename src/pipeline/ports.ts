@@ -1,3 +1,4 @@
+import type { LocatedFailure } from "../domain/attribution/attribute-failure.js";
 import type { Rating } from "../domain/feedback/effective-quality.js";
 import type {
   ContractName,
@@ -28,6 +29,8 @@ export interface GenerationRequest {
   insights: string[];
   /** The self-evaluation of the agent's answer, when the task carried one. */
   answerEvaluation: AnswerEvaluation | null;
+  /** Where the trace failed, as the event's facts located it; absent: the generator locates it. */
+  located?: LocatedFailure | null;
 }
 
 /** The self-evaluation of an agent's answer (docs/specification.md#answer-self-evaluation). */

@@ -7,6 +7,7 @@ import { countCommittedOutputs, type Metrics } from "../../observability/metrics
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
 import { codeOf, isHeld, nextStep, type FailureCode } from "../../pipeline/failure-policy.js";
 import type { CrashCounter, ValueCodec } from "../../pipeline/ports.js";
+import type { EventFacts } from "../../pipeline/processing-state.js";
 import type { TaskProcessor } from "../../pipeline/task-processor.js";
 import { headerString } from "./cloud-events.js";
 import {
@@ -45,6 +46,8 @@ export function parseTaskCompleted(raw: unknown): TaskCompleted {
 export interface Work extends SourceRecord {
   /** Decoded up front to learn the ordering key; null when decoding must be (re)tried in the run. */
   event: TaskCompleted | null;
+  /** What the processor derives from the event (`EventFacts`), once, when it is decoded. */
+  facts?: EventFacts;
   /** Tenant + error signature, for the single-flight gate; null when unknown. */
   signature: string | null;
 }
@@ -148,6 +151,12 @@ export function createEventRunner(options: EventRunnerOptions) {
     return event;
   }
 
+  /** The record's event with its facts, decoded and derived once and kept on the work item. */
+  async function prepare(work: Work): Promise<EventFacts> {
+    work.facts ??= processor.factsOf(await decode(work));
+    return work.facts;
+  }
+
   /** The first output that its topic would refuse, as a reason; null when all fit. */
   function oversizedOutput(messages: TopicMessages[]): string | null {
     for (const { topic, messages: list } of messages) {
@@ -221,8 +230,9 @@ export function createEventRunner(options: EventRunnerOptions) {
     for (;;) {
       if (signal.aborted) throw new Abandoned("abandoned");
       try {
-        const event = await decode(work);
-        const result = await processor.process(event, recordRef(work));
+        const facts = await prepare(work);
+        const event = facts.event;
+        const result = await processor.process(event, recordRef(work), facts);
         const messages = await publisher.encode(result.outputs, work.message.headers);
         outage.leave();
         const oversized = oversizedOutput(messages);
@@ -321,7 +331,7 @@ export function createEventRunner(options: EventRunnerOptions) {
     throw err;
   }
 
-  return { run, decode };
+  return { run, decode, prepare };
 }
 
 export type EventRunner = ReturnType<typeof createEventRunner>;

@@ -1,5 +1,4 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from "kafkajs";
-import { signatureFor } from "../../domain/signature.js";
 import { errorMessage } from "../../domain/errors.js";
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
@@ -106,7 +105,10 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
   const signatures = new SignatureGate(50_000);
   const canStart = (work: Work): boolean => work.signature === null || signatures.canStart(work.signature);
 
-  /** Decodes up front to find the ordering key (the loop family); failures are left to the run. */
+  /**
+   * Decodes up front, with the event's facts (carried to the run), to find the ordering key (the
+   * loop family) and the signature; failures are left to the run.
+   */
   async function prepare(
     topic: string,
     partition: number,
@@ -114,9 +116,10 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
   ): Promise<{ key: string | null; work: Work }> {
     const work: Work = { topic, partition, message, event: null, signature: null };
     try {
-      work.event = await runner.decode(work);
-      work.signature = `${work.event.tenantId}\u0000${signatureFor(work.event)}`;
-      return { key: loopFamilyKey(work.event), work };
+      const facts = await runner.prepare(work);
+      work.event = facts.event;
+      work.signature = `${facts.event.tenantId}\u0000${facts.signature}`;
+      return { key: loopFamilyKey(facts.event), work };
     } catch {
       // Undecodable now: dead-lettered (no key needed) or retried in the run, ordered by the Kafka key.
       return { key: message.key ? `kafka-key:${message.key.toString()}` : null, work };

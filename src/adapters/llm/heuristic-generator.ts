@@ -16,6 +16,7 @@ export function createHeuristicGenerator(): ReflectionGenerator {
           missingFields: request.missingFields,
           insights: request.insights,
           answerIssues: request.answerEvaluation?.issues ?? [],
+          located: request.located,
         }),
       ),
   };

@@ -80,7 +80,7 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
     name: "openai",
     async generate(request): Promise<Reflection> {
       const secrets: PromptSecrets = { canary: `canary-${randomToken()}`, nonce: randomToken().slice(0, 16) };
-      const located = locateFailure(request.event);
+      const located = request.located ?? locateFailure(request.event);
       const prompt = buildReflectionPrompt(request, secrets, guidance, { maxTokens, located });
       const withAttribution = (reflection: Reflection): Reflection =>
         request.event.outcome === "success"

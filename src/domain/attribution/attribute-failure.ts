@@ -233,23 +233,11 @@ function isCodeTool(name: string | undefined): boolean {
 }
 
 /**
- * The consumer's ordering key, the processor, the prompt builder and the offline generator all
- * ask where one event failed; the scan is linear but a trace may hold hundreds of kilobytes, so
- * each event (contracts are never mutated) is scanned once.
+ * Finds the step a failure is attributed to, and on what basis. Works for any outcome. The scan
+ * is linear and a trace may hold hundreds of kilobytes: a caller that needs the answer in several
+ * places computes it once and passes it on (the pipeline carries it in the event's facts).
  */
-const locatedByEvent = new WeakMap<TaskCompleted, LocatedFailure>();
-
-/** Finds the step a failure is attributed to, and on what basis. Works for any outcome. */
 export function locateFailure(event: TaskCompleted): LocatedFailure {
-  let located = locatedByEvent.get(event);
-  if (!located) {
-    located = locate(event);
-    locatedByEvent.set(event, located);
-  }
-  return located;
-}
-
-function locate(event: TaskCompleted): LocatedFailure {
   const steps = event.events;
   const located = (basis: AttributionBasis, index: number, attribution: Attribution): LocatedFailure => ({
     basis,

@@ -120,9 +120,11 @@ function readNumbers(
 }
 
 /** Reads the trace and says what kind of failure it was, where, and on what evidence. */
-export function classifyFailure(event: TaskCompleted): FailureAnalysis {
+export function classifyFailure(
+  event: TaskCompleted,
+  located: LocatedFailure = locateFailure(event),
+): FailureAnalysis {
   // One definition of "the failing step" for the lesson and the attribution.
-  const located = locateFailure(event);
   const failingIndex = located.basis === "explicit_error" ? (located.stepIndex ?? -1) : -1;
   const failingStep = failingIndex >= 0 ? event.events[failingIndex] : undefined;
   const tool = failingStep?.toolName ?? event.events.findLast((e) => e.toolName)?.toolName;

@@ -12,6 +12,8 @@ export interface HeuristicGuidance {
   insights?: string[];
   /** The self-evaluation of the agent's answer, when the task had one. */
   answerIssues?: string[];
+  /** Where the trace failed, when the caller located it already (else it is located here). */
+  located?: LocatedFailure | null | undefined;
 }
 
 /**
@@ -278,7 +280,7 @@ function successReflection(event: TaskCompleted): Reflection {
  */
 export function generateHeuristicReflection(event: TaskCompleted, guidance?: HeuristicGuidance): Reflection {
   if (event.outcome === "success" && !findingFromEvaluation(event)) return successReflection(event);
-  const analysis = classifyFailure(event);
+  const analysis = classifyFailure(event, guidance?.located ?? undefined);
   // No explaining error: a lesson about the decisive call, when the trace shows one.
   const decisiveReading = analysis.failingStep ? null : decisiveStepLesson(analysis.located, event);
   const reading =

@@ -14,6 +14,7 @@ import { createLogger } from "../../../src/observability/logger.js";
 import { createMetrics } from "../../../src/observability/metrics.js";
 import { withSpans } from "../../../src/observability/traced-stage-timer.js";
 import { instrumentLibraries, startTracing, type Tracing } from "../../../src/observability/tracing.js";
+import { eventFacts } from "../../../src/pipeline/event-facts.js";
 import type { TaskProcessor } from "../../../src/pipeline/task-processor.js";
 import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../../support/fakes.js";
 import { taskEvent } from "../../support/task-events.js";
@@ -226,6 +227,7 @@ describe("Reflector's spans", () => {
     const timer = withSpans(createMetrics().timer, tracer);
     const crashing: TaskProcessor = {
       process: () => timer.time("persist", () => Promise.reject(new TypeError("x is undefined"))),
+      factsOf: (event) => eventFacts(event, "full"),
     };
     await expect(
       runnerFor(crashing, tracer).run(workFor({ traceparent }), new AbortController().signal),

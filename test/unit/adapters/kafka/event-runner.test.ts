@@ -13,6 +13,7 @@ import {
   parseTenantTopicBinding,
   type TenantTopicBinding,
 } from "../../../../src/domain/tenant-topic-binding.js";
+import { eventFacts } from "../../../../src/pipeline/event-facts.js";
 import type { TaskProcessor } from "../../../../src/pipeline/task-processor.js";
 import { createOfflineProcessor, createFakeIndex, createFakeStore } from "../../../support/fakes.js";
 import { taskEvent } from "../../../support/task-events.js";
@@ -71,7 +72,8 @@ function setup(
   });
 }
 
-const failing: TaskProcessor = { process: () => Promise.reject(new TypeError("x is undefined")) };
+const factsOf = (event: Parameters<typeof eventFacts>[0]) => eventFacts(event, "full");
+const failing: TaskProcessor = { process: () => Promise.reject(new TypeError("x is undefined")), factsOf };
 const header = (done: Awaited<ReturnType<ReturnType<typeof setup>["run"]>>, name: string) =>
   done.messages[0]?.messages[0]?.headers?.[name]?.toString();
 
@@ -131,7 +133,7 @@ describe("event runner", () => {
         return Promise.resolve();
       },
     };
-    const stalled: TaskProcessor = { process: () => new Promise(() => undefined) };
+    const stalled: TaskProcessor = { process: () => new Promise(() => undefined), factsOf };
     const runner = setup(stalled, { crashes });
     // Each delivery stands for one life of a pod the liveness probe killed mid-record.
     for (let life = 0; life < 3; life++) {
@@ -237,6 +239,7 @@ describe("event runner under TENANT_TOPIC_BINDING", () => {
         }
         return inner.process(event, source);
       },
+      factsOf: inner.factsOf,
     };
     const entered: string[] = [];
     const outage = new OutageGate({ onEnter: (code) => entered.push(code), onLeave: () => undefined });
@@ -246,5 +249,30 @@ describe("event runner under TENANT_TOPIC_BINDING", () => {
     expect(done.messages.map((m) => m.topic)).not.toContain("dlq");
     expect(done.messages.map((m) => m.topic)).not.toContain("retry");
     expect(entered).toEqual([]);
+  });
+
+  it("derives an event's facts once, when the record is decoded, and hands them to the processor", async () => {
+    const inner = createOfflineProcessor({ store: createFakeStore().store, index: createFakeIndex().index });
+    const derived: unknown[] = [];
+    const received: unknown[] = [];
+    const processor: TaskProcessor = {
+      factsOf: (event) => {
+        const facts = inner.factsOf(event);
+        derived.push(facts);
+        return facts;
+      },
+      process: (event, source, facts) => {
+        received.push(facts);
+        return inner.process(event, source, facts);
+      },
+    };
+    const runner = setup(processor);
+    const record = work();
+    // The consumer prepares the record up front (its ordering key), then runs it.
+    const facts = await runner.prepare(record);
+    expect(record.facts).toBe(facts);
+    await runner.run(record, new AbortController().signal);
+    expect(derived).toEqual([facts]);
+    expect(received[0]).toBe(facts);
   });
 });

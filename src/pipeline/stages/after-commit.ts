@@ -1,0 +1,51 @@
+import type { AppliedOutcomeStore } from "../../domain/feedback/applied-outcome.js";
+import { recordAppliedOutcomes } from "../lesson-outcomes.js";
+import type { SignatureIndex, StoredReflection } from "../ports.js";
+import type { MemoryOutcome, PersistedState } from "../processing-state.js";
+import type { StageTimer } from "../stage-timer.js";
+
+export interface AfterCommitDeps {
+  index: Pick<SignatureIndex, "markProcessed">;
+  timer: StageTimer;
+  /** Whether the lessons a rerun carried helped (counted after the rerun commits); absent: not counted. */
+  appliedOutcomes?: AppliedOutcomeStore;
+}
+
+/**
+ * Stage "after commit", for an event this call committed: the cache learns that the event is
+ * processed and what its signature's lesson now is, and a rerun's carried lessons are counted.
+ * The cache is refreshed only after the transaction that made it true has committed. A merge
+ * changed a lesson stored under another signature: that entry is left to expire, and the new
+ * signature is read from Postgres the next time.
+ */
+export async function afterCommit(deps: AfterCommitDeps, state: PersistedState): Promise<PersistedState> {
+  const { facts, memory, result, now } = state;
+  const { event } = facts;
+  const remembered = memory ? cachedAfterCommit(memory) : null;
+  const occurrences = result.occurrences;
+  const refreshed = remembered && occurrences !== null ? { ...remembered, occurrences } : null;
+  await deps.timer.time("index", () => deps.index.markProcessed(event.tenantId, event.eventId, refreshed));
+  const applied = deps.appliedOutcomes;
+  if (applied)
+    await deps.timer.time("lesson-outcomes", () => recordAppliedOutcomes(applied, event, memory, now));
+  return state;
+}
+
+/** What the signature's cache entry holds once the event's commit is in. */
+export function cachedAfterCommit({ matched, created, rejudged }: MemoryOutcome): StoredReflection | null {
+  if (matched.known) return { ...matched.known, signature: matched.candidate.signature, ...(rejudged ?? {}) };
+  if (!created) return null;
+  return {
+    id: created.id,
+    signature: matched.candidate.signature,
+    reflection: created.reflection,
+    verdict: created.verdict,
+    qualityScore: created.qualityScore,
+    metrics: created.metrics,
+    violations: created.violations,
+    generator: created.generator,
+    attempts: created.attempts,
+    occurrences: 1,
+    sourceVector: created.sourceVector,
+  };
+}

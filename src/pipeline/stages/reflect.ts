@@ -1,0 +1,144 @@
+import type { Verdict } from "../../domain/contracts/index.js";
+import type { AnswerEvaluation } from "../../domain/evaluation/answer-evaluation.js";
+import { insightLines } from "../../domain/evaluation/adaptive-insights.js";
+import { decideStorage } from "../../domain/memory/decide-storage.js";
+import type { MemoryConfig } from "../../domain/memory/memory-config.js";
+import { nearestSameLesson } from "../../domain/memory/same-lesson.js";
+import { taskText } from "../../domain/memory/trace-text.js";
+import { runImprovementLoop } from "../../domain/quality/improvement-loop.js";
+import { withEpisode } from "../../domain/quality/pattern-validity.js";
+import type { QualityConfig } from "../../domain/quality/quality-config.js";
+import { traceFacts } from "../../domain/quality/trace-facts.js";
+import { decideVerdict, type ValidationResult } from "../../domain/quality/validate-reflection.js";
+import { createAttemptJudge } from "../judge-reflection.js";
+import type { Embedder, ReflectionGenerator, ReflectionStore } from "../ports.js";
+import type { EventFacts, Judged, ReflectedState, RejudgedState } from "../processing-state.js";
+import type { StageTimer } from "../stage-timer.js";
+
+/** Receives every judged reflection, for the quality metrics. */
+export interface QualityObserver {
+  observe(judgement: { validation: ValidationResult; verdict: Verdict; attempts: number }): void;
+}
+
+export interface ReflectDeps {
+  store: Pick<ReflectionStore, "nearbyReflections" | "commonIssues" | "patternEvidence">;
+  embedder: Embedder;
+  generator: ReflectionGenerator;
+  /** The generator that stands in when the spend gate routes the tenant's work offline. */
+  spend?: { generator: ReflectionGenerator };
+  observer?: QualityObserver;
+  timer: StageTimer;
+  quality: QualityConfig;
+  memory: MemoryConfig;
+}
+
+/**
+ * Stage "reflect": for a trace no stored lesson fits, a new reflection, generated, judged and
+ * improved, with what memory does with it (`judged`); null when a stored lesson was recalled.
+ */
+export async function reflect(deps: ReflectDeps, state: RejudgedState): Promise<ReflectedState> {
+  if (state.matched.known) return { ...state, judged: null };
+  const { facts, matched } = state;
+  const { event, failingStep } = facts;
+  const text = taskText(event, failingStep);
+  const [vector] = await deps.timer.time("embed", () => deps.embedder.embed([text], event.tenantId));
+  if (!vector) throw new Error("embedder returned no vector");
+  const spend = (await state.route()) === "offline" ? deps.spend : undefined;
+  const generator = spend?.generator ?? deps.generator;
+  const judged = await deps.timer.time(
+    "reflect",
+    () => generateAndJudge(deps, facts, { text, vector }, state.answerEvaluation, generator),
+    {
+      attributes: { "reflector.signature": matched.candidate.signature },
+      outcome: (j) => ({ "reflector.verdict": j.verdict, "reflector.attempts": j.attempts }),
+    },
+  );
+  return { ...state, judged };
+}
+
+/** Generate, judge and improve a reflection, then decide what memory keeps. */
+async function generateAndJudge(
+  deps: ReflectDeps,
+  facts: EventFacts,
+  task: { text: string; vector: number[] },
+  answerEvaluation: AnswerEvaluation | null,
+  generator: ReflectionGenerator,
+): Promise<Judged> {
+  const { store, timer, quality, memory } = deps;
+  const { event } = facts;
+  const [neighbours, issues] = await timer.time("store-read", () =>
+    Promise.all([store.nearbyReflections(event.tenantId, task.text, 50), store.commonIssues(event.tenantId)]),
+  );
+  const insights = insightLines(issues);
+  const judge = createAttemptJudge({
+    tenantId: event.tenantId,
+    trace: traceFacts(event),
+    taskVector: task.vector,
+    neighbours,
+    patternEvidence: async (patterns) =>
+      withEpisode(
+        await store.patternEvidence(event.tenantId, patterns),
+        patterns,
+        facts.episode,
+        quality.patternValidity.keywordMatchShare,
+      ),
+    embedder: deps.embedder,
+    quality,
+    sameLessonSimilarity: memory.mergeMinSimilarity,
+  });
+  const result = await runImprovementLoop({
+    maxAttempts: quality.maxAttempts,
+    generate: (attempt, feedback) =>
+      timer.time("generate", () =>
+        generator.generate({
+          event,
+          attempt,
+          violations: feedback?.violations ?? [],
+          missingFields: feedback?.missingFields ?? [],
+          insights,
+          answerEvaluation,
+          located: facts.located,
+        }),
+      ),
+    evaluate: (reflection) =>
+      timer.time("judge", () => judge.evaluate(reflection), {
+        outcome: (v) => ({ "reflector.quality_score": v.qualityScore }),
+      }),
+  });
+  // The blamed call's action goes with the lesson, so a merge can tell calls apart.
+  const action = facts.action;
+  const attribution = result.reflection.attribution;
+  const reflection =
+    action && attribution && attribution.stepIndex === facts.attribution?.stepIndex
+      ? { ...result.reflection, attribution: { ...attribution, action } }
+      : result.reflection;
+  const judgement = judge.judgementOf(result.reflection);
+  const verdict = decideVerdict(result.validation, quality);
+  deps.observer?.observe({ validation: result.validation, verdict, attempts: result.attempts });
+  // The lesson it may merge into: the most similar stored one that blames the same failing step.
+  const nearest = nearestSameLesson(
+    { embedding: judgement.embedding, failingStep: reflection.attribution ?? null },
+    neighbours.map((n) => ({ ...n, failingStep: n.failingStep ?? null })),
+  );
+  const storage = decideStorage(
+    {
+      verdict,
+      qualityScore: result.validation.qualityScore,
+      metrics: result.validation.metrics,
+      missingFields: result.validation.missingFields,
+      finding: facts.finding,
+      nearest,
+    },
+    quality,
+    memory,
+  );
+  return {
+    reflection,
+    generator: generator.name,
+    validation: result.validation,
+    verdict,
+    attempts: result.attempts,
+    embedding: judgement.embedding,
+    storage,
+  };
+}
