@@ -8,15 +8,27 @@ import { createApp } from "../app.js";
 import {
   buildCodec,
   buildKafka,
+  buildLlm,
   buildPostgresPool,
   buildProducer,
   createTopics,
   migrateDatabase,
 } from "../builders.js";
-import { loadConfig } from "../config/config.js";
+import { loadConfig, type Config } from "../config/config.js";
 import type { LoopDecision, ReflectionOutcome, TaskCompleted } from "../domain/contracts/index.js";
 import { selectForReflection } from "../domain/select-for-reflection.js";
-import { createLogger } from "../observability/logger.js";
+import { createLogger, type Logger } from "../observability/logger.js";
+import {
+  countVerdicts,
+  formatCounts,
+  printLessons,
+  printResults,
+  printVerdicts,
+  truncate,
+  type Row,
+  type VerdictCounts,
+} from "./demo-report.js";
+import { loadRecordedAnswers, startRecordedModelServer, type Recording } from "./recorded-model-server.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -26,16 +38,6 @@ interface Example {
   summary: string;
   events?: TaskCompleted[];
   raw?: string;
-}
-
-interface Row {
-  order: number;
-  example: string;
-  step: number;
-  event: TaskCompleted;
-  outcome?: ReflectionOutcome;
-  decision?: LoopDecision;
-  expectsOutcome: boolean;
 }
 
 async function loadExamples(): Promise<Example[]> {
@@ -78,22 +80,28 @@ function headerString(headers: Headers | undefined, name: string): string | unde
   return (Array.isArray(value) ? value[0] : value)?.toString();
 }
 
-function truncate(text: string, width: number): string {
-  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+/** One run of the examples through a processor, as one tenant. */
+interface Pass {
+  tenantId: string;
+  /** Appended to event and loop ids, so every run of the demo is new to Reflector. */
+  suffix: string;
+  rows: Map<string, Row>;
+  /** A rerun chain's next loop id → its example and the step it is at. */
+  chainOf: Map<string, { example: Example; step: number }>;
 }
 
-function printTable(headers: string[], rows: string[][]): void {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
-  console.log(line(headers));
-  console.log(widths.map((w) => "─".repeat(w)).join("  "));
-  for (const row of rows) console.log(line(row));
-}
+const RECORDED_ANSWERS = `${root}test/fixtures/recorded-answers/examples`;
 
+/**
+ * The demo: the examples through the processor with the offline generator (every verdict, the
+ * lessons, the loop decisions, a dead letter, and a replay of every event that changes nothing),
+ * then the examples' failures again with the `openai` generator answered by recorded answers
+ * of a capable model, replayed by a local server (no model is reached), so a lesson whose third
+ * occurrence proves its patterns is `accepted`.
+ */
 export async function runDemo(): Promise<number> {
   ensureLocalServices();
   const runId = randomUUID().slice(0, 8);
-  const tenantId = `demo-${runId}`;
   const config = loadConfig({
     ...process.env,
     KAFKA_GROUP_ID: process.env.KAFKA_GROUP_ID ?? "reflector-demo",
@@ -108,12 +116,6 @@ export async function runDemo(): Promise<number> {
   const kafka = buildKafka(config, logger, "demo");
   await createTopics(config, kafka);
 
-  const app = createApp(config, logger);
-  await app.start();
-  console.log(
-    `Processor running (group ${config.kafka.groupId}, generator ${app.generatorName}, embedder ${app.embedderName}); logs in ${logFile}`,
-  );
-
   const codec = buildCodec(config);
   const producer = buildProducer(kafka);
   await producer.connect();
@@ -126,13 +128,12 @@ export async function runDemo(): Promise<number> {
   });
 
   const examples = await loadExamples();
-  const rows = new Map<string, Row>();
+  const passes = new Map<string, Pass>();
   const deadLetters: { example: string; offset: string; code: string; reason: string; seen: boolean }[] = [];
-  const decisions: string[] = [];
   let replayed = 0;
 
-  const publish = async (example: Example, step: number, event: TaskCompleted) => {
-    rows.set(event.eventId, {
+  const publish = async (pass: Pass, example: Example, step: number, event: TaskCompleted) => {
+    pass.rows.set(event.eventId, {
       order: examples.indexOf(example) * 100 + step,
       example: example.name,
       step,
@@ -145,14 +146,18 @@ export async function runDemo(): Promise<number> {
       messages: [{ key: event.loopId, value, headers: { ce_id: event.eventId } }],
     });
   };
-  const personalise = (event: TaskCompleted, loopId: string, rerunOf: string | undefined): TaskCompleted => ({
+  const personalise = (
+    pass: Pass,
+    event: TaskCompleted,
+    loopId: string,
+    rerunOf: string | undefined,
+  ): TaskCompleted => ({
     ...event,
-    eventId: `${event.eventId}-${runId}`,
-    tenantId,
+    eventId: `${event.eventId}-${pass.suffix}`,
+    tenantId: pass.tenantId,
     loopId,
     ...(rerunOf ? { rerunOf } : {}),
   });
-  const chainOf = new Map<string, { example: Example; step: number }>();
 
   await viewer.run({
     eachMessage: async ({ topic, message }) => {
@@ -168,9 +173,9 @@ export async function runDemo(): Promise<number> {
       }
       if (!message.value) return;
       const value = (await codec.decode(message.value)) as { tenantId?: string; sourceEventId?: string };
-      if (value.tenantId !== tenantId || !value.sourceEventId) return;
-      const row = rows.get(value.sourceEventId);
-      if (!row) return;
+      const pass = value.tenantId ? passes.get(value.tenantId) : undefined;
+      const row = value.sourceEventId ? pass?.rows.get(value.sourceEventId) : undefined;
+      if (!pass || !row) return;
       if (topic === t.loopDecision) {
         const decision = value as LoopDecision;
         if (row.decision) {
@@ -178,15 +183,15 @@ export async function runDemo(): Promise<number> {
           return;
         }
         row.decision = decision;
-        decisions.push(decision.decision);
-        const chain = chainOf.get(decision.loopId);
+        const chain = pass.chainOf.get(decision.loopId);
         const next = chain?.example.events?.[chain.step + 1];
         if (chain && next && decision.decision === "rerun" && decision.newLoopId) {
-          chainOf.set(decision.newLoopId, { example: chain.example, step: chain.step + 1 });
+          pass.chainOf.set(decision.newLoopId, { example: chain.example, step: chain.step + 1 });
           await publish(
+            pass,
             chain.example,
             chain.step + 1,
-            personalise(next, decision.newLoopId, decision.loopId),
+            personalise(pass, next, decision.newLoopId, decision.loopId),
           );
         }
       } else {
@@ -195,53 +200,67 @@ export async function runDemo(): Promise<number> {
     },
   });
 
-  console.log(`Publishing ${examples.length} examples as tenant ${tenantId} (${codec.format} values)…`);
-  for (const example of examples) {
-    if (example.raw !== undefined) {
-      const [meta] = await producer.send({
-        topic: t.taskCompleted,
-        messages: [{ key: "malformed", value: example.raw }],
-      });
-      deadLetters.push({
-        example: example.name,
-        offset: meta?.baseOffset ?? "?",
-        code: "",
-        reason: "",
-        seen: false,
-      });
-      continue;
+  /** Publishes the examples as a new tenant and waits for every result (false when some never came). */
+  const runPass = async (tenantId: string, suffix: string, chosen: Example[]) => {
+    const pass: Pass = { tenantId, suffix, rows: new Map(), chainOf: new Map() };
+    passes.set(tenantId, pass);
+    console.log(
+      `Publishing ${String(chosen.length)} examples as tenant ${tenantId} (${codec.format} values)…`,
+    );
+    for (const example of chosen) {
+      if (example.raw !== undefined) {
+        const [meta] = await producer.send({
+          topic: t.taskCompleted,
+          messages: [{ key: "malformed", value: example.raw }],
+        });
+        deadLetters.push({
+          example: example.name,
+          offset: meta?.baseOffset ?? "?",
+          code: "",
+          reason: "",
+          seen: false,
+        });
+        continue;
+      }
+      const first = example.events?.[0];
+      if (!first) continue;
+      const loopId = `${first.loopId}-${suffix}`;
+      pass.chainOf.set(loopId, { example, step: 0 });
+      await publish(pass, example, 0, personalise(pass, first, loopId, undefined));
     }
-    const first = example.events?.[0];
-    if (!first) continue;
-    const loopId = `${first.loopId}-${runId}`;
-    chainOf.set(loopId, { example, step: 0 });
-    await publish(example, 0, personalise(first, loopId, undefined));
-  }
-
-  const done = () =>
-    [...rows.values()].every((r) => r.decision && (!r.expectsOutcome || r.outcome)) &&
-    deadLetters.every((d) => d.seen);
-  const bar = new SingleBar(
-    {
-      format: "Waiting for Reflector  [{bar}] {value}/{total} results",
-      noTTYOutput: true,
-      notTTYSchedule: 2000,
-    },
-    Presets.shades_classic,
-  );
-  const total = () => rows.size + deadLetters.length;
-  const received = () =>
-    [...rows.values()].filter((r) => r.decision).length + deadLetters.filter((d) => d.seen).length;
-  bar.start(total(), 0);
-  const deadline = Date.now() + 180_000;
-  while (!done() && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    bar.setTotal(total());
+    const rows = () => [...pass.rows.values()];
+    const done = () =>
+      rows().every((r) => r.decision && (!r.expectsOutcome || r.outcome)) && deadLetters.every((d) => d.seen);
+    const bar = new SingleBar(
+      {
+        format: "Waiting for Reflector  [{bar}] {value}/{total} results",
+        noTTYOutput: true,
+        notTTYSchedule: 2000,
+      },
+      Presets.shades_classic,
+    );
+    const total = () => pass.rows.size + deadLetters.length;
+    const received = () => rows().filter((r) => r.decision).length + deadLetters.filter((d) => d.seen).length;
+    bar.start(total(), 0);
+    const deadline = Date.now() + 180_000;
+    while (!done() && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      bar.setTotal(total());
+      bar.update(received());
+    }
     bar.update(received());
-  }
-  bar.update(received());
-  bar.stop();
-  const complete = done();
+    bar.stop();
+    return { pass, complete: done() };
+  };
+
+  // ── Pass 1: the offline generator ──────────────────────────────────────────────────────────
+  const app = createApp(config, logger);
+  await app.start();
+  console.log(
+    `Processor running (group ${config.kafka.groupId}, generator ${app.generatorName}, embedder ${app.embedderName}); logs in ${logFile}`,
+  );
+  const offline = await runPass(`demo-${runId}`, runId, examples);
+  const tenantId = offline.pass.tenantId;
 
   // Publish every valid event again, as a retrying producer or a DLQ replay would: each is a
   // second record of an event id already committed, so it must publish nothing and write nothing.
@@ -262,7 +281,7 @@ export async function runDemo(): Promise<number> {
     return res.rows[0];
   };
   const before = await countRows();
-  const valid = [...rows.values()];
+  const valid = [...offline.pass.rows.values()];
   for (const row of valid) {
     const value = await codec.encode(t.taskCompleted, "task-completed.v1", row.event);
     await producer.send({ topic: t.taskCompleted, messages: [{ key: row.event.loopId, value }] });
@@ -277,76 +296,21 @@ export async function runDemo(): Promise<number> {
   const consumedAgain = await duplicates();
   const after = await countRows();
   await pool.end();
+  await app.stop();
 
-  console.log("");
-  printTable(
-    ["example", "outcome", "verdict (score)", "generator", "signature", "occ", "decision"],
-    [...rows.values()]
-      .sort((a, b) => a.order - b.order)
-      .map((r) => [
-        truncate(r.step ? `  └ rerun ${r.step}` : r.example, 34),
-        r.event.outcome,
-        r.outcome
-          ? `${r.outcome.verdict} (${r.outcome.qualityScore.toFixed(2)})`
-          : r.expectsOutcome
-            ? "(missing)"
-            : "not reflected",
-        r.outcome?.generator ?? "",
-        r.outcome?.signature ?? "",
-        r.outcome ? String(r.outcome.occurrences) : "",
-        r.decision
-          ? `${r.decision.decision}${r.decision.newLoopId ? ` → ${r.decision.newLoopId.replace(`-${runId}`, "")}` : ""} (${r.decision.reason})`
-          : "(missing)",
-      ]),
-  );
-  console.log("\nLessons stored or recalled:");
-  for (const r of [...rows.values()].sort((a, b) => a.order - b.order)) {
-    if (!r.outcome || r.outcome.deduplicated || !r.outcome.stored) continue;
-    const lesson = r.outcome.reflection.adjustments[0] ?? r.outcome.reflection.strategyText ?? "";
-    console.log(`  ${r.outcome.signature}  ${truncate(lesson, 110)}`);
-  }
-  console.log("\nWhy (each warning, rejection or lesson not stored, with the judge's reasons):");
-  for (const r of [...rows.values()].sort((a, b) => a.order - b.order)) {
-    const o = r.outcome;
-    if (!o || o.deduplicated || (o.verdict === "accepted" && o.stored)) continue;
-    console.log(
-      `  ${truncate(r.step ? `rerun ${r.step}` : r.example, 34)}: ${o.verdict}${o.stored ? "" : ", not stored"}`,
-    );
-    for (const v of o.violations) console.log(`    - ${truncate(v, 160)}`);
-    if (o.notStoredReason) console.log(`    - not stored: ${truncate(o.notStoredReason, 160)}`);
-  }
-  // Verdicts of the reflections the generator wrote in this run; recalled lessons are
-  // judged again as their evidence accrues, and counted apart.
-  const generated = [...rows.values()].filter((r) => r.outcome && r.outcome.generator !== "reused");
-  const share = (verdict: string) => generated.filter((r) => r.outcome?.verdict === verdict).length;
+  console.log(`\n══ Pass 1: the offline generator (${app.generatorName}) ══\n`);
+  printResults(offline.pass.rows.values(), runId);
+  printLessons(offline.pass.rows.values());
+  printVerdicts(offline.pass.rows.values());
+  const offlineCounts = countVerdicts(offline.pass.rows.values());
   console.log(
-    `\nVerdicts of ${String(generated.length)} generated reflections (${app.generatorName}): ` +
-      `accepted ${String(share("accepted"))}, accepted_with_warnings ${String(share("accepted_with_warnings"))}, ` +
-      `rejected ${String(share("rejected"))}; stored ${String(generated.filter((r) => r.outcome?.stored).length)}`,
-  );
-  // What kept the others below `accepted` (every check passed), by the judge's own words.
-  const shortOf = new Map<string, number>();
-  for (const r of generated)
-    if (r.outcome && r.outcome.verdict !== "accepted")
-      for (const kind of new Set(r.outcome.violations.map((v) => /^[A-Za-z ]+/.exec(v)?.[0].trim() ?? v)))
-        shortOf.set(kind, (shortOf.get(kind) ?? 0) + 1);
-  if (shortOf.size > 0)
-    console.log(
-      `Short of accepted: ${[...shortOf].map(([kind, n]) => `${kind} ${String(n)}`).join(", ")}` +
-        (app.generatorName === "heuristic"
-          ? ". The offline generator states what the trace shows and claims no cause it cannot see, so its" +
-            " lessons stay below the depth that `accepted` needs; a model that finds the cause in the trace" +
-            " (OPENAI_API_KEY) is accepted once its patterns, if any, are confirmed: by the tenant's episodes, or by" +
-            " the lesson's third occurrence."
-          : ""),
-    );
-  const recalled = [...rows.values()].filter((r) => r.outcome?.generator === "reused");
-  const nowAccepted = new Set(
-    recalled.filter((r) => r.outcome?.verdict === "accepted").map((r) => r.outcome?.reflectionId),
+    `\nVerdicts of ${String(sum(offlineCounts.generated))} generated reflections (${app.generatorName}): ` +
+      `${formatCounts(offlineCounts.generated)}; recalled lessons judged again ${String(sum(offlineCounts.recalled))} times: ` +
+      formatCounts(offlineCounts.recalled),
   );
   console.log(
-    `Lessons recalled ${String(recalled.length)} times; judged again with the tenant's episodes, ` +
-      `${String(nowAccepted.size)} lesson(s) now accepted (their patterns evidenced)`,
+    "The offline generator states what the trace shows and claims no cause it cannot see, so its lessons" +
+      " stay below the depth that `accepted` needs, and a failure whose cause it cannot see gets no lesson.",
   );
   console.log("\nDead letters:");
   for (const d of deadLetters) {
@@ -364,14 +328,101 @@ export async function runDemo(): Promise<number> {
       `(${replayClean ? "no duplicates" : "DUPLICATES"})`,
   );
 
+  // ── Pass 2: the openai generator, answered by recorded answers ─────────────────────────────
+  const model = await runRecordedPass(config, logger, examples, (chosen) =>
+    runPass(`demo-${runId}-recorded`, `${runId}-r`, chosen),
+  );
+
   await viewer.disconnect();
   await producer.disconnect();
-  await app.stop();
-  const ok = complete && replayClean && consumedAgain >= valid.length && replayed === 0;
+  const all = [offlineCounts, model.counts].flatMap((c) => [c.generated, c.recalled]);
+  const shown = (verdict: keyof VerdictCounts) => all.reduce((n, c) => n + c[verdict], 0);
+  console.log(
+    `\nVerdicts in both passes: accepted ${String(shown("accepted"))}, accepted_with_warnings ${String(shown("accepted_with_warnings"))}, rejected ${String(shown("rejected"))}`,
+  );
+  const ok =
+    offline.complete && model.complete && replayClean && consumedAgain >= valid.length && replayed === 0;
   console.log(
     ok ? "\nDemo finished." : "\nDemo incomplete: some results did not arrive in time (see the log).",
   );
   return ok ? 0 : 1;
+}
+
+const sum = (counts: VerdictCounts) => counts.accepted + counts.accepted_with_warnings + counts.rejected;
+
+/**
+ * The second pass: a processor whose generator is the `openai` one, pointed at a local server that
+ * replays a capable model's recorded answers to these very requests. Only the examples whose every
+ * reflected event has a recorded answer are published (an unrecorded request would get a 500, not
+ * an invented answer). Answers are evaluated offline, as in the first pass: no evaluator answers
+ * were recorded.
+ */
+async function runRecordedPass(
+  config: Config,
+  logger: Logger,
+  examples: Example[],
+  runPass: (chosen: Example[]) => Promise<{ pass: Pass; complete: boolean }>,
+): Promise<{ counts: ReturnType<typeof countVerdicts>; complete: boolean }> {
+  const answers = await loadRecordedAnswers(RECORDED_ANSWERS);
+  const recordings: Recording[] = [];
+  const recorded = (example: Example, i: number) =>
+    answers.find((a) => a.id === `examples/${example.file.replace(/\.json$/, "")}/${String(i)}`);
+  const chosen = examples.filter((example) => {
+    const events = example.events ?? [];
+    const reflected = events.filter((e) => selectForReflection(e, config.mode).reflect);
+    return (
+      reflected.length > 0 &&
+      events.every((e, i) => !selectForReflection(e, config.mode).reflect || recorded(example, i))
+    );
+  });
+  for (const example of chosen)
+    (example.events ?? []).forEach((event, i) => {
+      const answer = recorded(example, i);
+      if (answer) recordings.push({ event, answer });
+    });
+  const server = await startRecordedModelServer(recordings);
+  // Only the generator is built from this configuration: the processor keeps the demo's own.
+  const { generator } = buildLlm(
+    loadConfig({
+      ...withoutModelEndpoint(process.env),
+      REFLECTOR_GENERATOR: "openai",
+      OPENAI_BASE_URL: server.url,
+      REFLECTOR_MODEL: "recorded-answers",
+      REFLECTOR_EMBEDDINGS: "hashing",
+    }),
+  );
+  const app = createApp(config, logger, { generator });
+  await app.start();
+  console.log(
+    `\n══ Pass 2: the openai generator, answered by RECORDED ANSWERS REPLAYED from ${server.url} ══\n` +
+      `Not a live model: ${String(recordings.length)} answers a capable model gave once to these exact requests ` +
+      "(test/fixtures/recorded-answers/PROVENANCE.md), served by the trace they answer; a request with no " +
+      `recorded answer gets an error. ${String(chosen.length)} examples have recorded answers for every reflected event.`,
+  );
+  const { pass, complete } = await runPass(chosen);
+  await app.stop();
+  await server.close();
+  console.log("");
+  printResults(pass.rows.values(), pass.suffix);
+  printLessons(pass.rows.values());
+  printVerdicts(pass.rows.values());
+  const counts = countVerdicts(pass.rows.values());
+  const { answered, unrecorded } = server.counts();
+  console.log(
+    `\nVerdicts of ${String(sum(counts.generated))} generated reflections (openai, recorded answers): ${formatCounts(counts.generated)}; ` +
+      `recalled lessons judged again ${String(sum(counts.recalled))} times: ${formatCounts(counts.recalled)}. ` +
+      `Chat requests answered from recordings ${String(answered)}, without a recording ${String(unrecorded)}.`,
+  );
+  return { counts, complete };
+}
+
+/** The environment without a real model endpoint's settings, so nothing reaches a real model. */
+function withoutModelEndpoint(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      ([key]) => !key.startsWith("OPENAI_") && !key.startsWith("REFLECTOR_EVALUATOR"),
+    ),
+  );
 }
 
 /** The database URL without its user and password, for display. */
