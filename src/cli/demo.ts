@@ -17,7 +17,7 @@ import {
 import { loadConfig, type Config } from "../config/config.js";
 import type { LoopDecision, ReflectionOutcome, TaskCompleted } from "../domain/contracts/index.js";
 import { selectForReflection } from "../domain/select-for-reflection.js";
-import { createLogger, type Logger } from "../observability/logger.js";
+import { createLogger } from "../observability/logger.js";
 import {
   countVerdicts,
   formatCounts,
@@ -85,6 +85,8 @@ interface Pass {
   tenantId: string;
   /** Appended to event and loop ids, so every run of the demo is new to Reflector. */
   suffix: string;
+  /** The input topic of the pass's processor. */
+  topic: string;
   rows: Map<string, Row>;
   /** A rerun chain's next loop id → its example and the step it is at. */
   chainOf: Map<string, { example: Example; step: number }>;
@@ -93,11 +95,12 @@ interface Pass {
 const RECORDED_ANSWERS = `${root}test/fixtures/recorded-answers/examples`;
 
 /**
- * The demo: the examples through the processor with the offline generator (every verdict, the
- * lessons, the loop decisions, a dead letter, and a replay of every event that changes nothing),
- * then the examples' failures again with the `openai` generator answered by recorded answers
- * of a capable model, replayed by a local server (no model is reached), so a lesson whose third
- * occurrence proves its patterns is `accepted`.
+ * The demo, two processors side by side:
+ * - the offline generator on every example: every verdict, the lessons, the loop decisions, a
+ *   dead letter, and a replay of every event that changes nothing;
+ * - the `openai` generator on the examples' failures, answered by a capable model's recorded
+ *   answers that a local server replays (no model is reached), on topics and a consumer group of
+ *   its own: a lesson whose third occurrence proves its patterns is `accepted`.
  */
 export async function runDemo(): Promise<number> {
   ensureLocalServices();
@@ -110,11 +113,14 @@ export async function runDemo(): Promise<number> {
   mkdirSync(`${root}.services`, { recursive: true });
   const logFile = `${root}.services/demo.log`;
   const logger = createLogger(process.env.LOG_LEVEL ?? "info", createWriteStream(logFile, { flags: "a" }));
+  const examples = await loadExamples();
+  const recorded = await recordedPass(config, examples);
 
   console.log(`Migrating ${withoutCredentials(config.databaseUrl)} …`);
   await migrateDatabase(config);
   const kafka = buildKafka(config, logger, "demo");
   await createTopics(config, kafka);
+  await createTopics(recorded.config, kafka);
 
   const codec = buildCodec(config);
   const producer = buildProducer(kafka);
@@ -127,7 +133,6 @@ export async function runDemo(): Promise<number> {
     fromBeginning: true,
   });
 
-  const examples = await loadExamples();
   const passes = new Map<string, Pass>();
   const deadLetters: { example: string; offset: string; code: string; reason: string; seen: boolean }[] = [];
   let replayed = 0;
@@ -140,9 +145,9 @@ export async function runDemo(): Promise<number> {
       event,
       expectsOutcome: selectForReflection(event, config.mode).reflect,
     });
-    const value = await codec.encode(t.taskCompleted, "task-completed.v1", event);
+    const value = await codec.encode(pass.topic, "task-completed.v1", event);
     await producer.send({
-      topic: t.taskCompleted,
+      topic: pass.topic,
       messages: [{ key: event.loopId, value, headers: { ce_id: event.eventId } }],
     });
   };
@@ -200,19 +205,13 @@ export async function runDemo(): Promise<number> {
     },
   });
 
-  /** Publishes the examples as a new tenant and waits for every result (false when some never came). */
-  const runPass = async (tenantId: string, suffix: string, chosen: Example[]) => {
-    const pass: Pass = { tenantId, suffix, rows: new Map(), chainOf: new Map() };
+  /** Publishes the examples as a new tenant; the viewer publishes each rerun when its decision comes. */
+  const publishPass = async (tenantId: string, suffix: string, topic: string, chosen: Example[]) => {
+    const pass: Pass = { tenantId, suffix, topic, rows: new Map(), chainOf: new Map() };
     passes.set(tenantId, pass);
-    console.log(
-      `Publishing ${String(chosen.length)} examples as tenant ${tenantId} (${codec.format} values)…`,
-    );
     for (const example of chosen) {
       if (example.raw !== undefined) {
-        const [meta] = await producer.send({
-          topic: t.taskCompleted,
-          messages: [{ key: "malformed", value: example.raw }],
-        });
+        const [meta] = await producer.send({ topic, messages: [{ key: "malformed", value: example.raw }] });
         deadLetters.push({
           example: example.name,
           offset: meta?.baseOffset ?? "?",
@@ -228,42 +227,62 @@ export async function runDemo(): Promise<number> {
       pass.chainOf.set(loopId, { example, step: 0 });
       await publish(pass, example, 0, personalise(pass, first, loopId, undefined));
     }
-    const rows = () => [...pass.rows.values()];
-    const done = () =>
-      rows().every((r) => r.decision && (!r.expectsOutcome || r.outcome)) && deadLetters.every((d) => d.seen);
-    const bar = new SingleBar(
-      {
-        format: "Waiting for Reflector  [{bar}] {value}/{total} results",
-        noTTYOutput: true,
-        notTTYSchedule: 2000,
-      },
-      Presets.shades_classic,
-    );
-    const total = () => pass.rows.size + deadLetters.length;
-    const received = () => rows().filter((r) => r.decision).length + deadLetters.filter((d) => d.seen).length;
-    bar.start(total(), 0);
-    const deadline = Date.now() + 180_000;
-    while (!done() && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      bar.setTotal(total());
-      bar.update(received());
-    }
-    bar.update(received());
-    bar.stop();
-    return { pass, complete: done() };
+    return pass;
   };
 
-  // ── Pass 1: the offline generator ──────────────────────────────────────────────────────────
   const app = createApp(config, logger);
-  await app.start();
+  const modelApp = createApp(recorded.config, logger, { generator: recorded.generator });
+  await Promise.all([app.start(), modelApp.start()]);
   console.log(
-    `Processor running (group ${config.kafka.groupId}, generator ${app.generatorName}, embedder ${app.embedderName}); logs in ${logFile}`,
+    `Processors running: the offline one (group ${config.kafka.groupId}, generator ${app.generatorName}) and the ` +
+      `recorded-answers one (group ${recorded.config.kafka.groupId}, generator ${modelApp.generatorName}); ` +
+      `embedder ${app.embedderName}; logs in ${logFile}`,
   );
-  const offline = await runPass(`demo-${runId}`, runId, examples);
-  const tenantId = offline.pass.tenantId;
+  console.log(
+    `The second one's model is RECORDED ANSWERS REPLAYED by a local server (${recorded.server.url}), not a live model: ` +
+      `${String(recorded.recordings.length)} answers a capable model gave once to these exact requests ` +
+      "(test/fixtures/recorded-answers/PROVENANCE.md), each served to the request carrying the trace it answers; a " +
+      `request with no recorded answer gets an error. It gets the ${String(recorded.chosen.length)} examples whose every reflected event has one.`,
+  );
+  console.log(
+    `Publishing ${String(examples.length)} examples as tenant demo-${runId} and ${String(recorded.chosen.length)} as tenant demo-${runId}-recorded (${codec.format} values)…`,
+  );
+  const offline = await publishPass(`demo-${runId}`, runId, t.taskCompleted, examples);
+  const model = await publishPass(
+    `demo-${runId}-recorded`,
+    `${runId}-r`,
+    recorded.config.topics.taskCompleted,
+    recorded.chosen,
+  );
 
-  // Publish every valid event again, as a retrying producer or a DLQ replay would: each is a
-  // second record of an event id already committed, so it must publish nothing and write nothing.
+  const rows = () => [offline, model].flatMap((pass) => [...pass.rows.values()]);
+  const done = () =>
+    rows().every((r) => r.decision && (!r.expectsOutcome || r.outcome)) && deadLetters.every((d) => d.seen);
+  const bar = new SingleBar(
+    {
+      format: "Waiting for Reflector  [{bar}] {value}/{total} results",
+      noTTYOutput: true,
+      notTTYSchedule: 2000,
+    },
+    Presets.shades_classic,
+  );
+  const total = () => rows().length + deadLetters.length;
+  const received = () => rows().filter((r) => r.decision).length + deadLetters.filter((d) => d.seen).length;
+  bar.start(total(), 0);
+  const deadline = Date.now() + 180_000;
+  while (!done() && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    bar.setTotal(total());
+    bar.update(received());
+  }
+  bar.update(received());
+  bar.stop();
+  const complete = done();
+
+  // Publish every valid event of the offline pass again, as a retrying producer or a DLQ replay
+  // would: each is a second record of an event id already committed, so it must publish nothing
+  // and write nothing.
+  const tenantId = offline.tenantId;
   const pool = buildPostgresPool(config, { max: 2 });
   const countRows = async () => {
     const res = await pool.query<{
@@ -281,7 +300,7 @@ export async function runDemo(): Promise<number> {
     return res.rows[0];
   };
   const before = await countRows();
-  const valid = [...offline.pass.rows.values()];
+  const valid = [...offline.rows.values()];
   for (const row of valid) {
     const value = await codec.encode(t.taskCompleted, "task-completed.v1", row.event);
     await producer.send({ topic: t.taskCompleted, messages: [{ key: row.event.loopId, value }] });
@@ -296,21 +315,20 @@ export async function runDemo(): Promise<number> {
   const consumedAgain = await duplicates();
   const after = await countRows();
   await pool.end();
-  await app.stop();
 
-  console.log(`\n══ Pass 1: the offline generator (${app.generatorName}) ══\n`);
-  printResults(offline.pass.rows.values(), runId);
-  printLessons(offline.pass.rows.values());
-  printVerdicts(offline.pass.rows.values());
-  const offlineCounts = countVerdicts(offline.pass.rows.values());
+  console.log(`\n══ The offline generator (${app.generatorName}), tenant ${offline.tenantId} ══\n`);
+  printResults(offline.rows.values(), offline.suffix);
+  printLessons(offline.rows.values());
+  printVerdicts(offline.rows.values());
+  const offlineCounts = countVerdicts(offline.rows.values());
   console.log(
     `\nVerdicts of ${String(sum(offlineCounts.generated))} generated reflections (${app.generatorName}): ` +
       `${formatCounts(offlineCounts.generated)}; recalled lessons judged again ${String(sum(offlineCounts.recalled))} times: ` +
       formatCounts(offlineCounts.recalled),
   );
   console.log(
-    "The offline generator states what the trace shows and claims no cause it cannot see, so its lessons" +
-      " stay below the depth that `accepted` needs, and a failure whose cause it cannot see gets no lesson.",
+    "The offline generator states what the trace shows and claims no cause it cannot see: its lessons stay" +
+      " below the depth `accepted` needs, and a failure whose cause it cannot see gets no lesson.",
   );
   console.log("\nDead letters:");
   for (const d of deadLetters) {
@@ -328,20 +346,34 @@ export async function runDemo(): Promise<number> {
       `(${replayClean ? "no duplicates" : "DUPLICATES"})`,
   );
 
-  // ── Pass 2: the openai generator, answered by recorded answers ─────────────────────────────
-  const model = await runRecordedPass(config, logger, examples, (chosen) =>
-    runPass(`demo-${runId}-recorded`, `${runId}-r`, chosen),
+  console.log(
+    `\n══ The openai generator on RECORDED ANSWERS REPLAYED (not a live model), tenant ${model.tenantId} ══\n`,
+  );
+  printResults(model.rows.values(), model.suffix);
+  printLessons(model.rows.values());
+  printVerdicts(model.rows.values());
+  const modelCounts = countVerdicts(model.rows.values());
+  const { answered, unrecorded } = recorded.server.counts();
+  console.log(
+    `\nVerdicts of ${String(sum(modelCounts.generated))} generated reflections (openai, recorded answers): ${formatCounts(modelCounts.generated)}; ` +
+      `recalled lessons judged again ${String(sum(modelCounts.recalled))} times: ${formatCounts(modelCounts.recalled)}. ` +
+      `Chat requests answered from recordings ${String(answered)}, without a recording ${String(unrecorded)}.`,
+  );
+  console.log(
+    "A recalled lesson is judged again with the occurrences committed before it: two recurrences processed at" +
+      " the same time on different partitions count the same ones.",
   );
 
   await viewer.disconnect();
   await producer.disconnect();
-  const all = [offlineCounts, model.counts].flatMap((c) => [c.generated, c.recalled]);
+  await Promise.all([app.stop(), modelApp.stop()]);
+  await recorded.server.close();
+  const all = [offlineCounts, modelCounts].flatMap((c) => [c.generated, c.recalled]);
   const shown = (verdict: keyof VerdictCounts) => all.reduce((n, c) => n + c[verdict], 0);
   console.log(
-    `\nVerdicts in both passes: accepted ${String(shown("accepted"))}, accepted_with_warnings ${String(shown("accepted_with_warnings"))}, rejected ${String(shown("rejected"))}`,
+    `\nVerdicts in the demo: accepted ${String(shown("accepted"))}, accepted_with_warnings ${String(shown("accepted_with_warnings"))}, rejected ${String(shown("rejected"))}`,
   );
-  const ok =
-    offline.complete && model.complete && replayClean && consumedAgain >= valid.length && replayed === 0;
+  const ok = complete && replayClean && consumedAgain >= valid.length && replayed === 0;
   console.log(
     ok ? "\nDemo finished." : "\nDemo incomplete: some results did not arrive in time (see the log).",
   );
@@ -351,36 +383,38 @@ export async function runDemo(): Promise<number> {
 const sum = (counts: VerdictCounts) => counts.accepted + counts.accepted_with_warnings + counts.rejected;
 
 /**
- * The second pass: a processor whose generator is the `openai` one, pointed at a local server that
- * replays a capable model's recorded answers to these very requests. Only the examples whose every
- * reflected event has a recorded answer are published (an unrecorded request would get a 500, not
- * an invented answer). Answers are evaluated offline, as in the first pass: no evaluator answers
- * were recorded.
+ * What the second processor needs: the examples whose every reflected event has a recorded answer
+ * (an unrecorded request would get a 500, never an invented answer), the replay server, the
+ * `openai` generator pointed at it, and a configuration with input, retry and dead-letter topics
+ * and a consumer group of its own, so the two processors never read each other's events. Answers
+ * are evaluated offline, as in the first pass: no evaluator answers were recorded.
  */
-async function runRecordedPass(
-  config: Config,
-  logger: Logger,
-  examples: Example[],
-  runPass: (chosen: Example[]) => Promise<{ pass: Pass; complete: boolean }>,
-): Promise<{ counts: ReturnType<typeof countVerdicts>; complete: boolean }> {
+async function recordedPass(config: Config, examples: Example[]) {
   const answers = await loadRecordedAnswers(RECORDED_ANSWERS);
-  const recordings: Recording[] = [];
-  const recorded = (example: Example, i: number) =>
+  const recordingOf = (example: Example, i: number) =>
     answers.find((a) => a.id === `examples/${example.file.replace(/\.json$/, "")}/${String(i)}`);
+  const reflected = (event: TaskCompleted) => selectForReflection(event, config.mode).reflect;
   const chosen = examples.filter((example) => {
     const events = example.events ?? [];
-    const reflected = events.filter((e) => selectForReflection(e, config.mode).reflect);
-    return (
-      reflected.length > 0 &&
-      events.every((e, i) => !selectForReflection(e, config.mode).reflect || recorded(example, i))
-    );
+    return events.some(reflected) && events.every((e, i) => !reflected(e) || recordingOf(example, i));
   });
-  for (const example of chosen)
-    (example.events ?? []).forEach((event, i) => {
-      const answer = recorded(example, i);
-      if (answer) recordings.push({ event, answer });
-    });
+  const recordings: Recording[] = chosen.flatMap((example) =>
+    (example.events ?? []).flatMap((event, i) => {
+      const answer = recordingOf(example, i);
+      return answer ? [{ event, answer }] : [];
+    }),
+  );
   const server = await startRecordedModelServer(recordings);
+  const t = config.topics;
+  const own = (topic: string) => `demo-recorded.${topic}`;
+  const recordedConfig = loadConfig({
+    ...process.env,
+    KAFKA_GROUP_ID: `${config.kafka.groupId}-recorded`,
+    HTTP_PORT: "0",
+    TOPIC_TASK_COMPLETED: own(t.taskCompleted),
+    TOPIC_RETRY: own(t.retry),
+    TOPIC_DLQ: own(t.deadLetter),
+  });
   // Only the generator is built from this configuration: the processor keeps the demo's own.
   const { generator } = buildLlm(
     loadConfig({
@@ -391,29 +425,7 @@ async function runRecordedPass(
       REFLECTOR_EMBEDDINGS: "hashing",
     }),
   );
-  const app = createApp(config, logger, { generator });
-  await app.start();
-  console.log(
-    `\n══ Pass 2: the openai generator, answered by RECORDED ANSWERS REPLAYED from ${server.url} ══\n` +
-      `Not a live model: ${String(recordings.length)} answers a capable model gave once to these exact requests ` +
-      "(test/fixtures/recorded-answers/PROVENANCE.md), served by the trace they answer; a request with no " +
-      `recorded answer gets an error. ${String(chosen.length)} examples have recorded answers for every reflected event.`,
-  );
-  const { pass, complete } = await runPass(chosen);
-  await app.stop();
-  await server.close();
-  console.log("");
-  printResults(pass.rows.values(), pass.suffix);
-  printLessons(pass.rows.values());
-  printVerdicts(pass.rows.values());
-  const counts = countVerdicts(pass.rows.values());
-  const { answered, unrecorded } = server.counts();
-  console.log(
-    `\nVerdicts of ${String(sum(counts.generated))} generated reflections (openai, recorded answers): ${formatCounts(counts.generated)}; ` +
-      `recalled lessons judged again ${String(sum(counts.recalled))} times: ${formatCounts(counts.recalled)}. ` +
-      `Chat requests answered from recordings ${String(answered)}, without a recording ${String(unrecorded)}.`,
-  );
-  return { counts, complete };
+  return { chosen, recordings, server, config: recordedConfig, generator };
 }
 
 /** The environment without a real model endpoint's settings, so nothing reaches a real model. */
