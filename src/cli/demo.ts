@@ -407,8 +407,9 @@ async function recordedPass(config: Config, examples: Example[]) {
   const server = await startRecordedModelServer(recordings);
   const t = config.topics;
   const own = (topic: string) => `demo-recorded.${topic}`;
+  // No OTLP bridge of its own: one processor of the demo is enough to run whatever bridge is set.
   const recordedConfig = loadConfig({
-    ...process.env,
+    ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("OTLP_"))),
     KAFKA_GROUP_ID: `${config.kafka.groupId}-recorded`,
     HTTP_PORT: "0",
     TOPIC_TASK_COMPLETED: own(t.taskCompleted),

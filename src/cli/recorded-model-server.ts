@@ -170,6 +170,8 @@ export async function startRecordedModelServer(
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  // The server never keeps a process alive on its own: one that fails before closing it still exits.
+  server.unref();
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${String(port)}/v1`,
