@@ -42,6 +42,7 @@ import type { Embedder, ReflectionGenerator } from "../src/pipeline/ports.js";
 import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../test/support/fakes.js";
 import { exampleEvent } from "../test/support/examples.js";
 import { loadRealFailures, realLogsDir, type RealFailure } from "./real-logs/real-logs.js";
+import { stepConsistency, stepRules, type StepConsistency } from "./step-consistency.js";
 import { report, withDeadline, type BenchResult } from "./support.js";
 
 /** Where the recorded answers are: one JSON file per prompt, named like the prompt file. */
@@ -73,6 +74,8 @@ interface Row {
   literalScore: number;
   literalStored: boolean;
   depthScore: number;
+  /** The candidate check of bench/step-consistency.ts (measured, not applied by the judge). */
+  step: StepConsistency | null;
 }
 
 const fileOf = (id: string) => `${id.replace(/[^A-Za-z0-9_.-]/g, "_")}.json`;
@@ -318,7 +321,13 @@ async function run(): Promise<BenchResult> {
       literal,
       config.memory.mergeMinSimilarity,
     );
-    rows.push({ kind: item.kind, label: item.label, split: origin.split, ...judged });
+    rows.push({
+      kind: item.kind,
+      label: item.label,
+      split: origin.split,
+      ...judged,
+      step: stepConsistency(reflection, event),
+    });
     if (item.kind === "model" && item.label === "good") goodAnswers.push({ reflection, event });
   }
 
@@ -356,6 +365,18 @@ async function run(): Promise<BenchResult> {
       good.map((r) => r.qualityScore),
       bad.map((r) => r.qualityScore),
     );
+    // What the candidate step checks would leave stored (BENCH_JUDGE_STEP_CHECK=1); the judge
+    // does not apply them (docs/benchmarks.md#judge-on-real-failures says why).
+    if (process.env.BENCH_JUDGE_STEP_CHECK && part !== "all")
+      for (const [rule, keeps] of Object.entries(stepRules)) {
+        const lost = good.filter((r) => r.stored && !keeps(r.step)).length;
+        lines.push(
+          `${part} with step check ${rule}: ${line(
+            (r) => r.stored && keeps(r.step),
+            (r) => r.qualityScore,
+          )} (good lost ${String(lost)})`,
+        );
+      }
     if (part !== "all")
       goals.push({
         part,

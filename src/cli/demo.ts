@@ -8,15 +8,27 @@ import { createApp } from "../app.js";
 import {
   buildCodec,
   buildKafka,
+  buildLlm,
   buildPostgresPool,
   buildProducer,
   createTopics,
   migrateDatabase,
 } from "../builders.js";
-import { loadConfig } from "../config/config.js";
+import { loadConfig, type Config } from "../config/config.js";
 import type { LoopDecision, ReflectionOutcome, TaskCompleted } from "../domain/contracts/index.js";
 import { selectForReflection } from "../domain/select-for-reflection.js";
 import { createLogger } from "../observability/logger.js";
+import {
+  countVerdicts,
+  formatCounts,
+  printLessons,
+  printResults,
+  printVerdicts,
+  truncate,
+  type Row,
+  type VerdictCounts,
+} from "./demo-report.js";
+import { loadRecordedAnswers, startRecordedModelServer, type Recording } from "./recorded-model-server.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -26,16 +38,6 @@ interface Example {
   summary: string;
   events?: TaskCompleted[];
   raw?: string;
-}
-
-interface Row {
-  order: number;
-  example: string;
-  step: number;
-  event: TaskCompleted;
-  outcome?: ReflectionOutcome;
-  decision?: LoopDecision;
-  expectsOutcome: boolean;
 }
 
 async function loadExamples(): Promise<Example[]> {
@@ -78,22 +80,31 @@ function headerString(headers: Headers | undefined, name: string): string | unde
   return (Array.isArray(value) ? value[0] : value)?.toString();
 }
 
-function truncate(text: string, width: number): string {
-  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+/** One run of the examples through a processor, as one tenant. */
+interface Pass {
+  tenantId: string;
+  /** Appended to event and loop ids, so every run of the demo is new to Reflector. */
+  suffix: string;
+  /** The input topic of the pass's processor. */
+  topic: string;
+  rows: Map<string, Row>;
+  /** A rerun chain's next loop id → its example and the step it is at. */
+  chainOf: Map<string, { example: Example; step: number }>;
 }
 
-function printTable(headers: string[], rows: string[][]): void {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
-  console.log(line(headers));
-  console.log(widths.map((w) => "─".repeat(w)).join("  "));
-  for (const row of rows) console.log(line(row));
-}
+const RECORDED_ANSWERS = `${root}test/fixtures/recorded-answers/examples`;
 
+/**
+ * The demo, two processors side by side:
+ * - the offline generator on every example: every verdict, the lessons, the loop decisions, a
+ *   dead letter, and a replay of every event that changes nothing;
+ * - the `openai` generator on the examples' failures, answered by a capable model's recorded
+ *   answers that a local server replays (no model is reached), on topics and a consumer group of
+ *   its own: a lesson whose third occurrence proves its patterns is `accepted`.
+ */
 export async function runDemo(): Promise<number> {
   ensureLocalServices();
   const runId = randomUUID().slice(0, 8);
-  const tenantId = `demo-${runId}`;
   const config = loadConfig({
     ...process.env,
     KAFKA_GROUP_ID: process.env.KAFKA_GROUP_ID ?? "reflector-demo",
@@ -102,17 +113,14 @@ export async function runDemo(): Promise<number> {
   mkdirSync(`${root}.services`, { recursive: true });
   const logFile = `${root}.services/demo.log`;
   const logger = createLogger(process.env.LOG_LEVEL ?? "info", createWriteStream(logFile, { flags: "a" }));
+  const examples = await loadExamples();
+  const recorded = await recordedPass(config, examples);
 
   console.log(`Migrating ${withoutCredentials(config.databaseUrl)} …`);
   await migrateDatabase(config);
   const kafka = buildKafka(config, logger, "demo");
   await createTopics(config, kafka);
-
-  const app = createApp(config, logger);
-  await app.start();
-  console.log(
-    `Processor running (group ${config.kafka.groupId}, generator ${app.generatorName}, embedder ${app.embedderName}); logs in ${logFile}`,
-  );
+  await createTopics(recorded.config, kafka);
 
   const codec = buildCodec(config);
   const producer = buildProducer(kafka);
@@ -125,34 +133,36 @@ export async function runDemo(): Promise<number> {
     fromBeginning: true,
   });
 
-  const examples = await loadExamples();
-  const rows = new Map<string, Row>();
+  const passes = new Map<string, Pass>();
   const deadLetters: { example: string; offset: string; code: string; reason: string; seen: boolean }[] = [];
-  const decisions: string[] = [];
   let replayed = 0;
 
-  const publish = async (example: Example, step: number, event: TaskCompleted) => {
-    rows.set(event.eventId, {
+  const publish = async (pass: Pass, example: Example, step: number, event: TaskCompleted) => {
+    pass.rows.set(event.eventId, {
       order: examples.indexOf(example) * 100 + step,
       example: example.name,
       step,
       event,
       expectsOutcome: selectForReflection(event, config.mode).reflect,
     });
-    const value = await codec.encode(t.taskCompleted, "task-completed.v1", event);
+    const value = await codec.encode(pass.topic, "task-completed.v1", event);
     await producer.send({
-      topic: t.taskCompleted,
+      topic: pass.topic,
       messages: [{ key: event.loopId, value, headers: { ce_id: event.eventId } }],
     });
   };
-  const personalise = (event: TaskCompleted, loopId: string, rerunOf: string | undefined): TaskCompleted => ({
+  const personalise = (
+    pass: Pass,
+    event: TaskCompleted,
+    loopId: string,
+    rerunOf: string | undefined,
+  ): TaskCompleted => ({
     ...event,
-    eventId: `${event.eventId}-${runId}`,
-    tenantId,
+    eventId: `${event.eventId}-${pass.suffix}`,
+    tenantId: pass.tenantId,
     loopId,
     ...(rerunOf ? { rerunOf } : {}),
   });
-  const chainOf = new Map<string, { example: Example; step: number }>();
 
   await viewer.run({
     eachMessage: async ({ topic, message }) => {
@@ -168,9 +178,9 @@ export async function runDemo(): Promise<number> {
       }
       if (!message.value) return;
       const value = (await codec.decode(message.value)) as { tenantId?: string; sourceEventId?: string };
-      if (value.tenantId !== tenantId || !value.sourceEventId) return;
-      const row = rows.get(value.sourceEventId);
-      if (!row) return;
+      const pass = value.tenantId ? passes.get(value.tenantId) : undefined;
+      const row = value.sourceEventId ? pass?.rows.get(value.sourceEventId) : undefined;
+      if (!pass || !row) return;
       if (topic === t.loopDecision) {
         const decision = value as LoopDecision;
         if (row.decision) {
@@ -178,15 +188,15 @@ export async function runDemo(): Promise<number> {
           return;
         }
         row.decision = decision;
-        decisions.push(decision.decision);
-        const chain = chainOf.get(decision.loopId);
+        const chain = pass.chainOf.get(decision.loopId);
         const next = chain?.example.events?.[chain.step + 1];
         if (chain && next && decision.decision === "rerun" && decision.newLoopId) {
-          chainOf.set(decision.newLoopId, { example: chain.example, step: chain.step + 1 });
+          pass.chainOf.set(decision.newLoopId, { example: chain.example, step: chain.step + 1 });
           await publish(
+            pass,
             chain.example,
             chain.step + 1,
-            personalise(next, decision.newLoopId, decision.loopId),
+            personalise(pass, next, decision.newLoopId, decision.loopId),
           );
         }
       } else {
@@ -195,32 +205,59 @@ export async function runDemo(): Promise<number> {
     },
   });
 
-  console.log(`Publishing ${examples.length} examples as tenant ${tenantId} (${codec.format} values)…`);
-  for (const example of examples) {
-    if (example.raw !== undefined) {
-      const [meta] = await producer.send({
-        topic: t.taskCompleted,
-        messages: [{ key: "malformed", value: example.raw }],
-      });
-      deadLetters.push({
-        example: example.name,
-        offset: meta?.baseOffset ?? "?",
-        code: "",
-        reason: "",
-        seen: false,
-      });
-      continue;
+  /** Publishes the examples as a new tenant; the viewer publishes each rerun when its decision comes. */
+  const publishPass = async (tenantId: string, suffix: string, topic: string, chosen: Example[]) => {
+    const pass: Pass = { tenantId, suffix, topic, rows: new Map(), chainOf: new Map() };
+    passes.set(tenantId, pass);
+    for (const example of chosen) {
+      if (example.raw !== undefined) {
+        const [meta] = await producer.send({ topic, messages: [{ key: "malformed", value: example.raw }] });
+        deadLetters.push({
+          example: example.name,
+          offset: meta?.baseOffset ?? "?",
+          code: "",
+          reason: "",
+          seen: false,
+        });
+        continue;
+      }
+      const first = example.events?.[0];
+      if (!first) continue;
+      const loopId = `${first.loopId}-${suffix}`;
+      pass.chainOf.set(loopId, { example, step: 0 });
+      await publish(pass, example, 0, personalise(pass, first, loopId, undefined));
     }
-    const first = example.events?.[0];
-    if (!first) continue;
-    const loopId = `${first.loopId}-${runId}`;
-    chainOf.set(loopId, { example, step: 0 });
-    await publish(example, 0, personalise(first, loopId, undefined));
-  }
+    return pass;
+  };
 
+  const app = createApp(config, logger);
+  const modelApp = createApp(recorded.config, logger, { generator: recorded.generator });
+  await Promise.all([app.start(), modelApp.start()]);
+  console.log(
+    `Processors running: the offline one (group ${config.kafka.groupId}, generator ${app.generatorName}) and the ` +
+      `recorded-answers one (group ${recorded.config.kafka.groupId}, generator ${modelApp.generatorName}); ` +
+      `embedder ${app.embedderName}; logs in ${logFile}`,
+  );
+  console.log(
+    `The second one's model is RECORDED ANSWERS REPLAYED by a local server (${recorded.server.url}), not a live model: ` +
+      `${String(recorded.recordings.length)} answers a capable model gave once to these exact requests ` +
+      "(test/fixtures/recorded-answers/PROVENANCE.md), each served to the request carrying the trace it answers; a " +
+      `request with no recorded answer gets an error. It gets the ${String(recorded.chosen.length)} examples whose every reflected event has one.`,
+  );
+  console.log(
+    `Publishing ${String(examples.length)} examples as tenant demo-${runId} and ${String(recorded.chosen.length)} as tenant demo-${runId}-recorded (${codec.format} values)…`,
+  );
+  const offline = await publishPass(`demo-${runId}`, runId, t.taskCompleted, examples);
+  const model = await publishPass(
+    `demo-${runId}-recorded`,
+    `${runId}-r`,
+    recorded.config.topics.taskCompleted,
+    recorded.chosen,
+  );
+
+  const rows = () => [offline, model].flatMap((pass) => [...pass.rows.values()]);
   const done = () =>
-    [...rows.values()].every((r) => r.decision && (!r.expectsOutcome || r.outcome)) &&
-    deadLetters.every((d) => d.seen);
+    rows().every((r) => r.decision && (!r.expectsOutcome || r.outcome)) && deadLetters.every((d) => d.seen);
   const bar = new SingleBar(
     {
       format: "Waiting for Reflector  [{bar}] {value}/{total} results",
@@ -229,9 +266,8 @@ export async function runDemo(): Promise<number> {
     },
     Presets.shades_classic,
   );
-  const total = () => rows.size + deadLetters.length;
-  const received = () =>
-    [...rows.values()].filter((r) => r.decision).length + deadLetters.filter((d) => d.seen).length;
+  const total = () => rows().length + deadLetters.length;
+  const received = () => rows().filter((r) => r.decision).length + deadLetters.filter((d) => d.seen).length;
   bar.start(total(), 0);
   const deadline = Date.now() + 180_000;
   while (!done() && Date.now() < deadline) {
@@ -243,8 +279,10 @@ export async function runDemo(): Promise<number> {
   bar.stop();
   const complete = done();
 
-  // Publish every valid event again, as a retrying producer or a DLQ replay would: each is a
-  // second record of an event id already committed, so it must publish nothing and write nothing.
+  // Publish every valid event of the offline pass again, as a retrying producer or a DLQ replay
+  // would: each is a second record of an event id already committed, so it must publish nothing
+  // and write nothing.
+  const tenantId = offline.tenantId;
   const pool = buildPostgresPool(config, { max: 2 });
   const countRows = async () => {
     const res = await pool.query<{
@@ -262,7 +300,7 @@ export async function runDemo(): Promise<number> {
     return res.rows[0];
   };
   const before = await countRows();
-  const valid = [...rows.values()];
+  const valid = [...offline.rows.values()];
   for (const row of valid) {
     const value = await codec.encode(t.taskCompleted, "task-completed.v1", row.event);
     await producer.send({ topic: t.taskCompleted, messages: [{ key: row.event.loopId, value }] });
@@ -278,75 +316,19 @@ export async function runDemo(): Promise<number> {
   const after = await countRows();
   await pool.end();
 
-  console.log("");
-  printTable(
-    ["example", "outcome", "verdict (score)", "generator", "signature", "occ", "decision"],
-    [...rows.values()]
-      .sort((a, b) => a.order - b.order)
-      .map((r) => [
-        truncate(r.step ? `  └ rerun ${r.step}` : r.example, 34),
-        r.event.outcome,
-        r.outcome
-          ? `${r.outcome.verdict} (${r.outcome.qualityScore.toFixed(2)})`
-          : r.expectsOutcome
-            ? "(missing)"
-            : "not reflected",
-        r.outcome?.generator ?? "",
-        r.outcome?.signature ?? "",
-        r.outcome ? String(r.outcome.occurrences) : "",
-        r.decision
-          ? `${r.decision.decision}${r.decision.newLoopId ? ` → ${r.decision.newLoopId.replace(`-${runId}`, "")}` : ""} (${r.decision.reason})`
-          : "(missing)",
-      ]),
-  );
-  console.log("\nLessons stored or recalled:");
-  for (const r of [...rows.values()].sort((a, b) => a.order - b.order)) {
-    if (!r.outcome || r.outcome.deduplicated || !r.outcome.stored) continue;
-    const lesson = r.outcome.reflection.adjustments[0] ?? r.outcome.reflection.strategyText ?? "";
-    console.log(`  ${r.outcome.signature}  ${truncate(lesson, 110)}`);
-  }
-  console.log("\nWhy (each warning, rejection or lesson not stored, with the judge's reasons):");
-  for (const r of [...rows.values()].sort((a, b) => a.order - b.order)) {
-    const o = r.outcome;
-    if (!o || o.deduplicated || (o.verdict === "accepted" && o.stored)) continue;
-    console.log(
-      `  ${truncate(r.step ? `rerun ${r.step}` : r.example, 34)}: ${o.verdict}${o.stored ? "" : ", not stored"}`,
-    );
-    for (const v of o.violations) console.log(`    - ${truncate(v, 160)}`);
-    if (o.notStoredReason) console.log(`    - not stored: ${truncate(o.notStoredReason, 160)}`);
-  }
-  // Verdicts of the reflections the generator wrote in this run; recalled lessons are
-  // judged again as their evidence accrues, and counted apart.
-  const generated = [...rows.values()].filter((r) => r.outcome && r.outcome.generator !== "reused");
-  const share = (verdict: string) => generated.filter((r) => r.outcome?.verdict === verdict).length;
+  console.log(`\n══ The offline generator (${app.generatorName}), tenant ${offline.tenantId} ══\n`);
+  printResults(offline.rows.values(), offline.suffix);
+  printLessons(offline.rows.values());
+  printVerdicts(offline.rows.values());
+  const offlineCounts = countVerdicts(offline.rows.values());
   console.log(
-    `\nVerdicts of ${String(generated.length)} generated reflections (${app.generatorName}): ` +
-      `accepted ${String(share("accepted"))}, accepted_with_warnings ${String(share("accepted_with_warnings"))}, ` +
-      `rejected ${String(share("rejected"))}; stored ${String(generated.filter((r) => r.outcome?.stored).length)}`,
-  );
-  // What kept the others below `accepted` (every check passed), by the judge's own words.
-  const shortOf = new Map<string, number>();
-  for (const r of generated)
-    if (r.outcome && r.outcome.verdict !== "accepted")
-      for (const kind of new Set(r.outcome.violations.map((v) => /^[A-Za-z ]+/.exec(v)?.[0].trim() ?? v)))
-        shortOf.set(kind, (shortOf.get(kind) ?? 0) + 1);
-  if (shortOf.size > 0)
-    console.log(
-      `Short of accepted: ${[...shortOf].map(([kind, n]) => `${kind} ${String(n)}`).join(", ")}` +
-        (app.generatorName === "heuristic"
-          ? ". The offline generator states what the trace shows and claims no cause it cannot see, so its" +
-            " lessons stay below the depth that `accepted` needs; a model that finds the cause in the trace" +
-            " (OPENAI_API_KEY) is accepted once its patterns, if any, are confirmed: by the tenant's episodes, or by" +
-            " the lesson's third occurrence."
-          : ""),
-    );
-  const recalled = [...rows.values()].filter((r) => r.outcome?.generator === "reused");
-  const nowAccepted = new Set(
-    recalled.filter((r) => r.outcome?.verdict === "accepted").map((r) => r.outcome?.reflectionId),
+    `\nVerdicts of ${String(sum(offlineCounts.generated))} generated reflections (${app.generatorName}): ` +
+      `${formatCounts(offlineCounts.generated)}; recalled lessons judged again ${String(sum(offlineCounts.recalled))} times: ` +
+      formatCounts(offlineCounts.recalled),
   );
   console.log(
-    `Lessons recalled ${String(recalled.length)} times; judged again with the tenant's episodes, ` +
-      `${String(nowAccepted.size)} lesson(s) now accepted (their patterns evidenced)`,
+    "The offline generator states what the trace shows and claims no cause it cannot see: its lessons stay" +
+      " below the depth `accepted` needs, and a failure whose cause it cannot see gets no lesson.",
   );
   console.log("\nDead letters:");
   for (const d of deadLetters) {
@@ -364,14 +346,96 @@ export async function runDemo(): Promise<number> {
       `(${replayClean ? "no duplicates" : "DUPLICATES"})`,
   );
 
+  console.log(
+    `\n══ The openai generator on RECORDED ANSWERS REPLAYED (not a live model), tenant ${model.tenantId} ══\n`,
+  );
+  printResults(model.rows.values(), model.suffix);
+  printLessons(model.rows.values());
+  printVerdicts(model.rows.values());
+  const modelCounts = countVerdicts(model.rows.values());
+  const { answered, unrecorded } = recorded.server.counts();
+  console.log(
+    `\nVerdicts of ${String(sum(modelCounts.generated))} generated reflections (openai, recorded answers): ${formatCounts(modelCounts.generated)}; ` +
+      `recalled lessons judged again ${String(sum(modelCounts.recalled))} times: ${formatCounts(modelCounts.recalled)}. ` +
+      `Chat requests answered from recordings ${String(answered)}, without a recording ${String(unrecorded)}.`,
+  );
+  console.log(
+    "A recalled lesson is judged again with the occurrences committed before it: two recurrences processed at" +
+      " the same time on different partitions count the same ones.",
+  );
+
   await viewer.disconnect();
   await producer.disconnect();
-  await app.stop();
+  await Promise.all([app.stop(), modelApp.stop()]);
+  await recorded.server.close();
+  const all = [offlineCounts, modelCounts].flatMap((c) => [c.generated, c.recalled]);
+  const shown = (verdict: keyof VerdictCounts) => all.reduce((n, c) => n + c[verdict], 0);
+  console.log(
+    `\nVerdicts in the demo: accepted ${String(shown("accepted"))}, accepted_with_warnings ${String(shown("accepted_with_warnings"))}, rejected ${String(shown("rejected"))}`,
+  );
   const ok = complete && replayClean && consumedAgain >= valid.length && replayed === 0;
   console.log(
     ok ? "\nDemo finished." : "\nDemo incomplete: some results did not arrive in time (see the log).",
   );
   return ok ? 0 : 1;
+}
+
+const sum = (counts: VerdictCounts) => counts.accepted + counts.accepted_with_warnings + counts.rejected;
+
+/**
+ * What the second processor needs: the examples whose every reflected event has a recorded answer
+ * (an unrecorded request would get a 500, never an invented answer), the replay server, the
+ * `openai` generator pointed at it, and a configuration with input, retry and dead-letter topics
+ * and a consumer group of its own, so the two processors never read each other's events. Answers
+ * are evaluated offline, as in the first pass: no evaluator answers were recorded.
+ */
+async function recordedPass(config: Config, examples: Example[]) {
+  const answers = await loadRecordedAnswers(RECORDED_ANSWERS);
+  const recordingOf = (example: Example, i: number) =>
+    answers.find((a) => a.id === `examples/${example.file.replace(/\.json$/, "")}/${String(i)}`);
+  const reflected = (event: TaskCompleted) => selectForReflection(event, config.mode).reflect;
+  const chosen = examples.filter((example) => {
+    const events = example.events ?? [];
+    return events.some(reflected) && events.every((e, i) => !reflected(e) || recordingOf(example, i));
+  });
+  const recordings: Recording[] = chosen.flatMap((example) =>
+    (example.events ?? []).flatMap((event, i) => {
+      const answer = recordingOf(example, i);
+      return answer ? [{ event, answer }] : [];
+    }),
+  );
+  const server = await startRecordedModelServer(recordings);
+  const t = config.topics;
+  const own = (topic: string) => `demo-recorded.${topic}`;
+  // No OTLP bridge of its own: one processor of the demo is enough to run whatever bridge is set.
+  const recordedConfig = loadConfig({
+    ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("OTLP_"))),
+    KAFKA_GROUP_ID: `${config.kafka.groupId}-recorded`,
+    HTTP_PORT: "0",
+    TOPIC_TASK_COMPLETED: own(t.taskCompleted),
+    TOPIC_RETRY: own(t.retry),
+    TOPIC_DLQ: own(t.deadLetter),
+  });
+  // Only the generator is built from this configuration: the processor keeps the demo's own.
+  const { generator } = buildLlm(
+    loadConfig({
+      ...withoutModelEndpoint(process.env),
+      REFLECTOR_GENERATOR: "openai",
+      OPENAI_BASE_URL: server.url,
+      REFLECTOR_MODEL: "recorded-answers",
+      REFLECTOR_EMBEDDINGS: "hashing",
+    }),
+  );
+  return { chosen, recordings, server, config: recordedConfig, generator };
+}
+
+/** The environment without a real model endpoint's settings, so nothing reaches a real model. */
+function withoutModelEndpoint(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      ([key]) => !key.startsWith("OPENAI_") && !key.startsWith("REFLECTOR_EVALUATOR"),
+    ),
+  );
 }
 
 /** The database URL without its user and password, for display. */

@@ -1,22 +1,23 @@
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { TaskCompleted } from "../../src/domain/contracts/index.js";
+import {
+  findRecording,
+  traceDataOf,
+  type ChatBody,
+  type Recording,
+} from "../../src/cli/recorded-model-server.js";
+
+export { traceDataOf, type ChatBody, type TraceData } from "../../src/cli/recorded-model-server.js";
 
 /**
  * A local OpenAI-compatible HTTP server for tests and benchmarks: `/v1/chat/completions` and
  * `/v1/embeddings`. Replies are scripted per request (a queue per route, then a default
  * responder), every request is recorded, and `latencyMs` delays every reply (fixed-latency mode).
  * In replay mode (`replayModel`) it answers with what a capable model answered to the same
- * failure's request (test/support/recorded-answers.ts).
+ * failure's request, found as src/cli/recorded-model-server.ts finds it (the demo's replay
+ * server, which serves recorded answers only).
  */
-
-export interface ChatBody {
-  model: string;
-  messages: { role: string; content: string }[];
-  response_format?: { type: string };
-  max_completion_tokens?: number;
-}
 
 export interface RecordedRequest {
   method: string;
@@ -251,21 +252,6 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
 
 export type FakeOpenAiServer = Awaited<ReturnType<typeof startFakeOpenAiServer>>;
 
-export interface TraceData {
-  task?: { description?: string; goal?: string };
-  outcome?: string;
-  error?: { message?: string; category?: string } | null;
-  totalEvents?: number;
-  events?: { index?: number; eventId?: string; type: string; content?: string; toolName?: string }[];
-}
-
-/** The trace-data block of a chat request (what the generator sent as untrusted data). */
-export function traceDataOf(body: ChatBody): TraceData | null {
-  const user = body.messages.find((m) => m.role === "user")?.content ?? "";
-  const match = /<trace-data-([a-z0-9]+)>\n([\s\S]*?)\n<\/trace-data-\1>/.exec(user);
-  return match?.[2] ? (JSON.parse(match[2]) as TraceData) : null;
-}
-
 /**
  * A cooperative "model": reads the trace data and answers with a root-cause reflection in the
  * contract's shape, quoting the task and error so relevance holds, and naming the pattern it
@@ -302,25 +288,6 @@ export function helpfulModel(request: RecordedRequest): FakeReply {
   };
 }
 
-/** Whether a request's trace data is the trace of `event`: its task, error and steps. */
-function isTraceOf(data: TraceData, event: TaskCompleted): boolean {
-  // A long text reaches the prompt cut ("… [n more characters]"): compare what is before the cut.
-  const begins = (whole: string | undefined, shown: string | undefined) =>
-    shown === undefined || (whole ?? "").startsWith(shown.split("…")[0] ?? "");
-  if (data.task?.description === undefined || !begins(event.task.description, data.task.description))
-    return false;
-  if (data.totalEvents !== event.events.length) return false;
-  if (!begins(event.error?.message, data.error?.message)) return false;
-  return (data.events ?? []).every((step) => {
-    if (step.index === undefined) return true;
-    const original = event.events[step.index];
-    // A cut step shows its head, then `…[cut n characters]…`.
-    const head = step.content?.split("\n…[cut ")[0];
-    if (original === undefined || original.eventId !== step.eventId) return false;
-    return head === undefined || original.content.startsWith(head);
-  });
-}
-
 /**
  * Replay mode: answers a chat request with the recorded answer to the failure whose trace the
  * request carries (found by the trace's task, error and step ids: the canary and the block's nonce
@@ -330,16 +297,15 @@ function isTraceOf(data: TraceData, event: TaskCompleted): boolean {
  * variant of it (fenced, cut, wrapped in prose). Token counts are estimates (4 characters a token).
  */
 export function replayModel(
-  recordings: readonly { event: TaskCompleted; answer: { content: string } }[],
+  recordings: readonly Recording[],
   options: {
-    answerOf?: (recording: { event: TaskCompleted; answer: { content: string } }) => FakeReply;
+    answerOf?: (recording: Recording) => FakeReply;
     fallback?: Responder;
   } = {},
 ): Responder {
   return (request) => {
     const body = request.body as ChatBody;
-    const data = traceDataOf(body);
-    const recording = data ? recordings.find((r) => isTraceOf(data, r.event)) : undefined;
+    const recording = findRecording(recordings, body);
     if (!recording)
       return (
         options.fallback?.(request) ?? {

@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import type { RecordedAnswer } from "../../src/cli/recorded-model-server.js";
 import { TaskCompletedV1, type TaskCompleted } from "../../src/domain/contracts/index.js";
 
 /**
@@ -9,18 +10,7 @@ import { TaskCompletedV1, type TaskCompleted } from "../../src/domain/contracts/
  * those from `REFLECTOR_REAL_LOGS_DIR`).
  */
 
-export interface RecordedAnswer {
-  /** `examples/<file>/<index in the file>` or the real log's id (bench/real-logs/real-logs.ts). */
-  id: string;
-  eventId: string;
-  promptFile: string;
-  /** How it was written: `json`, `fenced`, `prose-around`, `extra-keys`. */
-  form: string;
-  /** The raw answer text. */
-  content: string;
-  /** Answers to the same request written to be bad on purpose (real logs only). */
-  variants?: Record<string, string>;
-}
+export type { RecordedAnswer } from "../../src/cli/recorded-model-server.js";
 
 export interface Recording {
   event: TaskCompleted;
