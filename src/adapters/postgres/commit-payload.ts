@@ -30,10 +30,8 @@ function lessonColumns(r: NewReflection): Record<string, unknown> {
 export const staleLoopStateCode = "RF001";
 
 /**
- * The argument of `reflector_commit` (migrations/1732000008000_commit-function.sql, with the
- * reflection's attribution since 1732000010500_reflection-attribution.sql and a merge's strategy
- * importance since 1732000013000_strategy-importance.sql): rows keyed
- * by column name, so the function reads them with `jsonb_populate_record` of the table's type.
+ * The argument of `reflector_commit` (migrations/functions/reflector_commit.sql): rows keyed by
+ * column name, so the function reads them with `jsonb_populate_record` of the table's type.
  */
 export function commitPayload(
   unit: UnitOfWork,
