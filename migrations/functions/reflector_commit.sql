@@ -19,13 +19,14 @@ DECLARE
   stored_id uuid;
   inserted boolean := false;
   stale boolean;
-  idx text := u->>'outcomeIndex';
 BEGIN
   -- Serialises two workers handling the same event id (same key as before this function, so
   -- processors of both versions exclude each other); the second sees the first's row. Every
   -- statement below takes a new snapshot, taken after the lock was granted.
   PERFORM pg_advisory_xact_lock(hashtextextended(tenant || '/' || event, 0));
-  SELECT p.outputs INTO outputs FROM processed_events p WHERE p.tenant_id = tenant AND p.event_id = event;
+  -- Already processed: what it stored, from which the caller builds the outputs it published.
+  SELECT p.outputs, p.occurrences INTO outputs, occurrences
+    FROM processed_events p WHERE p.tenant_id = tenant AND p.event_id = event;
   IF FOUND THEN
     committed := false;
     RETURN;
@@ -158,16 +159,12 @@ BEGIN
     ON CONFLICT DO NOTHING;
   END IF;
 
-  outputs := u->'outputs';
-  IF occurrences IS NOT NULL AND idx IS NOT NULL THEN
-    outputs := jsonb_set(outputs, ARRAY[idx, 'value', 'occurrences'], to_jsonb(occurrences));
-    IF (u->>'dedupeOnInsert')::boolean THEN
-      outputs := jsonb_set(outputs, ARRAY[idx, 'value', 'deduplicated'], to_jsonb(occurrences > 1));
-    END IF;
-  END IF;
-  INSERT INTO processed_events (tenant_id, event_id, loop_id, signature, reflection_id, outputs, processed_at,
-    source_record)
-  VALUES (tenant, event, u->>'loopId', u->>'signature', stored_id, outputs, decided, u->>'sourceRecord');
+  -- The outputs as the caller built them before the count was known, and the count: the caller
+  -- builds what it publishes from the two (withOccurrences in commit-payload.ts), now and on replay.
+  INSERT INTO processed_events (tenant_id, event_id, loop_id, signature, reflection_id, outputs, occurrences,
+    processed_at, source_record)
+  VALUES (tenant, event, u->>'loopId', u->>'signature', stored_id, u->'outputs', occurrences, decided,
+    u->>'sourceRecord');
   committed := true;
   -- The caller already holds the outputs; sending them back would only cost bytes and parsing.
   outputs := NULL;
