@@ -104,6 +104,17 @@ export function buildPostgresPool(config: Config, options: PoolOptions = {}): pg
   return pool;
 }
 
+/** A one-connection pool for the readiness probe: probes never queue behind (or take from) the pipeline's. */
+export function buildProbePool(config: Config, logger?: Logger): pg.Pool {
+  return buildPostgresPool(config, {
+    max: 1,
+    connectionTimeoutMillis: 2_000,
+    idleTimeoutMillis: 60_000,
+    ...(logger ? { logger } : {}),
+    logLevel: "debug",
+  });
+}
+
 /** Redis, connected on first use; commands fail fast while it is away (callers own the waiting). */
 export function buildRedis(config: Config, logger?: Logger): Redis {
   const redis = createRedisClient(config.redis, {
