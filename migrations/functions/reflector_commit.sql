@@ -4,7 +4,8 @@
 -- applies this file with the line `\ir functions/reflector_commit.sql`, which
 -- src/adapters/postgres/sql-migrations.ts replaces with the file's text. To change a function,
 -- change it here and add a migration that re-applies the file (see 1732000021000 for one whose
--- down restores the definitions it replaced). Every statement here must be re-runnable.
+-- down restores the definitions it replaced). Every statement here must be re-runnable; a change
+-- to a function's arguments or OUT columns needs a DROP FUNCTION in the migration before the file.
 --
 -- reflector_commit(u): one event's unit of work (src/adapters/postgres/commit-payload.ts builds
 -- `u`), written once per event id. reflector_commit_many(us): the units of a group commit
