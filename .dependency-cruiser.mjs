@@ -87,17 +87,23 @@ export default {
       name: "only-the-composition-root-builds-adapters",
       severity: "error",
       comment:
-        "Only the composition root (src/app.ts, src/builders.ts, src/otlp-bridge-app.ts) imports adapters; the CLI uses the builders of src/builders.ts.",
-      from: { path: "^src/", pathNot: ["^src/(app|builders|otlp-bridge-app)\\.ts$", "^src/adapters/"] },
+        "Only the composition root (src/app.ts, src/builders.ts, src/otlp-bridge-app.ts, src/composition/) imports adapters; the CLI uses the builders of src/builders.ts.",
+      from: {
+        path: "^src/",
+        pathNot: ["^src/(app|builders|otlp-bridge-app)\\.ts$", "^src/composition/", "^src/adapters/"],
+      },
       to: { path: "^src/adapters/" },
     },
     {
       name: "only-entry-points-import-the-composition-root",
       severity: "error",
       comment:
-        "Only the entry points (src/main.ts, src/cli/) import the composition root (src/app.ts, src/builders.ts, src/otlp-bridge-app.ts).",
-      from: { path: "^src/", pathNot: ["^src/(main|app|otlp-bridge-app)\\.ts$", "^src/cli/"] },
-      to: { path: "^src/(app|builders|otlp-bridge-app)\\.ts$" },
+        "Only the entry points (src/main.ts, src/cli/) import the composition root (src/app.ts, src/builders.ts, src/otlp-bridge-app.ts, src/composition/).",
+      from: {
+        path: "^src/",
+        pathNot: ["^src/(main|app|otlp-bridge-app)\\.ts$", "^src/composition/", "^src/cli/"],
+      },
+      to: { path: ["^src/(app|builders|otlp-bridge-app)\\.ts$", "^src/composition/"] },
     },
     {
       name: "only-the-cli-imports-main",

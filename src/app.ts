@@ -1,61 +1,29 @@
 import type { Tracer } from "@opentelemetry/api";
-import { createOutputPublisher } from "./adapters/kafka/output-publisher.js";
-import { createProducer, type KafkaProducer } from "./adapters/kafka/producers.js";
-import { createTaskConsumer, type TaskConsumer } from "./adapters/kafka/task-consumer.js";
-import { createEventRunner } from "./adapters/kafka/event-runner.js";
-import { traceRuns } from "./adapters/kafka/traced-event-runner.js";
-import { OutageGate } from "./adapters/kafka/outage-gate.js";
-import { readTopicLimits, type SizeLimits } from "./adapters/kafka/record-size.js";
-import { createTransactionalCommitter } from "./adapters/kafka/transactional-committer.js";
-import { createRedisCrashCounter } from "./adapters/redis/redis-crash-counter.js";
-import { createHeuristicGenerator } from "./adapters/llm/heuristic-generator.js";
-import { createHeuristicAnswerEvaluator } from "./adapters/llm/heuristic-answer-evaluator.js";
-import { createRedisTenantBudget } from "./adapters/redis/tenant-token-budget.js";
-import { boundTopics, watchBoundTopics } from "./adapters/kafka/tenant-topics.js";
-import { createSpendMetrics } from "./observability/spend-metrics.js";
-import { createRedisSignatureIndex } from "./adapters/redis/redis-signature-index.js";
-import type { Config } from "./config/config.js";
-import { defaultGuardrailConfig } from "./domain/guardrails/guardrail-config.js";
-import { defaultQualityConfig } from "./domain/quality/quality-config.js";
-import { createHttpServer } from "./http/http-server.js";
-import { createApiKeyring, parseApiKeys } from "./http/api-keys.js";
-import { createFeedbackConsumer } from "./adapters/kafka/feedback-consumer.js";
-import { createFeedbackMetrics } from "./observability/feedback-metrics.js";
-import { createLoopCompleter } from "./pipeline/complete-loop.js";
-import type { Logger } from "./observability/logger.js";
-import { createLlmMetrics } from "./observability/llm-metrics.js";
-import { createConsumerMetrics } from "./observability/consumer-metrics.js";
-import { createMetrics } from "./observability/metrics.js";
-import { withSpans } from "./observability/traced-stage-timer.js";
-import { createLagMetrics } from "./observability/lag-metrics.js";
-import { createLagPoller } from "./adapters/kafka/admin/lag-poller.js";
-import { createKafkaHealthCheck } from "./adapters/kafka/kafka-health.js";
-import { createQualityMetrics } from "./observability/quality-metrics.js";
-import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
 import {
+  assertSchemaCurrent,
   buildCodec,
   buildKafka,
-  buildLlm,
-  buildLogOffsets,
   buildMaintenance,
   buildPostgresPool,
-  buildLessonSplits,
+  buildProbePool,
   buildReadStores,
   buildRedis,
   buildReflectionStore,
   systemClock,
-  assertSchemaCurrent,
   withDeadline,
-  defaultMaxMessageBytes,
 } from "./builders.js";
-import { createTaskProcessor } from "./pipeline/task-processor.js";
-import { createPgLessonStore } from "./adapters/postgres/pg-lesson-store.js";
-import { createPgFeedbackStore } from "./adapters/postgres/pg-feedback-store.js";
-import { countAppliedOutcomes } from "./observability/applied-outcome-metrics.js";
-import { createLessonIndex } from "./features/lessons/lessons-for-task-index.js";
-import { createLessonsForTask } from "./features/lessons/lessons-for-task.js";
-import { createMaintenanceSchedule } from "./maintenance/maintenance-schedule.js";
-import { buildOtlpBridge, buildOtlpHttpIngest } from "./otlp-bridge-app.js";
+import { buildFeedbackConsumer } from "./composition/feedback-consumer.js";
+import { buildHttpApi } from "./composition/http-api.js";
+import { buildMaintenanceSchedule } from "./composition/maintenance-schedule.js";
+import { buildSpendLimitedLlm } from "./composition/spend-limited-llm.js";
+import { buildTaskConsumer } from "./composition/task-consumer.js";
+import { buildTaskProcessor } from "./composition/task-processor.js";
+import type { Config } from "./config/config.js";
+import { defaultGuardrailConfig } from "./domain/guardrails/guardrail-config.js";
+import type { Logger } from "./observability/logger.js";
+import { createMetrics } from "./observability/metrics.js";
+import { buildOtlpBridge } from "./otlp-bridge-app.js";
+import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
 
 export interface AppOverrides {
   generator?: ReflectionGenerator;
@@ -65,301 +33,88 @@ export interface AppOverrides {
 }
 
 /**
- * The composition root, with its builders (builders.ts): builds every adapter from config and
- * wires the pipeline, the HTTP API and the maintenance schedule.
+ * The composition root: builds the clients from config and wires the pipeline, the consumers,
+ * the HTTP API and the maintenance schedule with the builders of builders.ts and composition/.
+ * It starts them in order and stops them in reverse.
  */
 export function createApp(config: Config, logger: Logger, overrides: AppOverrides = {}) {
   const metrics = createMetrics();
+  const clock = overrides.clock ?? systemClock;
   const pool = buildPostgresPool(config, { logger });
-  const probePool = buildPostgresPool(config, {
-    max: 1,
-    connectionTimeoutMillis: 2_000,
-    idleTimeoutMillis: 60_000,
-    logger,
-    logLevel: "debug",
-  });
+  const probePool = buildProbePool(config, logger);
   // Fails commands fast while Redis is away; the consumer's retry loop owns waiting for it.
   const redis = buildRedis(config, logger);
   const kafka = buildKafka(config, logger);
-  // Idempotent producers must retry without limit, or a retry exhausted mid-sequence breaks ordering.
-  // Transactional: outputs, dead letters and consumed offsets commit together (docs/delivery-guarantees.md).
-  const newTransactionalProducer = (): KafkaProducer =>
-    // Short first retry: right after a commit the coordinator answers CONCURRENT_TRANSACTIONS for a
-    // few ms while it writes the markers; the client's default 200 ms would cap transactions/s.
-    createProducer(kafka, { transactionalId: config.consumer.transactionalId, initialRetryTime: 10 });
   const codec = buildCodec(config);
 
-  const llmMetrics = createLlmMetrics(metrics.registry, {
-    inputPerMillionUsd: config.openai.inputPricePerMTokUsd,
-    outputPerMillionUsd: config.openai.outputPricePerMTokUsd,
+  const { llm, llmMetrics, budget } = buildSpendLimitedLlm(config, {
+    redis,
+    registry: metrics.registry,
+    logger,
   });
-  // LLM spend limits: a per-tenant token budget shared by every pod (in Redis), when one is set.
-  const spendMetrics = createSpendMetrics(metrics.registry, { maxTenants: config.spend.metricsMaxTenants });
-  const budget =
-    config.spend.tenantTokenBudget === null
-      ? null
-      : createRedisTenantBudget(redis, {
-          keyPrefix: config.redis.keyPrefix,
-          budgetTokens: config.spend.tenantTokenBudget,
-          windowMs: config.spend.budgetWindowMs,
-          overBudget: config.spend.overBudget,
-          observer: spendMetrics,
-        });
-  const llm = buildLlm(config, {
-    ...(budget ? { spend: budget } : {}),
-    observer: llmMetrics,
-    onCircuitChange: ({ state, openForMs }) => {
-      llmMetrics.setCircuitOpen(state !== "closed");
-      if (state === "open") logger.warn({ state }, "llm circuit opened");
-      else logger.warn({ state, openForMs }, `llm circuit ${state}`);
-    },
-  });
-  spendMetrics.observeSlots(llm.slots);
   const generator = overrides.generator ?? llm.generator;
   const guardrails = { ...defaultGuardrailConfig, ...config.guardrails };
   // One store for the pipeline and the HTTP loop endpoints: it holds no state beyond the pool.
   const reflectionStore = buildReflectionStore(pool, llm.embedder);
-  const processor = createTaskProcessor({
+  const processor = buildTaskProcessor(config, {
+    pool,
+    redis,
     store: reflectionStore,
-    answerEvaluator: llm.answerEvaluator,
-    observer: createQualityMetrics(metrics.registry, metrics.qualityScore),
-    index: createRedisSignatureIndex(redis, { keyPrefix: config.redis.keyPrefix }),
+    llm,
     generator,
-    embedder: llm.embedder,
-    clock: overrides.clock ?? systemClock,
-    timer: overrides.tracer ? withSpans(metrics.timer, overrides.tracer) : metrics.timer,
-    quality: {
-      ...defaultQualityConfig,
-      maxAttempts: config.quality.maxAttempts,
-      storageMinQuality: config.quality.storageMinQuality,
-      depth: { ...defaultQualityConfig.depth, mode: config.quality.depthMode },
-    },
+    budget,
     guardrails,
-    mode: config.mode,
-    memory: config.memory,
-    // A rerun's outcome counts for or against the lessons its parent's decision carried.
-    appliedOutcomes: countAppliedOutcomes(createPgFeedbackStore(pool), metrics.registry),
-    ...(budget
-      ? {
-          spend: {
-            gate: budget,
-            generator: createHeuristicGenerator(),
-            answerEvaluator: createHeuristicAnswerEvaluator(),
-          },
-        }
-      : {}),
+    metrics,
+    clock,
+    tracer: overrides.tracer,
   });
-  // The consumer's transactional producer and the HTTP API's plain one publish the same outputs.
-  const publisherOn = (on: KafkaProducer) =>
-    createOutputPublisher({
-      producer: on,
-      codec,
-      source: `/reflector/${config.kafka.groupId}`,
-      topics: {
-        reflectionAccepted: config.topics.reflectionAccepted,
-        reflectionRejected: config.topics.reflectionRejected,
-        loopDecision: config.topics.loopDecision,
-      },
-    });
-  // The outputs as the consumer encodes them for its transactions (its producer is the committer's).
-  const publisher = publisherOn(createProducer(kafka));
-  const consumerMetrics = createConsumerMetrics(metrics.registry);
-  // Each output topic's max.message.bytes, read at start; until then the broker's default.
-  let topicBytes: (topic: string) => number = () => defaultMaxMessageBytes;
-  const limits: SizeLimits = {
-    topicBytes: (topic) => topicBytes(topic),
-    requestBytes: config.consumer.maxRequestBytes,
-  };
-  const committer = createTransactionalCommitter({
-    newProducer: newTransactionalProducer,
-    groupId: config.kafka.groupId,
-    limits,
-    logger,
-    transactions: consumerMetrics.transactions,
-    replacements: consumerMetrics.producerReplacements,
-  });
-  // The outage gate pauses and resumes the consumer built right after it.
-  const outage = new OutageGate({
-    onEnter: (code) => {
-      consumerMetrics.paused.set(1);
-      logger.warn({ code }, "dependency outage: pausing consumption");
-      consumer.pause();
-    },
-    onLeave: (code, pausedMs) => {
-      logger.info({ code, pausedMs }, "dependency back: resuming consumption");
-      consumerMetrics.paused.set(0);
-      consumer.resume();
-    },
-  });
-  const untracedRunner = createEventRunner({
-    groupId: config.kafka.groupId,
-    retryTopic: config.topics.retry,
-    deadLetterTopic: config.topics.deadLetter,
+  const tasks = buildTaskConsumer(config, {
+    kafka,
+    redis,
     codec,
     processor,
-    publisher,
-    limits,
-    outage,
-    crashes: createRedisCrashCounter(redis, {
-      keyPrefix: config.redis.keyPrefix,
-      groupId: config.kafka.groupId,
-      windowMs: 10 * 60_000,
-    }),
-    maxCrashesPerRecord: config.consumer.maxCrashesPerRecord,
-    maxCrashingRecords: config.consumer.maxCrashingRecords,
-    logger,
     metrics,
-    consumerMetrics,
-    maxAttempts: config.handler.maxAttempts,
-    retryBaseMs: config.handler.retryBaseMs,
-    retryTopicDelayMs: config.consumer.retryTopicDelayMs,
-    ...(config.tenancy.binding ? { tenantBinding: config.tenancy.binding } : {}),
-  });
-  // With TENANT_TOPIC_BINDING the input topics are the bound ones the cluster has (read at start,
-  // and again every TENANT_TOPIC_REFRESH_MS: a new one restarts the process to subscribe to it).
-  const binding = config.tenancy.binding;
-  const lagTopics = [config.topics.taskCompleted, config.topics.retry];
-  const topicAdmin = binding ? kafka.admin() : null;
-  let topicWatch: { stop(): void } | null = null;
-  const resolveTopics =
-    binding && topicAdmin
-      ? async () => {
-          await topicAdmin.connect();
-          const found = await boundTopics(topicAdmin, binding);
-          lagTopics.splice(0, lagTopics.length, ...found, config.topics.retry);
-          logger.info({ topics: found }, "consuming the topics bound to tenants");
-          return found;
-        }
-      : undefined;
-  const runner = overrides.tracer
-    ? traceRuns(untracedRunner, overrides.tracer, {
-        groupId: config.kafka.groupId,
-        deadLetterTopic: config.topics.deadLetter,
-        retryTopic: config.topics.retry,
-      })
-    : untracedRunner;
-  const consumer: TaskConsumer = createTaskConsumer({
-    kafka,
-    committer,
-    runner,
-    outage,
-    groupId: config.kafka.groupId,
-    topic: config.topics.taskCompleted,
-    ...(resolveTopics ? { resolveTopics } : {}),
-    retryTopic: config.topics.retry,
-    consumerMetrics,
-    maxInFlight: config.consumer.maxInFlight,
-    maxInFlightPerPartition: config.consumer.maxInFlightPerPartition,
-    sessionTimeoutMs: config.consumer.sessionTimeoutMs,
-    rejoinDeadlineMs: config.consumer.rejoinDeadlineMs,
-    fromBeginning: config.kafka.fromBeginning,
     logger,
-    metrics,
+    tracer: overrides.tracer,
   });
-
-  const kafkaHealth = createKafkaHealthCheck({
-    admin: kafka.admin({ retry: { retries: 0 } }),
-    isProducerConnected: () => committer.isConnected(),
-    timeoutMs: 2_000,
-  });
-  const logOffsets = buildLogOffsets(kafka);
-  const lagPoller = createLagPoller({
-    admin: kafka.admin(),
-    logOffsets: (topic) => logOffsets.offsets(topic),
-    metrics: createLagMetrics(metrics.registry),
-    logger,
-    intervalMs: config.lagRefreshMs,
-    groupId: config.kafka.groupId,
-    topics: lagTopics,
-    fromBeginning: config.kafka.fromBeginning,
-  });
+  const { consumer, committer, limits, lagPoller } = tasks;
 
   let stopping = false;
-  const apiClock = overrides.clock ?? systemClock;
-  const readStores = buildReadStores(pool, apiClock);
-  const feedbackMetrics = createFeedbackMetrics(metrics.registry, {
-    source: readStores.lessons,
-    refreshMs: config.http.lessonMetricsRefreshMs,
-    onError: (err) => {
-      logger.warn({ err }, "lesson effectiveness metrics could not be refreshed");
-    },
-  });
+  let topicWatch: { stop(): void } | null = null;
+  const readStores = buildReadStores(pool, clock);
   const crashListeners: ((error: Error) => void)[] = [];
-  const feedbackConsumer = createFeedbackConsumer({
+  const crashed = (error: Error) => {
+    for (const listener of crashListeners) listener(error);
+  };
+  const { consumer: feedbackConsumer, feedbackMetrics } = buildFeedbackConsumer(config, {
     kafka,
-    groupId: `${config.kafka.groupId}.feedback`,
-    topic: config.topics.reflectionFeedback,
-    deadLetterTopic: config.topics.deadLetter,
-    limits,
-    fromBeginning: config.kafka.fromBeginning,
     codec,
-    record: (tenantId, input) => readStores.feedback.recordFeedback(tenantId, input),
+    limits,
+    stores: readStores,
+    metrics,
     logger,
-    observe: {
-      recorded: feedbackMetrics.recorded,
-      deadLettered: (code) => {
-        metrics.deadLetters.inc({ code });
-      },
-    },
-    retryBaseMs: config.handler.retryBaseMs,
-    sessionTimeoutMs: config.consumer.sessionTimeoutMs,
-    onCrash: (error) => {
-      for (const listener of crashListeners) listener(error);
-    },
+    onCrash: crashed,
   });
-  // A decision made over HTTP consumes no offset, so it needs no transaction: a plain idempotent
-  // producer publishes it on loop.decision like the Kafka path's decisions.
-  const apiProducer = createProducer(kafka);
-  const apiPublisher = publisherOn(apiProducer);
-  // OTLP over HTTP (POST /v1/traces) onto the topic the OTLP bridge reads, when the bridge runs.
-  const otlpHttp = config.otlp.topic
-    ? buildOtlpHttpIngest(config, config.otlp.topic, { kafka, limits, registry: metrics.registry })
-    : null;
-  const http = createHttpServer({
-    api: {
-      keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
-      stores: { ...readStores, lessonSplits: buildLessonSplits(pool, config, redis) },
-      completeLoop: createLoopCompleter({
-        store: reflectionStore,
-        guardrails,
-        clock: apiClock,
-        publish: (outputs) => apiPublisher.publish(outputs, undefined),
-      }),
-      commonIssues: (tenantId) => reflectionStore.commonIssues(tenantId),
-      lessonsForTask: createLessonsForTask({
-        index: createLessonIndex({
-          source: createPgLessonStore(pool, { clock: apiClock }),
-          embeddingModel: llm.embedder.name,
-          clock: apiClock,
-        }),
-        embedder: llm.embedder,
-        clock: apiClock,
-      }),
-      clock: apiClock,
-      onFeedback: feedbackMetrics.recorded,
-      logger,
-      allowCleartextKeys: config.http.allowCleartextApiKeys,
-      ...(otlpHttp ? { otlp: otlpHttp.ingest } : {}),
-    },
+  const api = buildHttpApi(config, {
+    kafka,
+    pool,
+    probePool,
+    redis,
+    codec,
+    limits,
     registry: metrics.registry,
+    logger,
+    reflectionStore,
+    readStores,
+    feedbackMetrics,
+    guardrails,
+    embedder: llm.embedder,
+    clock,
+    isProducerConnected: () => committer.isConnected(),
     isConsuming: () => consumer.isReady(),
     isStopping: () => stopping,
-    dependencies: [
-      // The transactional producer carries outputs and offsets: without it nothing can commit.
-      { name: "kafka", check: () => kafkaHealth.check() },
-      // Its own one-connection pool: probes never queue behind (or take from) the pipeline's.
-      { name: "postgres", check: async () => (await probePool.query("SELECT 1")).rowCount === 1 },
-      {
-        name: "redis",
-        check: async () => {
-          await redis.ping();
-          return true;
-        },
-      },
-      // Without the registry, wire-format inputs cannot be decoded nor outputs encoded.
-      ...(codec.check ? [{ name: "schema-registry", check: codec.check }] : []),
-    ],
   });
+  const http = api.http;
 
   // The OTLP ingest bridge runs beside the processor when OTLP_TOPIC is set.
   const otlpBridge = config.otlp.topic
@@ -370,42 +125,19 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         limits,
         logger,
         registry: metrics.registry,
-        clock: overrides.clock ?? systemClock,
+        clock,
       })
     : null;
 
-  // Dreaming (full mode only) and pruning on a timer, one replica at a time (advisory locks).
   const maintenance = buildMaintenance(config, {
     pool,
     redis,
     generator,
     embedder: llm.embedder,
-    clock: overrides.clock ?? systemClock,
+    clock,
     reflections: reflectionStore,
   });
-  const m = config.maintenance;
-  const maintenanceSchedule = createMaintenanceSchedule({
-    exclusive: maintenance.exclusive,
-    logger,
-    jobs: [
-      {
-        name: "dream",
-        intervalMs: config.mode === "full" ? m.dreamIntervalMs : 0,
-        run: () => maintenance.dream({ tenantId: null, minImportance: m.dreamMinImportance, dryRun: false }),
-      },
-      {
-        name: "prune",
-        intervalMs: m.pruneIntervalMs,
-        run: () =>
-          maintenance.prune({
-            tenantId: null,
-            olderThanDays: m.pruneOlderThanDays,
-            maxImportance: m.pruneMaxImportance,
-            dryRun: false,
-          }),
-      },
-    ],
-  });
+  const maintenanceSchedule = buildMaintenanceSchedule(config, maintenance, logger);
 
   return {
     config,
@@ -422,43 +154,12 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     async start(): Promise<void> {
       await assertSchemaCurrent(pool);
       await redis.connect();
-      const admin = kafka.admin();
-      try {
-        await admin.connect();
-        const t = config.topics;
-        const outputs = [
-          t.reflectionAccepted,
-          t.reflectionRejected,
-          t.loopDecision,
-          t.deadLetter,
-          t.retry,
-          // The OTLP bridge's events are budgeted against the topic they go to.
-          ...(config.otlp.topic !== undefined ? [config.otlp.taskTopic, config.otlp.topic] : []),
-        ];
-        topicBytes = await readTopicLimits(admin, outputs, defaultMaxMessageBytes);
-      } finally {
-        await admin.disconnect();
-      }
+      await tasks.readLimits();
       await committer.connect();
-      await apiProducer.connect();
-      await otlpHttp?.connect();
+      await api.connect();
       await http.listen({ host: config.http.host, port: config.http.port });
       await consumer.start();
-      if (binding && topicAdmin && config.tenancy.topicRefreshMs > 0) {
-        topicWatch = watchBoundTopics({
-          list: () => boundTopics(topicAdmin, binding),
-          subscribed: consumer.inputTopics(),
-          intervalMs: config.tenancy.topicRefreshMs,
-          onNew: (topics) => {
-            logger.warn({ topics }, "new topics bound to tenants: restarting to subscribe to them");
-            const error = new Error(`new bound topics ${topics.join(", ")}: restart to subscribe`);
-            for (const listener of crashListeners) listener(error);
-          },
-          onError: (err) => {
-            logger.warn({ err }, "could not list the topics bound to tenants");
-          },
-        });
-      }
+      topicWatch = tasks.watchBoundTopics(crashed);
       await feedbackConsumer.start();
       await otlpBridge?.start();
       lagPoller.start();
@@ -503,12 +204,9 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         logger.error({ err }, "otlp bridge did not stop cleanly");
       });
       await Promise.allSettled([
-        lagPoller.stop().then(() => logOffsets.close()),
-        kafkaHealth.close(),
-        topicAdmin?.disconnect(),
+        ...tasks.closeAdmins(),
+        ...api.closeClients(),
         committer.disconnect(),
-        apiProducer.disconnect(),
-        otlpHttp?.disconnect(),
         http.close(),
         pool.end(),
         probePool.end(),

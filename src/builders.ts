@@ -24,7 +24,7 @@ import { createRedisClient } from "./adapters/redis/redis-connection.js";
 import { createRedisSignatureEvictor } from "./adapters/redis/redis-signature-evictor.js";
 import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
 import { topicNames, type Config } from "./config/config.js";
-import { ReflectorError } from "./domain/errors.js";
+import { errorMessage, ReflectorError } from "./domain/errors.js";
 import type { LessonSplitStore } from "./domain/memory/lesson-split.js";
 import { defaultQualityConfig } from "./domain/quality/quality-config.js";
 import { runsPeriodicReflection } from "./domain/select-for-reflection.js";
@@ -102,6 +102,17 @@ export function buildPostgresPool(config: Config, options: PoolOptions = {}): pg
     });
   });
   return pool;
+}
+
+/** A one-connection pool for the readiness probe: probes never queue behind (or take from) the pipeline's. */
+export function buildProbePool(config: Config, logger?: Logger): pg.Pool {
+  return buildPostgresPool(config, {
+    max: 1,
+    connectionTimeoutMillis: 2_000,
+    idleTimeoutMillis: 60_000,
+    ...(logger ? { logger } : {}),
+    logLevel: "debug",
+  });
 }
 
 /** Redis, connected on first use; commands fail fast while it is away (callers own the waiting). */
@@ -222,10 +233,13 @@ export function buildLessonSplits(pool: pg.Pool, config: Config, redis?: Redis):
   return {
     async splitSources(request) {
       const result = await store.splitSources(request);
-      if (result.status === "split" && evictor && result.signaturesMoved.length)
-        await evictor.forget(
-          result.signaturesMoved.map((signature) => ({ tenantId: request.tenantId, signature })),
-        );
+      if (result.status === "split" && evictor && result.signaturesMoved.length) {
+        const moved = result.signaturesMoved.map((signature) => ({ tenantId: request.tenantId, signature }));
+        // Redis away: named as the outage it is (the split itself is already committed).
+        await evictor.forget(moved).catch((err: unknown) => {
+          throw new ReflectorError("INDEX_UNAVAILABLE", `redis: ${errorMessage(err)}`, { cause: err });
+        });
+      }
       return result;
     },
   };

@@ -1,8 +1,8 @@
-import { classifyFailure, isOutage, ReflectorError, type ErrorCode } from "../domain/errors.js";
+import type { ErrorCode, Failure } from "../domain/errors.js";
 
 /**
- * What the consumer does after one failed attempt at an event. Total: every thrown value, attempt
- * number and source topic maps to exactly one step.
+ * What the consumer does after one failed attempt at an event, from the failure as classified
+ * once (`failureOf`). Total: every failure, attempt number and source topic maps to one step.
  * - `pause`: a dependency is down; stop fetching, retry the same event after `delayMs` without
  *   spending its attempts, commit nothing past it.
  * - `backoff`: retry in process after `delayMs` (jittered exponential).
@@ -13,7 +13,7 @@ import { classifyFailure, isOutage, ReflectorError, type ErrorCode } from "../do
  * - `dead-letter`: the event is bad, or it already went through the retry topic.
  * - `crash`: a bug; stop the process, restart from the committed offset.
  */
-export type FailureCode = ErrorCode | "TRANSPORT";
+export type FailureCode = ErrorCode;
 
 export type FailureStep =
   | { step: "pause"; delayMs: number; code: FailureCode }
@@ -23,52 +23,60 @@ export type FailureStep =
   | { step: "dead-letter"; code: FailureCode }
   | { step: "crash"; code: FailureCode };
 
-export interface FailurePolicyConfig {
-  maxAttempts: number;
+export interface BackoffConfig {
   baseMs: number;
   maxMs: number;
 }
 
-/** The error code for metrics and dead-letter headers; untyped transport errors are `TRANSPORT`. */
-export function codeOf(err: unknown): ErrorCode | "TRANSPORT" {
-  if (err instanceof ReflectorError) return err.code;
-  return classifyFailure(err) === "retry" ? "TRANSPORT" : "INTERNAL";
+export interface FailurePolicyConfig extends BackoffConfig {
+  maxAttempts: number;
 }
 
-/** True when the failure holds the event without closing the outage gate (a tenant over budget). */
-export function isHeld(err: unknown): boolean {
-  return err instanceof ReflectorError && err.code === "LLM_BUDGET_EXHAUSTED";
-}
+/** The longest any consumer waits between two tries of the same work. */
+export const maxBackoffMs = 30_000;
 
-/** Full jitter: uniform in [base/2, min(max, base·2^(attempt-1))]. */
+/**
+ * The one back-off of every consumer (the task runner's retries, pauses and holds, and the simple
+ * consumers' outage retries): exponential from `baseMs`, capped at `maxMs`, with jitter, uniform
+ * in [base/2, min(max, base·2^(attempt-1))].
+ */
 export function backoffMs(
   attempt: number,
-  config: Pick<FailurePolicyConfig, "baseMs" | "maxMs">,
-  random: () => number,
+  config: BackoffConfig,
+  random: () => number = Math.random,
 ): number {
-  const ceiling = Math.min(config.maxMs, config.baseMs * 2 ** Math.max(0, attempt - 1));
+  const ceiling = Math.min(config.maxMs, config.baseMs * 2 ** Math.min(Math.max(0, attempt - 1), 30));
   const floor = Math.min(ceiling, config.baseMs / 2);
   return Math.round(floor + (ceiling - floor) * random());
 }
 
 /**
- * @param attempt the attempt that just failed, from 1 (outage retries and holds are counted apart)
+ * @param attempt the attempt of this kind that just failed, from 1 (outage retries and holds are
+ *   counted apart from the event's own attempts)
  * @param fromRetryTopic the event was read from the retry topic (its last round)
  */
 export function nextStep(
-  err: unknown,
+  failure: Failure,
   attempt: number,
   fromRetryTopic: boolean,
   config: FailurePolicyConfig,
   random: () => number = Math.random,
 ): FailureStep {
-  const action = classifyFailure(err);
-  const code = codeOf(err);
-  if (action === "crash") return { step: "crash", code };
-  if (action === "dead-letter") return { step: "dead-letter", code };
-  if (isHeld(err)) return { step: "hold", delayMs: backoffMs(attempt, config, random), code };
-  if (isOutage(err)) return { step: "pause", delayMs: backoffMs(attempt, config, random), code };
-  if (attempt < config.maxAttempts)
-    return { step: "backoff", delayMs: backoffMs(attempt, config, random), code };
-  return fromRetryTopic ? { step: "dead-letter", code: "RETRIES_EXHAUSTED" } : { step: "retry-topic", code };
+  const { code } = failure;
+  switch (failure.kind) {
+    case "fatal":
+      return { step: "crash", code };
+    case "rejected":
+      return { step: "dead-letter", code };
+    case "hold":
+      return { step: "hold", delayMs: backoffMs(attempt, config, random), code };
+    case "outage":
+      return { step: "pause", delayMs: backoffMs(attempt, config, random), code };
+    case "transient":
+      if (attempt < config.maxAttempts)
+        return { step: "backoff", delayMs: backoffMs(attempt, config, random), code };
+      return fromRetryTopic
+        ? { step: "dead-letter", code: "RETRIES_EXHAUSTED" }
+        : { step: "retry-topic", code };
+  }
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCircuitBreaker } from "../../src/adapters/llm/circuit-breaker.js";
 import { createOpenAiEmbedder } from "../../src/adapters/llm/openai-embedder.js";
 import { createOpenAiGenerator } from "../../src/adapters/llm/openai-generator.js";
-import { ReflectorError } from "../../src/domain/errors.js";
+import { failureOf, ReflectorError } from "../../src/domain/errors.js";
 import { nextStep } from "../../src/pipeline/failure-policy.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { taskEvent } from "../support/task-events.js";
@@ -94,6 +94,8 @@ describe("LLM faults end in the code the failure policy expects", () => {
     const before = fake.chatRequests().length;
     const third = await generator.generate(request).catch((e: unknown) => e);
     expect(fake.chatRequests().length).toBe(before);
-    expect(nextStep(third, 100, true, { maxAttempts: 1, baseMs: 1, maxMs: 10 }).step).toBe("pause");
+    expect(nextStep(failureOf(third), 100, true, { maxAttempts: 1, baseMs: 1, maxMs: 10 }).step).toBe(
+      "pause",
+    );
   });
 });

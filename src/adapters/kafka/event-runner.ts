@@ -1,11 +1,11 @@
 import type { Message, TopicMessages } from "kafkajs";
 import { TaskCompletedV1, type TaskCompleted } from "../../domain/contracts/index.js";
-import { classifyFailure, errorMessage, isOutage, ReflectorError } from "../../domain/errors.js";
+import { errorMessage, failureOf, ReflectorError, type Failure } from "../../domain/errors.js";
 import { bindingViolation, type TenantTopicBinding } from "../../domain/tenant-topic-binding.js";
 import type { Logger } from "../../observability/logger.js";
 import { countCommittedOutputs, type Metrics } from "../../observability/metrics.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
-import { codeOf, isHeld, nextStep, type FailureCode } from "../../pipeline/failure-policy.js";
+import { maxBackoffMs, nextStep, type FailureCode } from "../../pipeline/failure-policy.js";
 import type { CrashCounter, ValueCodec } from "../../pipeline/ports.js";
 import type { EventFacts } from "../../pipeline/processing-state.js";
 import type { TaskProcessor } from "../../pipeline/task-processor.js";
@@ -20,6 +20,7 @@ import {
 import type { OutageGate } from "./outage-gate.js";
 import type { OutputPublisher } from "./output-publisher.js";
 import { fitsAlone, recordBytes, type SizeLimits } from "./record-size.js";
+import { transportFailure } from "./transport-errors.js";
 import { Abandoned, isAborted, sleep } from "./wakeup.js";
 
 /** Zod issues as one readable line: `task.description: Too small; outcome: Invalid option`. */
@@ -85,6 +86,11 @@ export interface EventRunnerOptions {
   tenantBinding?: TenantTopicBinding;
 }
 
+/** The one classification of a failed attempt: `{action, code, kind}`. */
+export function classify(err: unknown): Failure {
+  return failureOf(transportFailure(err));
+}
+
 /** `topic/partition/offset`: the identity of one consumed record. */
 export function recordRef(source: SourceRecord): string {
   return `${source.topic}/${String(source.partition)}/${source.message.offset}`;
@@ -97,7 +103,7 @@ export function recordRef(source: SourceRecord): string {
  */
 export function createEventRunner(options: EventRunnerOptions) {
   const { codec, processor, publisher, limits, outage, logger, metrics, consumerMetrics } = options;
-  const policy = { maxAttempts: options.maxAttempts, baseMs: options.retryBaseMs, maxMs: 30_000 };
+  const policy = { maxAttempts: options.maxAttempts, baseMs: options.retryBaseMs, maxMs: maxBackoffMs };
   const fitsIn = (topic: string) => (message: Message) => fitsAlone(message, topic, limits);
 
   function deadLetter(work: Work, code: FailureCode, reason: string, log: Logger): Done {
@@ -258,21 +264,22 @@ export function createEventRunner(options: EventRunnerOptions) {
         };
       } catch (err) {
         if (err instanceof Abandoned || isAborted(signal)) throw new Abandoned("abandoned");
-        const outageNow = classifyFailure(err) === "retry" && isOutage(err);
-        const heldNow = isHeld(err);
-        if (outageNow) outageAttempt += 1;
-        else if (heldNow) holdAttempt += 1;
+        // Classified once: the Kafka edge names what no adapter did, then the one classifier.
+        const failure = classify(err);
+        if (failure.kind === "outage") outageAttempt += 1;
+        else if (failure.kind === "hold") holdAttempt += 1;
         else attempt += 1;
-        const counted = outageNow ? outageAttempt : heldNow ? holdAttempt : attempt;
-        const step = nextStep(err, counted, fromRetryTopic, policy);
+        const counted =
+          failure.kind === "outage" ? outageAttempt : failure.kind === "hold" ? holdAttempt : attempt;
+        const step = nextStep(failure, counted, fromRetryTopic, policy);
         switch (step.step) {
           case "crash":
-            return crashOrDeadLetter(work, err, log);
+            return crashOrDeadLetter(work, err, failure, log);
           case "dead-letter":
             return deadLetter(
               work,
               step.code,
-              step.code === "RETRIES_EXHAUSTED" ? `${codeOf(err)}: ${errorMessage(err)}` : errorMessage(err),
+              step.code === failure.code ? errorMessage(err) : `${failure.code}: ${errorMessage(err)}`,
               log,
             );
           case "retry-topic":
@@ -309,7 +316,7 @@ export function createEventRunner(options: EventRunnerOptions) {
    * Unless many records crash: then the processor is broken, not the record, and dead-lettering
    * would empty the topic into the DLQ; it keeps crashing so that someone looks.
    */
-  async function crashOrDeadLetter(work: Work, err: unknown, log: Logger): Promise<Done> {
+  async function crashOrDeadLetter(work: Work, err: unknown, failure: Failure, log: Logger): Promise<Done> {
     const counted = await options.crashes?.record(recordRef(work)).catch((countErr: unknown) => {
       log.warn({ err: countErr }, "could not count the crash");
       return null;
@@ -319,7 +326,7 @@ export function createEventRunner(options: EventRunnerOptions) {
         return deadLetter(
           work,
           "CRASH_LOOP",
-          `crashed the processor ${String(counted.crashes)} times: ${codeOf(err)}: ${errorMessage(err)}`,
+          `crashed the processor ${String(counted.crashes)} times: ${failure.code}: ${errorMessage(err)}`,
           log,
         );
       }

@@ -6,6 +6,29 @@ export const retryCountHeader = "reflector.retry.count";
 export const retryNotBeforeHeader = "reflector.retry.not-before";
 export const valueOmittedHeader = "reflector.value.omitted";
 
+/**
+ * Every header Reflector writes on a dead letter or a retry record: the task consumer's
+ * (`failureHeaders` here), the OTLP bridge's dead letters (bridge-publisher.ts) and the replay
+ * history `dlq replay` adds (admin/dlq-replay.ts). docs/error-codes.md lists each; a test keeps the
+ * list, the doc and the writers in step.
+ */
+export const failureRecordHeaders = [
+  "reflector.error.code",
+  "reflector.error.message",
+  "reflector.original.topic",
+  "reflector.original.partition",
+  "reflector.original.offset",
+  "reflector.consumer.group",
+  "reflector.failed.at",
+  valueOmittedHeader,
+  retryCountHeader,
+  retryNotBeforeHeader,
+  "reflector.otlp.trace-id",
+  "reflector.otlp.tenant-id",
+  "reflector.replayed.from",
+  "reflector.replay.count",
+] as const;
+
 /** The consumed record a failure is about. */
 export interface SourceRecord {
   topic: string;

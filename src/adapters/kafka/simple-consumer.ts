@@ -1,7 +1,9 @@
 import type { Consumer, ConsumerRunConfig, Kafka, Producer } from "kafkajs";
 import { classifyFailure } from "../../domain/errors.js";
 import type { Logger } from "../../observability/logger.js";
+import { backoffMs, maxBackoffMs } from "../../pipeline/failure-policy.js";
 import { createProducer } from "./producers.js";
+import { transportFailure } from "./transport-errors.js";
 import { pause } from "./wakeup.js";
 
 /** What a simple consumer's handler works with while it runs. */
@@ -22,7 +24,7 @@ export interface SimpleConsumerOptions {
   fromBeginning: boolean;
   /** The same session timeout as the task consumer, so a killed member leaves the group as quickly. */
   sessionTimeoutMs: number;
-  /** The first retry's delay; it doubles up to 30 s, with jitter. */
+  /** The first retry's delay; it doubles up to 30 s, with jitter (`backoffMs`). */
   retryBaseMs: number;
   logger: Logger;
   /** A crash while running (not while stopping): the app stops and exits to be restarted. */
@@ -57,10 +59,10 @@ export function createSimpleConsumer(options: SimpleConsumerOptions) {
       try {
         return await work();
       } catch (err) {
-        if (stopping || classifyFailure(err) === "crash") throw err;
-        const delayMs = Math.min(30_000, options.retryBaseMs * 2 ** Math.min(attempt - 1, 10));
+        if (stopping || classifyFailure(transportFailure(err)) === "crash") throw err;
+        const delayMs = backoffMs(attempt, { baseMs: options.retryBaseMs, maxMs: maxBackoffMs });
         log.warn({ err, attempt, delayMs, ...context }, `${what} failed, retrying`);
-        await pause(delayMs * (0.5 + Math.random() / 2), wake.signal);
+        await pause(delayMs, wake.signal);
       }
     }
   }

@@ -30,10 +30,8 @@ function lessonColumns(r: NewReflection): Record<string, unknown> {
 export const staleLoopStateCode = "RF001";
 
 /**
- * The argument of `reflector_commit` (migrations/1732000008000_commit-function.sql, with the
- * reflection's attribution since 1732000010500_reflection-attribution.sql and a merge's strategy
- * importance since 1732000013000_strategy-importance.sql): rows keyed
- * by column name, so the function reads them with `jsonb_populate_record` of the table's type.
+ * The argument of `reflector_commit` (migrations/functions/reflector_commit.sql): rows keyed by
+ * column name, so the function reads them with `jsonb_populate_record` of the table's type.
  */
 export function commitPayload(
   unit: UnitOfWork,
@@ -41,7 +39,6 @@ export function commitPayload(
   outputs: OutboundMessage[],
 ): Record<string, unknown> {
   const { event, loop } = unit;
-  const outcome = outcomeIndex(unit, outputs);
   const decidedAt = unit.decidedAt.toISOString();
   const payload: Record<string, unknown> = {
     tenantId: event.tenantId,
@@ -51,9 +48,7 @@ export function commitPayload(
     decidedAt,
     store: unit.store?.kind ?? null,
     outputs,
-    outcomeIndex: outcome >= 0 ? outcome : null,
     sourceRecord: unit.sourceRecord,
-    dedupeOnInsert: unit.store?.kind === "insert",
     loopTrace: {
       tenant_id: event.tenantId,
       loop_id: event.loopId,
@@ -166,27 +161,19 @@ export function commitPayload(
   return payload;
 }
 
-/** The output that carries the occurrence count: the outcome, when the unit writes a reflection. */
-function outcomeIndex(unit: UnitOfWork, outputs: OutboundMessage[]): number {
-  return unit.store ? outputs.findIndex((o) => o.role !== "loopDecision") : -1;
-}
-
 /**
- * The outputs `buildOutputs(occurrences)` would have built, from the ones it built with no count:
- * the count the write returned becomes the outcome's `occurrences`, and an inserted reflection
- * that another worker had stored first is `deduplicated`. `reflector_commit` applies the same
- * rule to the copy it stores, so a replay publishes what was published first
- * (test/unit/adapters/commit-payload.test.ts holds the rule to the processor's `buildOutputs`).
+ * The outputs to publish, from the ones the processor built before the count was known and the
+ * occurrence count the commit stored beside them (null when it counted nothing): the count becomes
+ * the outcome's `occurrences` (the outcome is the first output that is not the loop decision), and
+ * an outcome that tells whether it was `deduplicated` was when counted more than once (another
+ * worker stored the same signature first). The one rule, for the outputs published after a commit and for those published again on
+ * a replay (test/unit/adapters/commit-payload.test.ts holds it to the processor's `buildOutputs`).
  */
-export function fillOccurrences(
-  unit: UnitOfWork,
-  template: OutboundMessage[],
-  occurrences: number | null,
-): OutboundMessage[] {
-  const index = outcomeIndex(unit, template);
+export function withOccurrences(template: OutboundMessage[], occurrences: number | null): OutboundMessage[] {
+  const index = template.findIndex((o) => o.role !== "loopDecision");
   const outcome = template[index];
   if (occurrences === null || !outcome) return template;
   const value: Record<string, unknown> = { ...outcome.value, occurrences };
-  if (unit.store?.kind === "insert") value.deduplicated = occurrences > 1;
+  if ("deduplicated" in value) value.deduplicated = value.deduplicated === true || occurrences > 1;
   return template.map((o, i) => (i === index ? { ...o, value } : o));
 }

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { runner } from "node-pg-migrate";
 import { pgClientConfig } from "./pg-connection.js";
+import { sqlMigrationLoader } from "./sql-migrations.js";
 
 export const migrationsDir = fileURLToPath(new URL("../../../migrations", import.meta.url));
 
@@ -46,6 +47,8 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
     migrationsTable: "pgmigrations",
     log: options.log ?? (() => undefined),
     checkOrder: true,
+    // `\ir functions/….sql` in a migration applies a function's one source file.
+    migrationLoaderStrategies: [{ extensions: [".sql"], loader: sqlMigrationLoader(migrationsDir) }],
   });
   return applied.map((m) => m.name);
 }

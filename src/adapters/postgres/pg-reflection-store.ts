@@ -17,7 +17,7 @@ import type {
   ReflectionStore,
   StoredReflection,
 } from "../../pipeline/ports.js";
-import { commitPayload, fillOccurrences, staleLoopStateCode } from "./commit-payload.js";
+import { commitPayload, staleLoopStateCode, withOccurrences } from "./commit-payload.js";
 import { createGroupCommit } from "./group-commit.js";
 import { withStoreErrors } from "./store-errors.js";
 import { loopFamilyRoot } from "../../domain/guardrails/loop-family.js";
@@ -149,12 +149,18 @@ export function createPgReflectionStore(
   // same rows (lessons' counts, the bias history), so the second waits for the first anyway.
   const group = createGroupCommit(pool, { maxUnits: 64, maxGroups: 1 });
   async function findProcessed(tenantId: string, eventId: string): Promise<ProcessedEvent | null> {
-    const res = await pool.query<{ outputs: OutboundMessage[]; source_record: string | null }>(
-      "SELECT outputs, source_record FROM processed_events WHERE tenant_id = $1 AND event_id = $2",
+    const res = await pool.query<{
+      outputs: OutboundMessage[];
+      occurrences: number | null;
+      source_record: string | null;
+    }>(
+      "SELECT outputs, occurrences, source_record FROM processed_events WHERE tenant_id = $1 AND event_id = $2",
       [tenantId, eventId],
     );
     const row = res.rows[0];
-    return row ? { outputs: row.outputs, sourceRecord: row.source_record } : null;
+    return row
+      ? { outputs: withOccurrences(row.outputs, row.occurrences), sourceRecord: row.source_record }
+      : null;
   }
   return {
     findProcessed: (tenantId, eventId) => withStoreErrors(() => findProcessed(tenantId, eventId)),
@@ -316,11 +322,16 @@ export function createPgReflectionStore(
         if (!row.committed) {
           // Another record committed this event id between the processed check and this commit.
           const committedBy = (await findProcessed(unit.event.tenantId, unit.event.eventId))?.sourceRecord;
-          return { committed: false, outputs: row.outputs ?? [], occurrences: null, committedBy };
+          return {
+            committed: false,
+            outputs: withOccurrences(row.outputs ?? [], row.occurrences),
+            occurrences: null,
+            committedBy,
+          };
         }
         return {
           committed: true,
-          outputs: fillOccurrences(unit, template, row.occurrences),
+          outputs: withOccurrences(template, row.occurrences),
           occurrences: row.occurrences,
         };
       }),

@@ -11,11 +11,15 @@ const dataRefused = /^(22|23|54)/;
 const bugClass = "42";
 
 /**
- * Maps a Postgres failure to what the consumer should do with the event: DATA_REJECTED
- * (dead-letter, with Postgres's reason), the error as it is for a bug (crash), or
- * STORE_UNAVAILABLE (an outage: pause and retry).
+ * The Postgres adapter's edge: names a failure for the one classifier. DATA_REJECTED (dead-letter,
+ * with Postgres's reason), the error as it is for a bug (crash), or STORE_UNAVAILABLE (an outage:
+ * pause and retry) for everything else: a connection refused or reset (errno), the server shutting
+ * down or refusing connections (57P01, 57P03, 53300), a serialization failure or deadlock (40001,
+ * 40P01), which may all pass on retry.
  */
 export function storeError(err: unknown): unknown {
+  // Already named (an invariant of this adapter's own): kept as it is.
+  if (err instanceof ReflectorError) return err;
   const code = (err as { code?: unknown } | null)?.code;
   const message = err instanceof Error ? err.message : String(err);
   if (typeof code === "string" && dataRefused.test(code)) {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createCircuitBreaker, type CircuitState } from "../../../src/adapters/llm/circuit-breaker.js";
 import { callLlm } from "../../../src/adapters/llm/llm-call.js";
 import { classifyLlmError, CircuitOpenError, LlmOutputError } from "../../../src/adapters/llm/llm-errors.js";
-import { ReflectorError, isOutage } from "../../../src/domain/errors.js";
+import { failureOf, ReflectorError } from "../../../src/domain/errors.js";
 import { nextStep } from "../../../src/pipeline/failure-policy.js";
 
 function breakerAt(start = 0) {
@@ -100,9 +100,9 @@ describe("callLlm with a circuit breaker", () => {
     const second = await callLlm(policy, "m", "test", failing).catch((err: unknown) => err);
     expect(requests).toBe(3);
     expect((second as ReflectorError).code).toBe("LLM_CIRCUIT_OPEN");
-    expect(isOutage(second)).toBe(true);
+    expect(failureOf(second).kind).toBe("outage");
     // The event is held (pause), never spent: not even after many outage retries.
-    const step = nextStep(second, 50, true, { maxAttempts: 1, baseMs: 10, maxMs: 100 });
+    const step = nextStep(failureOf(second), 50, true, { maxAttempts: 1, baseMs: 10, maxMs: 100 });
     expect(step.step).toBe("pause");
   });
 
@@ -123,7 +123,7 @@ describe("a run of unusable answers", () => {
     for (let i = 0; i < 3; i += 1) expect(await callLlm(policy, "m", "test", garbage)).toBe("not json");
     const held = await callLlm(policy, "m", "test", garbage).catch((err: unknown) => err);
     expect((held as ReflectorError).code).toBe("LLM_CIRCUIT_OPEN");
-    expect(nextStep(held, 1, true, { maxAttempts: 1, baseMs: 10, maxMs: 100 }).step).toBe("pause");
+    expect(nextStep(failureOf(held), 1, true, { maxAttempts: 1, baseMs: 10, maxMs: 100 }).step).toBe("pause");
   });
 
   it("counts thrown invalid output (the embedder's) too, and a good answer resets the count", async () => {

@@ -26,6 +26,20 @@ describe("Postgres failures, as the consumer acts on them", () => {
     expect(classifyFailure(mapped)).toBe("retry");
   });
 
+  it.each(["57P01", "57P03", "53300", "40001", "40P01", "08006"])(
+    "%s (the server going away, a deadlock, a serialization failure) is an outage",
+    (code) => {
+      const mapped = storeError(pgError(code, "transient"));
+      expect((mapped as ReflectorError).code).toBe("STORE_UNAVAILABLE");
+      expect(classifyFailure(mapped)).toBe("retry");
+    },
+  );
+
+  it("a failure the adapter already named is kept as it is", () => {
+    const named = new ReflectorError("INTERNAL", "reflector_commit returned no row");
+    expect(storeError(named)).toBe(named);
+  });
+
   it("a bug (undefined column) surfaces as it is and crashes", () => {
     const err = pgError("42703", 'column "nope" does not exist');
     expect(storeError(err)).toBe(err);

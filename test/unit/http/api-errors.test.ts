@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
 import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
+import { storeError } from "../../../src/adapters/postgres/store-errors.js";
 import { ReflectorError } from "../../../src/domain/errors.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
@@ -60,8 +61,10 @@ describe("API failures", () => {
     expect(logged.at(-1)).toEqual({ level: "warn", msg: "api request failed: dependency unavailable" });
   });
 
-  it("treats an untyped connection error as an outage too", async () => {
+  it("knows no transport: a connection error the store did not name is a bug (adapters name theirs)", async () => {
     failure = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+    expect((await get("/api/v1/insights")).statusCode).toBe(500);
+    failure = storeError(failure);
     expect((await get("/api/v1/insights")).statusCode).toBe(503);
   });
 

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { isOutage, ReflectorError } from "../../../src/domain/errors.js";
-import { backoffMs, isHeld, nextStep } from "../../../src/pipeline/failure-policy.js";
+import { failureOf, ReflectorError, type ErrorCode } from "../../../src/domain/errors.js";
+import { backoffMs, nextStep } from "../../../src/pipeline/failure-policy.js";
 
 const config = { maxAttempts: 3, baseMs: 100, maxMs: 1000 };
+const failure = (code: ErrorCode) => failureOf(new ReflectorError(code, "x"));
 
 describe("nextStep", () => {
   it("backs off in process, then hands the event to the retry topic, then dead-letters it", () => {
-    const err = new ReflectorError("GENERATOR_FAILED", "boom");
+    const err = failure("GENERATOR_FAILED");
     expect(nextStep(err, 1, false, config, () => 0.5).step).toBe("backoff");
     expect(nextStep(err, 2, false, config, () => 0.5).step).toBe("backoff");
     expect(nextStep(err, 3, false, config)).toEqual({ step: "retry-topic", code: "GENERATOR_FAILED" });
@@ -19,36 +20,34 @@ describe("nextStep", () => {
       "INDEX_UNAVAILABLE",
       "LLM_UNAVAILABLE",
       "LLM_CIRCUIT_OPEN",
+      "TRANSPORT",
     ] as const) {
-      expect(nextStep(new ReflectorError(code, "down"), 50, true, config).step).toBe("pause");
+      expect(nextStep(failure(code), 50, true, config)).toMatchObject({ step: "pause", code });
     }
-    const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
-    expect(nextStep(refused, 99, false, config)).toMatchObject({ step: "pause", code: "TRANSPORT" });
   });
 
   it("holds a tenant over its LLM budget without giving up, spending attempts or calling it an outage", () => {
-    const spent = new ReflectorError("LLM_BUDGET_EXHAUSTED", "tenant-a spent 1000 of 1000 tokens");
+    const spent = failureOf(new ReflectorError("LLM_BUDGET_EXHAUSTED", "tenant-a spent 1000 of 1000 tokens"));
+    expect(spent.kind).toBe("hold");
     for (const attempt of [1, 5, 500]) {
       const step = nextStep(spent, attempt, true, config, () => 1);
       expect(step.step).toBe("hold");
       expect(step).toMatchObject({ code: "LLM_BUDGET_EXHAUSTED" });
       if (step.step === "hold") expect(step.delayMs).toBeLessThanOrEqual(config.maxMs);
     }
-    expect(isHeld(spent)).toBe(true);
-    expect(isHeld(new ReflectorError("LLM_CIRCUIT_OPEN", "open"))).toBe(false);
-    expect(isOutage(spent)).toBe(false);
+    expect(failure("LLM_CIRCUIT_OPEN").kind).toBe("outage");
   });
 
   it("dead-letters bad events at once and crashes on bugs", () => {
-    expect(nextStep(new ReflectorError("SCHEMA_INVALID", "x"), 1, false, config)).toEqual({
+    expect(nextStep(failure("SCHEMA_INVALID"), 1, false, config)).toEqual({
       step: "dead-letter",
       code: "SCHEMA_INVALID",
     });
-    expect(nextStep(new TypeError("undefined is not a function"), 1, false, config)).toEqual({
+    expect(nextStep(failureOf(new TypeError("undefined is not a function")), 1, false, config)).toEqual({
       step: "crash",
       code: "INTERNAL",
     });
-    expect(nextStep("thrown string", 1, false, config).step).toBe("crash");
+    expect(nextStep(failureOf("thrown string"), 1, false, config).step).toBe("crash");
   });
 });
 
@@ -58,7 +57,13 @@ describe("backoffMs", () => {
     expect(backoffMs(1, config, () => 1)).toBe(100);
     expect(backoffMs(3, config, () => 1)).toBe(400);
     expect(backoffMs(10, config, () => 1)).toBe(1000);
+    expect(backoffMs(10_000, config, () => 1)).toBe(1000);
     const samples = new Set(Array.from({ length: 20 }, (_, i) => backoffMs(4, config, () => i / 20)));
     expect(samples.size).toBeGreaterThan(10);
+    for (let i = 0; i < 100; i += 1) {
+      const ms = backoffMs(1 + (i % 12), config);
+      expect(ms).toBeGreaterThanOrEqual(50);
+      expect(ms).toBeLessThanOrEqual(1000);
+    }
   });
 });

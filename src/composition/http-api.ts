@@ -1,0 +1,122 @@
+import type { Registry } from "prom-client";
+import type { KafkaClient } from "../adapters/kafka/kafka-client.js";
+import { createKafkaHealthCheck } from "../adapters/kafka/kafka-health.js";
+import { createProducer } from "../adapters/kafka/producers.js";
+import type { SizeLimits } from "../adapters/kafka/record-size.js";
+import { createPgLessonStore } from "../adapters/postgres/pg-lesson-store.js";
+import {
+  buildLessonSplits,
+  type buildPostgresPool,
+  type buildRedis,
+  type buildReadStores,
+} from "../builders.js";
+import type { Config } from "../config/config.js";
+import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
+import { createLessonIndex } from "../features/lessons/lessons-for-task-index.js";
+import { createLessonsForTask } from "../features/lessons/lessons-for-task.js";
+import { createApiKeyring, parseApiKeys } from "../http/api-keys.js";
+import { createHttpServer } from "../http/http-server.js";
+import type { createFeedbackMetrics } from "../observability/feedback-metrics.js";
+import type { Logger } from "../observability/logger.js";
+import { buildOtlpHttpIngest } from "../otlp-bridge-app.js";
+import { createLoopCompleter } from "../pipeline/complete-loop.js";
+import type { Clock, Embedder, ReflectionStore, ValueCodec } from "../pipeline/ports.js";
+import { buildOutputPublisher } from "./task-consumer.js";
+
+export interface HttpApiDeps {
+  kafka: KafkaClient;
+  pool: ReturnType<typeof buildPostgresPool>;
+  /** Its own one-connection pool: probes never queue behind (or take from) the pipeline's. */
+  probePool: ReturnType<typeof buildPostgresPool>;
+  redis: ReturnType<typeof buildRedis>;
+  codec: ValueCodec;
+  limits: SizeLimits;
+  registry: Registry;
+  logger: Logger;
+  reflectionStore: ReflectionStore;
+  readStores: ReturnType<typeof buildReadStores>;
+  feedbackMetrics: Pick<ReturnType<typeof createFeedbackMetrics>, "recorded">;
+  guardrails: GuardrailConfig;
+  embedder: Embedder;
+  clock: Clock;
+  /** The transactional producer carries outputs and offsets: without it nothing can commit. */
+  isProducerConnected: () => boolean;
+  isConsuming: () => boolean;
+  isStopping: () => boolean;
+}
+
+/**
+ * The HTTP server (API, OTLP over HTTP when the bridge runs, metrics, health) with the producers
+ * and the checks it needs; `connect` before listening, `close` after.
+ */
+export function buildHttpApi(config: Config, deps: HttpApiDeps) {
+  const { kafka, clock, redis } = deps;
+  const kafkaHealth = createKafkaHealthCheck({
+    admin: kafka.admin({ retry: { retries: 0 } }),
+    isProducerConnected: deps.isProducerConnected,
+    timeoutMs: 2_000,
+  });
+  // A decision made over HTTP consumes no offset, so it needs no transaction: a plain idempotent
+  // producer publishes it on loop.decision like the Kafka path's decisions.
+  const apiProducer = createProducer(kafka);
+  const apiPublisher = buildOutputPublisher(config, apiProducer, deps.codec);
+  // OTLP over HTTP (POST /v1/traces) onto the topic the OTLP bridge reads, when the bridge runs.
+  const otlpHttp = config.otlp.topic
+    ? buildOtlpHttpIngest(config, config.otlp.topic, { kafka, limits: deps.limits, registry: deps.registry })
+    : null;
+  const http = createHttpServer({
+    api: {
+      keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
+      stores: { ...deps.readStores, lessonSplits: buildLessonSplits(deps.pool, config, redis) },
+      completeLoop: createLoopCompleter({
+        store: deps.reflectionStore,
+        guardrails: deps.guardrails,
+        clock,
+        publish: (outputs) => apiPublisher.publish(outputs, undefined),
+      }),
+      commonIssues: (tenantId) => deps.reflectionStore.commonIssues(tenantId),
+      lessonsForTask: createLessonsForTask({
+        index: createLessonIndex({
+          source: createPgLessonStore(deps.pool, { clock }),
+          embeddingModel: deps.embedder.name,
+          clock,
+        }),
+        embedder: deps.embedder,
+        clock,
+      }),
+      clock,
+      onFeedback: deps.feedbackMetrics.recorded,
+      logger: deps.logger,
+      allowCleartextKeys: config.http.allowCleartextApiKeys,
+      ...(otlpHttp ? { otlp: otlpHttp.ingest } : {}),
+    },
+    registry: deps.registry,
+    isConsuming: deps.isConsuming,
+    isStopping: deps.isStopping,
+    dependencies: [
+      { name: "kafka", check: () => kafkaHealth.check() },
+      { name: "postgres", check: async () => (await deps.probePool.query("SELECT 1")).rowCount === 1 },
+      {
+        name: "redis",
+        check: async () => {
+          await redis.ping();
+          return true;
+        },
+      },
+      // Without the registry, wire-format inputs cannot be decoded nor outputs encoded.
+      ...(deps.codec.check ? [{ name: "schema-registry", check: deps.codec.check }] : []),
+    ],
+  });
+
+  return {
+    http,
+    async connect(): Promise<void> {
+      await apiProducer.connect();
+      await otlpHttp?.connect();
+    },
+    /** Closes the producers and the health check's admin; the server itself is `http.close()`. */
+    closeClients(): Promise<unknown>[] {
+      return [kafkaHealth.close(), apiProducer.disconnect(), otlpHttp?.disconnect() ?? Promise.resolve()];
+    },
+  };
+}

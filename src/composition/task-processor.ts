@@ -1,0 +1,64 @@
+import type { Tracer } from "@opentelemetry/api";
+import { createHeuristicAnswerEvaluator } from "../adapters/llm/heuristic-answer-evaluator.js";
+import { createHeuristicGenerator } from "../adapters/llm/heuristic-generator.js";
+import { createPgFeedbackStore } from "../adapters/postgres/pg-feedback-store.js";
+import { createRedisSignatureIndex } from "../adapters/redis/redis-signature-index.js";
+import type { buildPostgresPool, buildRedis, Llm } from "../builders.js";
+import type { Config } from "../config/config.js";
+import { defaultQualityConfig } from "../domain/quality/quality-config.js";
+import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
+import { countAppliedOutcomes } from "../observability/applied-outcome-metrics.js";
+import type { Metrics } from "../observability/metrics.js";
+import { createQualityMetrics } from "../observability/quality-metrics.js";
+import { withSpans } from "../observability/traced-stage-timer.js";
+import type { Clock, ReflectionGenerator, ReflectionStore, SpendGate } from "../pipeline/ports.js";
+import { createTaskProcessor, type TaskProcessor } from "../pipeline/task-processor.js";
+
+export interface TaskProcessorDeps {
+  pool: ReturnType<typeof buildPostgresPool>;
+  redis: ReturnType<typeof buildRedis>;
+  store: ReflectionStore;
+  llm: Llm;
+  generator: ReflectionGenerator;
+  /** The tenants' token budget: over it, the offline generator and evaluator stand in. */
+  budget: SpendGate | null;
+  guardrails: GuardrailConfig;
+  metrics: Metrics;
+  clock: Clock;
+  tracer?: Tracer | undefined;
+}
+
+/** The processor of task events over the stores, the signature cache and the LLM adapters. */
+export function buildTaskProcessor(config: Config, deps: TaskProcessorDeps): TaskProcessor {
+  const { metrics, budget } = deps;
+  return createTaskProcessor({
+    store: deps.store,
+    answerEvaluator: deps.llm.answerEvaluator,
+    observer: createQualityMetrics(metrics.registry, metrics.qualityScore),
+    index: createRedisSignatureIndex(deps.redis, { keyPrefix: config.redis.keyPrefix }),
+    generator: deps.generator,
+    embedder: deps.llm.embedder,
+    clock: deps.clock,
+    timer: deps.tracer ? withSpans(metrics.timer, deps.tracer) : metrics.timer,
+    quality: {
+      ...defaultQualityConfig,
+      maxAttempts: config.quality.maxAttempts,
+      storageMinQuality: config.quality.storageMinQuality,
+      depth: { ...defaultQualityConfig.depth, mode: config.quality.depthMode },
+    },
+    guardrails: deps.guardrails,
+    mode: config.mode,
+    memory: config.memory,
+    // A rerun's outcome counts for or against the lessons its parent's decision carried.
+    appliedOutcomes: countAppliedOutcomes(createPgFeedbackStore(deps.pool), metrics.registry),
+    ...(budget
+      ? {
+          spend: {
+            gate: budget,
+            generator: createHeuristicGenerator(),
+            answerEvaluator: createHeuristicAnswerEvaluator(),
+          },
+        }
+      : {}),
+  });
+}
