@@ -51,6 +51,7 @@ import {
 import { createTaskProcessor } from "./pipeline/task-processor.js";
 import { createPgLessonStore } from "./adapters/postgres/pg-lesson-store.js";
 import { createPgFeedbackStore } from "./adapters/postgres/pg-feedback-store.js";
+import { createPgLessonRetrievals } from "./adapters/postgres/pg-lesson-retrievals.js";
 import { countAppliedOutcomes } from "./observability/applied-outcome-metrics.js";
 import { createLessonIndex } from "./features/lessons/lessons-for-task-index.js";
 import { createLessonsForTask } from "./features/lessons/lessons-for-task.js";
@@ -119,6 +120,8 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   const guardrails = { ...defaultGuardrailConfig, ...config.guardrails };
   // One store for the pipeline and the HTTP loop endpoints: it holds no state beyond the pool.
   const reflectionStore = buildReflectionStore(pool, llm.embedder);
+  // The lessons served to a loop through lessons-for-task, read back when its completion arrives.
+  const lessonRetrievals = createPgLessonRetrievals(pool);
   const processor = createTaskProcessor({
     store: reflectionStore,
     answerEvaluator: llm.answerEvaluator,
@@ -137,8 +140,12 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     guardrails,
     mode: config.mode,
     memory: config.memory,
-    // A rerun's outcome counts for or against the lessons its parent's decision carried.
-    appliedOutcomes: countAppliedOutcomes(createPgFeedbackStore(pool), metrics.registry),
+    // A task's outcome counts for or against the lessons its parent's decision carried and those
+    // it retrieved for its loop id.
+    appliedOutcomes: countAppliedOutcomes(
+      { ...createPgFeedbackStore(pool), lessonsRetrievedBy: lessonRetrievals.lessonsRetrievedBy },
+      metrics.registry,
+    ),
     ...(budget
       ? {
           spend: {
@@ -334,6 +341,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         }),
         embedder: llm.embedder,
         clock: apiClock,
+        retrievals: lessonRetrievals,
       }),
       clock: apiClock,
       onFeedback: feedbackMetrics.recorded,

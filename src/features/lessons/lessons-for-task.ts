@@ -26,6 +26,15 @@ export const LessonsForTaskBody = z.strictObject({
     .describe("the agent that will do it (not a filter: lessons are per tenant)"),
   tools: z.array(z.string().max(200)).max(50).optional().describe("the tools it will use"),
   projectId: z.string().max(200).optional().describe("only lessons of this project"),
+  loopId: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      "the loop id the agent will publish this task's completion under: the lessons served are remembered, and that completion's success or same failure counts for or against them",
+    ),
   limit: z
     .number()
     .int()
@@ -58,11 +67,28 @@ export interface LessonForTask {
   applied: { helped: number; failedAgain: number };
 }
 
+/**
+ * Where the lessons served for a loop are remembered until its completion is processed
+ * (`src/pipeline/lesson-outcomes.ts`); implemented by `src/adapters/postgres/pg-lesson-retrievals.ts`.
+ */
+export interface LessonRetrievalLog {
+  record(tenantId: string, loopId: string, reflectionIds: readonly string[], at: Date): Promise<void>;
+}
+
 export interface LessonsForTaskDeps {
   index: LessonIndex;
   embedder: Pick<Embedder, "embed" | "similarityScale">;
   clock: { now(): Date };
   floor?: number;
+  /** Absent: a request's `loopId` is not remembered (`recordedFor: null`). */
+  retrievals?: LessonRetrievalLog;
+}
+
+export interface LessonsForTaskAnswer {
+  lessons: LessonForTask[];
+  floor: number;
+  /** The loop the served lessons were remembered for; null when none was given (or none is kept). */
+  recordedFor: string | null;
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -73,15 +99,16 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
     async forTask(
       tenantId: string,
       body: LessonsForTaskBody,
-    ): Promise<{ lessons: LessonForTask[]; floor: number }> {
+    ): Promise<LessonsForTaskAnswer> {
       const floor = body.minRelevance ?? defaultFloor;
+      const loopId = deps.retrievals ? (body.loopId ?? null) : null;
       const [lessons, vectors] = await Promise.all([
         deps.index.lessonsOf(tenantId),
         deps.embedder.embed([taskQueryText(body)], tenantId),
       ]);
       const vector = unitVector(vectors[0] ?? []);
       // A task with no words the embedder knows is like no lesson at all.
-      if (!vector) return { lessons: [], floor };
+      if (!vector) return { lessons: [], floor, recordedFor: loopId };
       const ranked = rankLessons(
         lessons,
         {
@@ -94,8 +121,17 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
         },
         deps.embedder.similarityScale,
       );
+      // Remembered before the answer goes out, so the task's completion cannot arrive first.
+      if (loopId !== null && ranked.length > 0)
+        await deps.retrievals?.record(
+          tenantId,
+          loopId,
+          ranked.map((r) => r.lesson.id),
+          deps.clock.now(),
+        );
       return {
         floor,
+        recordedFor: loopId,
         lessons: ranked.map(({ lesson, relevance }) => ({
           reflectionId: lesson.id,
           relevance: round(relevance),
