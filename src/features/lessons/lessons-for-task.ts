@@ -96,10 +96,7 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 export function createLessonsForTask(deps: LessonsForTaskDeps) {
   const defaultFloor = deps.floor ?? defaultRelevanceFloor;
   return {
-    async forTask(
-      tenantId: string,
-      body: LessonsForTaskBody,
-    ): Promise<LessonsForTaskAnswer> {
+    async forTask(tenantId: string, body: LessonsForTaskBody): Promise<LessonsForTaskAnswer> {
       const floor = body.minRelevance ?? defaultFloor;
       const loopId = deps.retrievals ? (body.loopId ?? null) : null;
       const [lessons, vectors] = await Promise.all([

@@ -86,7 +86,11 @@ describe("a later task that retrieved lessons counts for or against them", () =>
         eventId: "evt-other",
         loopId: "loop-other",
         task: { description: "Upload the nightly report to the archive bucket" },
-        error: { category: "tool_error", type: "permission_denied", message: "write access denied to bucket" },
+        error: {
+          category: "tool_error",
+          type: "permission_denied",
+          message: "write access denied to bucket",
+        },
         events: [
           {
             eventId: "u1",
@@ -124,7 +128,9 @@ describe("a later task that retrieved lessons counts for or against them", () =>
         ...success,
       }),
     );
-    expect(recorded).toEqual([{ eventId: "evt-rerun", outcomes: [{ reflectionId: lesson, result: "helped" }] }]);
+    expect(recorded).toEqual([
+      { eventId: "evt-rerun", outcomes: [{ reflectionId: lesson, result: "helped" }] },
+    ]);
   });
 
   it("reads no retrievals from a store that keeps none", async () => {
