@@ -56,7 +56,7 @@ async function processed(event: TaskCompleted) {
           topics: [h.config.topics.taskCompleted],
         });
         const done = topic?.partitions.find((p) => p.partition === partition)?.offset ?? "-1";
-        return BigInt(done) > BigInt(offset);
+        return BigInt(done) > BigInt(offset ?? "0");
       },
       { timeoutMs: 60_000, what: `the commit past ${event.eventId}` },
     );
