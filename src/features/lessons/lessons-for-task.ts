@@ -3,6 +3,7 @@ import { lessonPrompt } from "../../domain/lessons/lesson-prompt.js";
 import type { Embedder } from "../../pipeline/ports.js";
 import type { LessonIndex } from "./lessons-for-task-index.js";
 import { rankLessons, taskQueryText, unitVector } from "./lessons-for-task-rank.js";
+import { wordsOf } from "./task-words.js";
 
 /**
  * "What should I watch for before I start this task?": the tenant's lessons that apply to a task,
@@ -14,7 +15,7 @@ import { rankLessons, taskQueryText, unitVector } from "./lessons-for-task-rank.
  * tune half of `npm run bench -- lessons-for-task` and checked on its held-out half; see
  * docs/benchmarks.md.
  */
-export const defaultRelevanceFloor = 0.28;
+export const defaultRelevanceFloor = 0.33;
 
 export const LessonsForTaskBody = z.strictObject({
   task: z.string().trim().min(1).max(8_000).describe("what the agent is about to do"),
@@ -99,9 +100,10 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
     async forTask(tenantId: string, body: LessonsForTaskBody): Promise<LessonsForTaskAnswer> {
       const floor = body.minRelevance ?? defaultFloor;
       const loopId = deps.retrievals ? (body.loopId ?? null) : null;
+      const text = taskQueryText(body);
       const [lessons, vectors] = await Promise.all([
         deps.index.lessonsOf(tenantId),
-        deps.embedder.embed([taskQueryText(body)], tenantId),
+        deps.embedder.embed([text], tenantId),
       ]);
       const vector = unitVector(vectors[0] ?? []);
       // A task with no words the embedder knows is like no lesson at all.
@@ -115,6 +117,7 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
           minImportance: body.minImportance,
           floor,
           now: deps.clock.now(),
+          words: { task: new Set(wordsOf(text)), rarity: deps.index.rarityOf(tenantId) },
         },
         deps.embedder.similarityScale,
       );
