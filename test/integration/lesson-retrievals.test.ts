@@ -6,6 +6,7 @@ import {
   maxRetrievedPerLoop,
 } from "../../src/adapters/postgres/pg-lesson-retrievals.js";
 import type { LoopDecision, TaskCompleted } from "../../src/domain/contracts/index.js";
+import { createPgLessonStore } from "../../src/adapters/postgres/pg-lesson-store.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { taskEvent } from "../support/task-events.js";
 import { waitFor } from "../support/wait-for.js";
@@ -86,6 +87,19 @@ describe("a later task that retrieved a lesson (HTTP, Kafka, Postgres)", () => {
     );
     const lessonId = (decisionRecord?.value as unknown as LoopDecision).lessons[0]?.reflectionId ?? "";
     expect(lessonId).not.toBe("");
+    // The index reads the task the lesson was written for (its words weigh in the ranking).
+    const model = await h.pool.query<{ m: string }>(
+      "SELECT embedding_model AS m FROM reflections WHERE id = $1",
+      [lessonId],
+    );
+    const rows = await createPgLessonStore(h.pool, { clock: { now: () => new Date() } }).lessonVectors(
+      tenantId,
+      model.rows[0]?.m ?? "",
+      null,
+    );
+    expect(rows.find((r) => r.id === lessonId)?.task).toBe(
+      `${first.task.description}\n${first.task.goal ?? ""}`,
+    );
 
     // A new task (not a rerun) asks for lessons with the loop id it will publish under.
     const asked = await lessonsFor("Fetch the order history of a customer for analysis", "loop-later-ok");
