@@ -12,6 +12,7 @@ import {
   unitVector,
   type IndexedLesson,
 } from "../../../src/features/lessons/lessons-for-task-rank.js";
+import { ReflectorError } from "../../../src/domain/errors.js";
 import { createLessonsForTask } from "../../../src/features/lessons/lessons-for-task.js";
 import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
@@ -207,6 +208,7 @@ describe("POST /api/v1/lessons/for-task", () => {
   };
   const clock = { now: () => now };
   const recorded: { tenantId: string; loopId: string; ids: string[]; at: Date }[] = [];
+  let recordFails = false;
   const forTask = createLessonsForTask({
     index: createLessonIndex({ source, embeddingModel: embedder.name, clock }),
     embedder,
@@ -214,6 +216,7 @@ describe("POST /api/v1/lessons/for-task", () => {
     floor: 0.05,
     retrievals: {
       record: (tenantId, loopId, ids, at) => {
+        if (recordFails) return Promise.reject(new ReflectorError("STORE_UNAVAILABLE", "postgres: down"));
         recorded.push({ tenantId, loopId, ids: [...ids], at });
         return Promise.resolve();
       },
@@ -306,6 +309,17 @@ describe("POST /api/v1/lessons/for-task", () => {
     expect(recorded).toHaveLength(1);
     expect((await post({ task: "x", loopId: "" })).statusCode).toBe(400);
     expect((await post({ task: "x", loopId: "l".repeat(201) })).statusCode).toBe(400);
+  });
+
+  it("answers 503 when the retrieval cannot be remembered, rather than serve lessons whose outcome would be lost", async () => {
+    recordFails = true;
+    try {
+      const res = await post({ task: "Cancel a flight reservation", loopId: "loop-later-9" });
+      expect(res.statusCode).toBe(503);
+      expect(res.headers["retry-after"]).toBe("5");
+    } finally {
+      recordFails = false;
+    }
   });
 });
 
