@@ -31,7 +31,7 @@ export interface LessonVectorRow {
    * text's when no trace vector was stored (lessons older than trace matching).
    */
   vector: number[];
-  /** Reruns that carried the lesson and succeeded, or failed the same way again. */
+  /** Tasks that applied the lesson (carried or retrieved) and succeeded, or failed the same way again. */
   applied?: { helped: number; failedAgain: number };
   /** The task the lesson was written for (description and goal); null when no longer stored. */
   task?: string | null;

@@ -21,7 +21,7 @@ export interface IndexedLesson {
   effectiveQuality: number;
   createdAt: Date;
   lastSeenAt: Date;
-  /** Reruns that carried the lesson and succeeded, or failed the same way again (applied-outcome.ts). */
+  /** Tasks that applied the lesson and succeeded, or failed the same way again (applied-outcome.ts). */
   applied?: { helped: number; failedAgain: number };
   /**
    * The unit vector a task is compared with: the trace the lesson was written for (its task,

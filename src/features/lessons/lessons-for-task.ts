@@ -64,7 +64,7 @@ export interface LessonForTask {
   projectId: string;
   createdAt: string;
   prompt: string;
-  /** Reruns that carried the lesson and succeeded (`helped`) or failed the same way (`failedAgain`). */
+  /** Tasks that applied it (carried by a rerun or retrieved) and succeeded (`helped`) or failed the same way (`failedAgain`). */
   applied: { helped: number; failedAgain: number };
 }
 
