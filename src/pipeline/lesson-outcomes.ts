@@ -5,6 +5,7 @@ import {
   type AppliedOutcomeStore,
 } from "../domain/feedback/applied-outcome.js";
 import { lessonsOfMemory } from "./decision-message.js";
+import type { OutboundMessage } from "./ports.js";
 import type { MemoryOutcome } from "./processing-state.js";
 
 /**
@@ -21,6 +22,44 @@ export async function recordAppliedOutcomes(
   memoryOutcome: MemoryOutcome | null,
   now: Date,
 ): Promise<AppliedOutcome[]> {
+  return record(store, event, lessonsOfMemory(memoryOutcome)[0]?.reflectionId ?? null, now);
+}
+
+/**
+ * The same, for an event found already committed (delivered again after a crash, or published
+ * twice): its outcomes may not have been recorded before the crash, so they are recorded from the
+ * outputs it committed; when they were, the store's key makes this a no-op. With
+ * `recordAppliedOutcomes` after the commit, every committed event's outcomes are counted, once.
+ */
+export async function recordCommittedOutcomes(
+  store: AppliedOutcomeStore,
+  event: TaskCompleted,
+  outputs: readonly OutboundMessage[],
+  now: Date,
+): Promise<AppliedOutcome[]> {
+  return record(store, event, filedUnderOf(outputs), now);
+}
+
+/**
+ * The lesson memory filed a committed event under, read from its reflection outcome: the lesson
+ * it names when memory kept one (`stored`: written, merged into or recalled), as
+ * `lessonsOfMemory` gives it before the commit.
+ */
+export function filedUnderOf(outputs: readonly OutboundMessage[]): string | null {
+  for (const output of outputs) {
+    if (output.role === "loopDecision") continue;
+    const { reflectionId, stored } = output.value;
+    if (stored === true && typeof reflectionId === "string") return reflectionId;
+  }
+  return null;
+}
+
+async function record(
+  store: AppliedOutcomeStore,
+  event: TaskCompleted,
+  filedUnder: string | null,
+  now: Date,
+): Promise<AppliedOutcome[]> {
   const [carried, retrieved] = await Promise.all([
     event.rerunOf === undefined ? [] : store.lessonsCarriedTo(event.tenantId, event.rerunOf),
     store.lessonsRetrievedBy ? store.lessonsRetrievedBy(event.tenantId, event.loopId, now) : [],
@@ -29,7 +68,7 @@ export async function recordAppliedOutcomes(
   const outcomes = appliedOutcomes({
     outcome: event.outcome,
     carried: [...carried, ...retrieved],
-    filedUnder: lessonsOfMemory(memoryOutcome)[0]?.reflectionId ?? null,
+    filedUnder,
   });
   await store.recordApplied(event.tenantId, event.eventId, outcomes, now);
   return outcomes;

@@ -27,7 +27,7 @@ import { selectForReflection, type ReflectionMode } from "../domain/select-for-r
 import { signatureCandidates } from "../domain/signature.js";
 import { stableId } from "../domain/stable-id.js";
 import { decisionMessage, lessonsOfMemory } from "./decision-message.js";
-import { recordAppliedOutcomes } from "./lesson-outcomes.js";
+import { recordAppliedOutcomes, recordCommittedOutcomes } from "./lesson-outcomes.js";
 import { createAttemptJudge } from "./judge-reflection.js";
 import { outcomeBody, outcomeMessage } from "./outcome-message.js";
 import type {
@@ -452,6 +452,15 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     );
   }
 
+  /** An event committed before (a crash may have come before its outcomes were counted). */
+  async function recordCommitted(event: TaskCompleted, outputs: OutboundMessage[]): Promise<void> {
+    const applied = deps.appliedOutcomes;
+    if (applied)
+      await timer.time("lesson-outcomes", () =>
+        recordCommittedOutcomes(applied, event, outputs, clock.now()),
+      );
+  }
+
   /**
    * The outputs to publish for an event id that is already committed: the stored ones for the
    * record that committed it (or when either record is unknown), none for any other record.
@@ -483,7 +492,10 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
     );
     if (recalled.processed) {
       const processed = await store.findProcessed(event.tenantId, event.eventId);
-      if (processed) return alreadyCommitted(processed.outputs, processed.sourceRecord, sourceRecord);
+      if (processed) {
+        await recordCommitted(event, processed.outputs);
+        return alreadyCommitted(processed.outputs, processed.sourceRecord, sourceRecord);
+      }
     }
     const now = clock.now();
     // The spend gate is asked once per event, and only when the event needs the model.
@@ -514,7 +526,10 @@ export function createTaskProcessor(deps: TaskProcessorDeps) {
       sourceRecord,
       loopContext,
     );
-    if (!result.committed) return alreadyCommitted(result.outputs, result.committedBy, sourceRecord);
+    if (!result.committed) {
+      await recordCommitted(event, result.outputs);
+      return alreadyCommitted(result.outputs, result.committedBy, sourceRecord);
+    }
 
     // Refresh the cache only after the transaction that made it true has committed. A merge
     // changed a lesson stored under another signature: that entry is left to expire, and the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { LoopDecision, ReflectionOutcome } from "../../../src/domain/contracts/index.js";
 import type { AppliedOutcome, AppliedOutcomeStore } from "../../../src/domain/feedback/applied-outcome.js";
-import { recordAppliedOutcomes } from "../../../src/pipeline/lesson-outcomes.js";
+import { filedUnderOf, recordAppliedOutcomes } from "../../../src/pipeline/lesson-outcomes.js";
 import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../../support/fakes.js";
 import { taskEvent } from "../../support/task-events.js";
 
@@ -145,5 +145,68 @@ describe("a later task that retrieved lessons counts for or against them", () =>
     const out = await recordAppliedOutcomes(store, taskEvent({ ...success }), null, now);
     expect(out).toEqual([]);
     expect(recorded).toEqual([]);
+  });
+});
+
+describe("an event delivered again after a crash between its commit and its outcomes", () => {
+  it("counts the outcomes from the committed outputs, once, as the first delivery would have", async () => {
+    const store = createFakeStore();
+    const stored = new Map<string, AppliedOutcome[]>();
+    const retrieved = new Map<string, string[]>();
+    let crashOnce = false;
+    const appliedOutcomes: AppliedOutcomeStore = {
+      lessonsCarriedTo: () => Promise.resolve([]),
+      lessonsRetrievedBy: (_tenant, loopId) => Promise.resolve(retrieved.get(loopId) ?? []),
+      // As the Postgres store: one row per (event, lesson), a second write of an event adds nothing.
+      recordApplied: (_tenant, eventId, outcomes) => {
+        if (crashOnce) {
+          crashOnce = false;
+          return Promise.reject(new Error("process killed after the commit"));
+        }
+        if (!stored.has(eventId)) stored.set(eventId, [...outcomes]);
+        return Promise.resolve();
+      },
+    };
+    const processor = createOfflineProcessor(
+      { store: store.store, index: createFakeIndex().index },
+      { clock: { now: () => now }, appliedOutcomes },
+    );
+    const first = await processor.process(taskEvent({ eventId: "evt-first", loopId: "loop-first" }));
+    const lesson = outcomeOf(first.outputs)?.reflectionId ?? "";
+    retrieved.set("loop-ok", [lesson]);
+    retrieved.set("loop-fails", [lesson]);
+
+    const ok = taskEvent({ eventId: "evt-ok", loopId: "loop-ok", ...success });
+    crashOnce = true;
+    await expect(processor.process(ok, "t/0/1")).rejects.toThrow("killed");
+    expect(stored.has("evt-ok")).toBe(false);
+    // Redelivered: the event is found committed, its outputs go out again, and it counts.
+    const again = await processor.process(ok, "t/0/1");
+    expect(again.status).toBe("replayed");
+    expect(stored.get("evt-ok")).toEqual([{ reflectionId: lesson, result: "helped" }]);
+
+    const fails = taskEvent({
+      eventId: "evt-fails",
+      loopId: "loop-fails",
+      occurredAt: "2026-11-20T10:04:00.000Z",
+    });
+    crashOnce = true;
+    await expect(processor.process(fails, "t/0/2")).rejects.toThrow("killed");
+    await processor.process(fails, "t/0/2");
+    // The failure is filed under the lesson it retrieved, read from the outcome it committed.
+    expect(stored.get("evt-fails")).toEqual([{ reflectionId: lesson, result: "failed_again" }]);
+  });
+
+  it("reads the lesson a committed event was filed under only when memory kept one", () => {
+    const output = (role: "reflectionAccepted" | "loopDecision", value: Record<string, unknown>) =>
+      ({ role, key: "k", id: "i", type: "t", subject: "s", time: "x", value }) as const;
+    expect(filedUnderOf([output("loopDecision", { reflectionId: "d" })])).toBeNull();
+    expect(filedUnderOf([output("reflectionAccepted", { reflectionId: "r", stored: false })])).toBeNull();
+    expect(
+      filedUnderOf([
+        output("loopDecision", {}),
+        output("reflectionAccepted", { reflectionId: "r", stored: true }),
+      ]),
+    ).toBe("r");
   });
 });
