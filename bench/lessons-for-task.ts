@@ -23,7 +23,7 @@ import { buildLlm } from "../src/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { attributeFailure } from "../src/domain/attribution/attribute-failure.js";
 import type { Reflection } from "../src/domain/contracts/index.js";
-import { traceText } from "../src/domain/memory/trace-text.js";
+import { episodeText, traceText } from "../src/domain/memory/trace-text.js";
 import {
   rankLessons,
   taskQueryText,
@@ -31,6 +31,12 @@ import {
   type IndexedLesson,
 } from "../src/features/lessons/lessons-for-task-rank.js";
 import { defaultRelevanceFloor } from "../src/features/lessons/lessons-for-task.js";
+import {
+  sharedWordsMinNats,
+  taskOfEpisode,
+  WordRarity,
+  wordsOf,
+} from "../src/features/lessons/task-words.js";
 import { reflectionBody } from "../src/pipeline/judge-reflection.js";
 import type { Embedder } from "../src/pipeline/ports.js";
 import { loadRealFailures, realLogsDir, type RealFailure } from "./real-logs/real-logs.js";
@@ -96,6 +102,8 @@ async function storedLessons(labels: Labels, byId: Map<string, RealFailure>, emb
       lastSeenAt: now,
       // As the index chooses: the trace's vector (stored with every lesson since trace matching).
       vector: unitVector(source ?? embedding ?? []) ?? new Float32Array(0),
+      // As the index reads them: the words of the task part of the stored episode text.
+      taskWords: wordsOf(taskOfEpisode(episodeText(failure.event, failingStep))),
     });
   }
   return lessons;
@@ -128,15 +136,28 @@ function queriesOf(labels: Labels, failures: RealFailure[]): Query[] {
   return queries;
 }
 
-/** Each query's lessons above floor 0 (relevance and key), best first, at most 3. */
-async function answers(queries: Query[], lessons: (IndexedLesson & { key: string })[], embedder: Embedder) {
-  const vectors = await embedder.embed(queries.map((q) => taskQueryText({ task: q.text })));
+/**
+ * Each query's lessons above floor 0 (relevance and key), best first, at most 3, each sharing at
+ * least `minNats` of rare words with the query (task-words.ts); null: by meaning alone.
+ */
+async function answers(
+  queries: Query[],
+  lessons: (IndexedLesson & { key: string })[],
+  embedder: Embedder,
+  minNats: number | null,
+) {
+  const texts = queries.map((q) => taskQueryText({ task: q.text }));
+  const vectors = await embedder.embed(texts);
+  const rarity = new WordRarity();
+  for (const lesson of lessons) rarity.add(lesson.taskWords ?? []);
   return queries.map((q, i) => {
     const vector = unitVector(vectors[i] ?? []);
     if (!vector) throw new Error(`no vector for ${q.name}`);
+    const words =
+      minNats === null ? {} : { words: { task: new Set(wordsOf(texts[i] ?? "")), rarity, minNats } };
     return rankLessons(
       lessons,
-      { vector, limit: 3, minImportance: 0.5, floor: 0, now },
+      { vector, limit: 3, minImportance: 0.5, floor: 0, now, ...words },
       embedder.similarityScale,
     ).map((r) => ({ key: r.lesson.id, relevance: r.relevance }));
   });
@@ -199,12 +220,36 @@ async function quality(
   const failures = loadRealFailures(logs.dir);
   const lessons = await storedLessons(labels, new Map(failures.map((f) => [f.id, f])), embedder);
   const queries = queriesOf(labels, failures);
-  const got = await answers(queries, lessons, embedder);
-  const tuned = tuneFloor(queries, got);
   const lines = [
     `${String(lessons.length)} lessons (recorded answers to τ-bench failures); ${String(queries.length)} queries (${String(queries.filter((q) => q.kind === "related").length)} related, ${String(queries.filter((q) => q.kind !== "related").length)} unrelated); embedder ${embedder.name}`,
-    `floor tuned on the tune split: min(hit, clean) is best (${pct(tuned.worst)}) from ${tuned.low.toFixed(2)} to ${tuned.high.toFixed(2)}, middle ${tuned.floor.toFixed(2)}; the code's default: ${defaultRelevanceFloor.toFixed(2)}`,
   ];
+  // The shared-words bar, tuned on the tune split alone: for each bar the best floor's
+  // min(hit, clean); the bars that reach the best form a range, and its middle is the bar.
+  const sweep: { minNats: number | null; worst: number; low: number; high: number }[] = [];
+  for (const minNats of [null, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4]) {
+    const t = tuneFloor(queries, await answers(queries, lessons, embedder, minNats));
+    sweep.push({ minNats, worst: t.worst, low: t.low, high: t.high });
+  }
+  const bestWorst = Math.max(...sweep.map((x) => x.worst));
+  const bars = sweep.filter((x) => x.worst === bestWorst && x.minNats !== null).map((x) => x.minNats ?? 0);
+  lines.push(
+    `shared rare words, tuned on the tune split (best floor's min(hit, clean) per bar): ${sweep
+      .map((x) => `${x.minNats === null ? "meaning alone" : `${x.minNats.toFixed(1)} nats`} ${pct(x.worst)}`)
+      .join(
+        ", ",
+      )}; best from ${Math.min(...bars).toFixed(1)} to ${Math.max(...bars).toFixed(1)} nats; the code's bar: ${sharedWordsMinNats.toFixed(1)}`,
+  );
+  const got = await answers(queries, lessons, embedder, sharedWordsMinNats);
+  const tuned = tuneFloor(queries, got);
+  lines.push(
+    `floor tuned on the tune split at the code's bar: min(hit, clean) is best (${pct(tuned.worst)}) from ${tuned.low.toFixed(2)} to ${tuned.high.toFixed(2)}, middle ${tuned.floor.toFixed(2)}; the code's default: ${defaultRelevanceFloor.toFixed(2)}`,
+  );
+  // Meaning alone at the floor it had, for comparison.
+  const before = await answers(queries, lessons, embedder, null);
+  const was = scoreAt(0.28, queries, before);
+  lines.push(
+    `meaning alone at floor 0.28 (before shared words counted): right lesson in top 3 ${pct(was.hit)} of ${String(was.related)}, nothing above the floor ${pct(was.clean)} of ${String(was.unrelated)}`,
+  );
   let result = { hit: 0, clean: 0 };
   for (const split of ["tune", "holdout", "all"] as const) {
     const pick = queries

@@ -13,7 +13,8 @@ import { scoreReflection } from "./score.js";
  * `reflector reflect FILE`: one trace in (an `agent.task.completed` event, or an OTLP/JSON trace
  * export), its attribution, lesson and verdict out, as the processor would produce them — with no
  * Kafka, database or Redis. The generator is the configured one: the offline generator unless
- * OPENAI_API_KEY (or a model endpoint) is set.
+ * `REFLECTOR_GENERATOR=openai` names a model (`REFLECTOR_MODEL`, with `OPENAI_API_KEY` and/or an
+ * OpenAI-compatible `OPENAI_BASE_URL`).
  */
 
 export class ReflectInputError extends Error {}

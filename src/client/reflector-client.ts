@@ -38,6 +38,11 @@ export interface LessonsForTask {
   agentId?: string;
   tools?: string[];
   projectId?: string;
+  /**
+   * The loop id this task's completion will be published under: the server remembers the lessons
+   * it served, and that completion counts for (success) or against (the same failure) them.
+   */
+  loopId?: string;
   /** 1 to 50 (the server's default 5). */
   limit?: number;
   minImportance?: number;

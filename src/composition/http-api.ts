@@ -13,6 +13,7 @@ import {
 import type { Config } from "../config/config.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { createLessonIndex } from "../features/lessons/lessons-for-task-index.js";
+import { createPgLessonRetrievals } from "../adapters/postgres/pg-lesson-retrievals.js";
 import { createLessonsForTask } from "../features/lessons/lessons-for-task.js";
 import { createApiKeyring, parseApiKeys } from "../http/api-keys.js";
 import { createHttpServer } from "../http/http-server.js";
@@ -83,6 +84,8 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
         }),
         embedder: deps.embedder,
         clock,
+        // The lessons served to a loop, read back when its completion arrives.
+        retrievals: createPgLessonRetrievals(deps.pool),
       }),
       clock,
       onFeedback: deps.feedbackMetrics.recorded,

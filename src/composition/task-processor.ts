@@ -2,6 +2,7 @@ import type { Tracer } from "@opentelemetry/api";
 import { createHeuristicAnswerEvaluator } from "../adapters/llm/heuristic-answer-evaluator.js";
 import { createHeuristicGenerator } from "../adapters/llm/heuristic-generator.js";
 import { createPgFeedbackStore } from "../adapters/postgres/pg-feedback-store.js";
+import { createPgLessonRetrievals } from "../adapters/postgres/pg-lesson-retrievals.js";
 import { createRedisSignatureIndex } from "../adapters/redis/redis-signature-index.js";
 import type { buildPostgresPool, buildRedis, Llm } from "../builders.js";
 import type { Config } from "../config/config.js";
@@ -49,8 +50,15 @@ export function buildTaskProcessor(config: Config, deps: TaskProcessorDeps): Tas
     guardrails: deps.guardrails,
     mode: config.mode,
     memory: config.memory,
-    // A rerun's outcome counts for or against the lessons its parent's decision carried.
-    appliedOutcomes: countAppliedOutcomes(createPgFeedbackStore(deps.pool), metrics.registry),
+    // A task's outcome counts for or against the lessons its parent's decision carried and those
+    // it retrieved for its loop id (written by lessons-for-task).
+    appliedOutcomes: countAppliedOutcomes(
+      {
+        ...createPgFeedbackStore(deps.pool),
+        lessonsRetrievedBy: createPgLessonRetrievals(deps.pool).lessonsRetrievedBy,
+      },
+      metrics.registry,
+    ),
     ...(budget
       ? {
           spend: {

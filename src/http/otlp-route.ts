@@ -3,6 +3,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { classifyFailure, errorMessage, ReflectorError } from "../domain/errors.js";
 import type { Logger } from "../observability/logger.js";
 import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "./api-context.js";
+import { encodeStatus, rpcCodeOf, type OtlpStatus } from "./otlp-status.js";
 
 /**
  * OTLP over HTTP (`POST /v1/traces`), as an OpenTelemetry SDK's OTLP/HTTP exporter sends it:
@@ -41,9 +42,42 @@ export const otlpRouteRoles: RouteRoles = {
 const protobufType = "application/x-protobuf";
 const jsonType = "application/json";
 
+const mediaTypeOf = (request: FastifyRequest) =>
+  (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+
 function encodingOf(request: FastifyRequest): OtlpBodyEncoding {
-  const type = (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-  return type === jsonType ? "json" : "protobuf";
+  return mediaTypeOf(request) === jsonType ? "json" : "protobuf";
+}
+
+/** The message of an error body this server wrote (`{ error, message }`), or the body itself. */
+function messageOf(payload: unknown): string {
+  const text = Buffer.isBuffer(payload)
+    ? payload.toString("utf8")
+    : typeof payload === "string"
+      ? payload
+      : "";
+  try {
+    const parsed = JSON.parse(text) as { message?: unknown };
+    if (typeof parsed.message === "string") return parsed.message;
+  } catch {
+    // not JSON: the text is the message
+  }
+  return text;
+}
+
+/**
+ * Every error answer of the route, whoever wrote it (this route, authentication, Fastify), as the
+ * OTLP/HTTP specification asks: a `google.rpc.Status` in the request's encoding. A request that
+ * is neither encoding (a 415) gets the JSON form.
+ */
+function statusBody(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  const status: OtlpStatus = { code: rpcCodeOf(reply.statusCode), message: messageOf(payload) };
+  if (mediaTypeOf(request) === protobufType) {
+    void reply.header("content-type", protobufType);
+    return encodeStatus(status);
+  }
+  void reply.header("content-type", "application/json; charset=utf-8");
+  return JSON.stringify(status);
 }
 
 function errorReply(reply: FastifyReply, status: number, error: string, message: string) {
@@ -89,6 +123,9 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
       (_request, body, parsed) => {
         parsed(null, body);
       },
+    );
+    otlp.addHook("onSend", async (request, reply, payload) =>
+      reply.statusCode >= 400 ? statusBody(request, reply, payload) : payload,
     );
     otlp.addHook("preParsing", async (request, _reply, payload) => {
       const coding = (request.headers["content-encoding"] ?? "identity").trim().toLowerCase();

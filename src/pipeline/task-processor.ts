@@ -16,7 +16,7 @@ import type {
   SpendGate,
 } from "./ports.js";
 import type { EventFacts, EventState } from "./processing-state.js";
-import { afterCommit } from "./stages/after-commit.js";
+import { afterCommit, countCommittedOutcomes } from "./stages/after-commit.js";
 import { decideAndPersist } from "./stages/decide-and-persist.js";
 import { evaluateAnswer } from "./stages/evaluate-answer.js";
 import { match } from "./stages/match.js";
@@ -88,7 +88,10 @@ export function createTaskProcessor(taskDeps: TaskProcessorDeps) {
     facts: EventFacts = eventFacts(event, deps.mode),
   ): Promise<ProcessResult> {
     const { processed, cached } = await recall(deps, facts);
-    if (processed) return alreadyCommitted(processed.outputs, processed.sourceRecord, sourceRecord);
+    if (processed) {
+      await countCommittedOutcomes(deps, event, processed.outputs);
+      return alreadyCommitted(processed.outputs, processed.sourceRecord, sourceRecord);
+    }
     const state = await evaluateAnswer(deps, start(facts, sourceRecord, cached));
     const matched = await match(deps, state);
     const remembered = matched
@@ -96,7 +99,10 @@ export function createTaskProcessor(taskDeps: TaskProcessorDeps) {
       : { ...state, memory: null };
     const persisted = await decideAndPersist(deps, remembered);
     const { result } = persisted;
-    if (!result.committed) return alreadyCommitted(result.outputs, result.committedBy, sourceRecord);
+    if (!result.committed) {
+      await countCommittedOutcomes(deps, event, result.outputs);
+      return alreadyCommitted(result.outputs, result.committedBy, sourceRecord);
+    }
     return processedResult(await afterCommit(deps, persisted));
   }
 

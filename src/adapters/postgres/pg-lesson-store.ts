@@ -204,11 +204,18 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
           vector: number[];
           applied_helped: number;
           applied_failed: number;
+          task: string | null;
         }>(
+          // The task the lesson was written for: its episode text up to the outcome line (as
+          // taskOfEpisode in src/features/lessons/task-words.ts reads it), found by primary keys.
           `SELECT id, project_id, strategy_text, learning, adjustments, tags, importance,
                   ${effectiveSql} AS effective_quality, first_seen_at, last_seen_at, updated_at,
                   CASE WHEN cardinality(source_vector) > 0 THEN source_vector ELSE embedding END AS vector,
-                  applied_helped, applied_failed
+                  applied_helped, applied_failed,
+                  (SELECT split_part(l.task_text, E'\\noutcome: ', 1)
+                     FROM processed_events p
+                     JOIN loop_traces l ON l.tenant_id = p.tenant_id AND l.loop_id = p.loop_id
+                    WHERE p.tenant_id = reflections.tenant_id AND p.event_id = reflections.source_event_id) AS task
              FROM reflections
             WHERE tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)`,
           [tenantId, embeddingModel, since],
@@ -227,6 +234,7 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
           updatedAt: r.updated_at,
           vector: r.vector,
           applied: { helped: r.applied_helped, failedAgain: r.applied_failed },
+          task: r.task,
         }));
       }),
 

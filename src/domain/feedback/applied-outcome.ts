@@ -3,7 +3,9 @@
  * (`loop.decision.lessons`); the rerun's own completion says how it went. A rerun that succeeds
  * counts as "helped" for every lesson it carried; a rerun that fails again and is filed under one
  * of those lessons (the same failure, the same way) counts as "failed again" for that lesson. A
- * rerun that fails differently says nothing about the lesson and counts for none.
+ * rerun that fails differently says nothing about the lesson and counts for none. A task that
+ * retrieved lessons for itself (`POST /api/v1/lessons/for-task` with its loop id) counts the same
+ * way for the lessons it retrieved.
  *
  * The counts move the effective quality (what serving and ranking use), with no human vote: a
  * lesson that keeps failing when applied is withheld, as a 👎 would withhold it; one that keeps
@@ -29,10 +31,13 @@ export const appliedOutcomeRules = {
   maxShift: 0.1,
 };
 
-/** What a rerun's completion says about the lessons its parent's decision carried. */
+/**
+ * What a task's completion says about the lessons it applied: those the decision that asked for
+ * this rerun carried, and those the task retrieved for itself before it started.
+ */
 export function appliedOutcomes(input: {
   outcome: Outcome;
-  /** The lessons the decision that asked for this rerun carried. */
+  /** The lessons the task applied: carried by its rerun decision, or retrieved for its loop. */
   carried: readonly string[];
   /** The lesson memory filed this rerun's failure under; null when none (or a success). */
   filedUnder: string | null;
@@ -74,6 +79,11 @@ export function qualityAfterOutcomes(
 export interface AppliedOutcomeStore {
   /** The lessons the decision about `loopId` carried (empty when none, or the loop is unknown). */
   lessonsCarriedTo(tenantId: string, loopId: string): Promise<string[]>;
+  /**
+   * The lessons `POST /api/v1/lessons/for-task` served for `loopId` (the task's own loop) within
+   * their retention before `at`; they count as the lessons a rerun carries. Absent: not counted.
+   */
+  lessonsRetrievedBy?(tenantId: string, loopId: string, at: Date): Promise<string[]>;
   /**
    * Counts the outcomes of one event, once: a replay of the same event id counts nothing again.
    * Moves each lesson's counts and effective quality.

@@ -1,4 +1,5 @@
 import { unitVector, type IndexedLesson } from "./lessons-for-task-rank.js";
+import { WordRarity, wordsOf } from "./task-words.js";
 
 /**
  * The tenants' lessons with their vectors, in this process: loaded once per tenant and kept fresh
@@ -30,8 +31,10 @@ export interface LessonVectorRow {
    * text's when no trace vector was stored (lessons older than trace matching).
    */
   vector: number[];
-  /** Reruns that carried the lesson and succeeded, or failed the same way again. */
+  /** Tasks that applied the lesson (carried or retrieved) and succeeded, or failed the same way again. */
   applied?: { helped: number; failedAgain: number };
+  /** The task the lesson was written for (description and goal); null when no longer stored. */
+  task?: string | null;
 }
 
 /** Where the index reads lessons from; implemented by `src/adapters/postgres/pg-lesson-store.ts`. */
@@ -56,6 +59,8 @@ export interface LessonIndexOptions {
 
 interface TenantLessons {
   lessons: Map<string, IndexedLesson>;
+  /** How many of these lessons' tasks have each word. */
+  rarity: WordRarity;
   latest: Date | null;
   checkedAt: number;
   loaded: boolean;
@@ -83,7 +88,19 @@ function indexed(row: LessonVectorRow): IndexedLesson | null {
     lastSeenAt: row.lastSeenAt,
     applied: row.applied ?? { helped: 0, failedAgain: 0 },
     vector,
+    ...(row.task ? { taskWords: wordsOf(row.task) } : {}),
   };
+}
+
+function put(entry: TenantLessons, id: string, lesson: IndexedLesson | null): void {
+  const old = entry.lessons.get(id);
+  if (old?.taskWords?.length) entry.rarity.remove(old.taskWords);
+  if (!lesson) {
+    entry.lessons.delete(id);
+    return;
+  }
+  entry.lessons.set(id, lesson);
+  if (lesson.taskWords?.length) entry.rarity.add(lesson.taskWords);
 }
 
 function latestOf(rows: readonly LessonVectorRow[], since: Date | null): Date | null {
@@ -105,13 +122,12 @@ export function createLessonIndex(options: LessonIndexOptions) {
     // overlap reads it again (rows are replaced by id, so twice is harmless).
     const from = since ? new Date(since.getTime() - overlapMs) : null;
     const rows = await source.lessonVectors(tenantId, embeddingModel, from);
-    if (full) entry.lessons = new Map();
-    for (const row of rows) {
-      const lesson = indexed(row);
-      // A row with no usable vector cannot match a task; it still counts, so it is not reloaded.
-      if (lesson) entry.lessons.set(row.id, lesson);
-      else entry.lessons.delete(row.id);
+    if (full) {
+      entry.lessons = new Map();
+      entry.rarity = new WordRarity();
     }
+    // A row with no usable vector cannot match a task; it still counts, so it is not reloaded.
+    for (const row of rows) put(entry, row.id, indexed(row));
     entry.latest = latestOf(rows, since);
   }
 
@@ -161,6 +177,7 @@ export function createLessonIndex(options: LessonIndexOptions) {
     async lessonsOf(tenantId: string): Promise<Iterable<IndexedLesson>> {
       const entry = tenants.get(tenantId) ?? {
         lessons: new Map<string, IndexedLesson>(),
+        rarity: new WordRarity(),
         latest: null,
         checkedAt: 0,
         loaded: false,
@@ -179,6 +196,10 @@ export function createLessonIndex(options: LessonIndexOptions) {
         }
       } else if (entry.failure !== null && now - entry.checkedAt > maxStaleMs) throw entry.failure;
       return entry.lessons.values();
+    },
+    /** How rare each word is among the tenant's lessons' tasks, as held (after `lessonsOf`). */
+    rarityOf(tenantId: string): WordRarity {
+      return tenants.get(tenantId)?.rarity ?? new WordRarity();
     },
     /** Resolves when the tenant's refresh under way (if any) has ended (tests, the benchmark). */
     async settled(tenantId: string): Promise<void> {

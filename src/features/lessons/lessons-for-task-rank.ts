@@ -1,4 +1,5 @@
 import { isServed } from "../../domain/feedback/effective-quality.js";
+import type { WordRarity } from "./task-words.js";
 
 /**
  * Which stored lessons apply to a task an agent is about to do, and in what order: by meaning
@@ -20,7 +21,7 @@ export interface IndexedLesson {
   effectiveQuality: number;
   createdAt: Date;
   lastSeenAt: Date;
-  /** Reruns that carried the lesson and succeeded, or failed the same way again (applied-outcome.ts). */
+  /** Tasks that applied the lesson and succeeded, or failed the same way again (applied-outcome.ts). */
   applied?: { helped: number; failedAgain: number };
   /**
    * The unit vector a task is compared with: the trace the lesson was written for (its task,
@@ -30,6 +31,11 @@ export interface IndexedLesson {
    * speaks of the fix, the task speaks of the work.
    */
   vector: Float32Array;
+  /**
+   * The words of the task the lesson was written for (`wordsOf`); absent or empty when unknown
+   * (lessons whose source task is no longer stored), and then not required to share any.
+   */
+  taskWords?: readonly string[];
 }
 
 export interface TaskQuery {
@@ -41,6 +47,11 @@ export interface TaskQuery {
   /** Relevance (0–1, `relevanceOf`) below which a lesson is not returned at all. */
   floor: number;
   now: Date;
+  /**
+   * The task's words and the tenant's word rarity: a lesson whose task words are known is served
+   * only when the two tasks share enough rare words (task-words.ts). Absent: meaning alone.
+   */
+  words?: { task: ReadonlySet<string>; rarity: WordRarity; minNats?: number };
 }
 
 export interface RankedLesson {
@@ -103,6 +114,8 @@ export function rankLessons(
   const kept: RankedLesson[] = [];
   const now = query.now.getTime();
   const w = rankingWeights;
+  const words = query.words;
+  const minShared = words?.rarity.minShared(words.minNats) ?? 0;
   for (const lesson of lessons) {
     // Withheld lessons (feedback or outcomes took them below the serving floor) are never advice.
     if (!isServed(lesson.effectiveQuality)) continue;
@@ -111,6 +124,9 @@ export function rankLessons(
     if (lesson.vector.length !== query.vector.length) continue;
     const relevance = relevanceOf(dot(query.vector, lesson.vector), scale);
     if (relevance < query.floor || relevance <= 0) continue;
+    // Near in meaning, but about another request of the same domain: no rare word in common.
+    if (words && lesson.taskWords?.length && words.rarity.shared(words.task, lesson.taskWords) < minShared)
+      continue;
     const ageDays = Math.max(0, (now - lesson.lastSeenAt.getTime()) / dayMs);
     const recency = 2 ** (-ageDays / w.recencyHalfLifeDays);
     const score =

@@ -3,6 +3,7 @@ import { lessonPrompt } from "../../domain/lessons/lesson-prompt.js";
 import type { Embedder } from "../../pipeline/ports.js";
 import type { LessonIndex } from "./lessons-for-task-index.js";
 import { rankLessons, taskQueryText, unitVector } from "./lessons-for-task-rank.js";
+import { wordsOf } from "./task-words.js";
 
 /**
  * "What should I watch for before I start this task?": the tenant's lessons that apply to a task,
@@ -14,7 +15,7 @@ import { rankLessons, taskQueryText, unitVector } from "./lessons-for-task-rank.
  * tune half of `npm run bench -- lessons-for-task` and checked on its held-out half; see
  * docs/benchmarks.md.
  */
-export const defaultRelevanceFloor = 0.28;
+export const defaultRelevanceFloor = 0.33;
 
 export const LessonsForTaskBody = z.strictObject({
   task: z.string().trim().min(1).max(8_000).describe("what the agent is about to do"),
@@ -26,6 +27,15 @@ export const LessonsForTaskBody = z.strictObject({
     .describe("the agent that will do it (not a filter: lessons are per tenant)"),
   tools: z.array(z.string().max(200)).max(50).optional().describe("the tools it will use"),
   projectId: z.string().max(200).optional().describe("only lessons of this project"),
+  loopId: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      "the loop id the agent will publish this task's completion under: the lessons served are remembered, and that completion's success or same failure counts for or against them",
+    ),
   limit: z
     .number()
     .int()
@@ -54,8 +64,16 @@ export interface LessonForTask {
   projectId: string;
   createdAt: string;
   prompt: string;
-  /** Reruns that carried the lesson and succeeded (`helped`) or failed the same way (`failedAgain`). */
+  /** Tasks that applied it (carried by a rerun or retrieved) and succeeded (`helped`) or failed the same way (`failedAgain`). */
   applied: { helped: number; failedAgain: number };
+}
+
+/**
+ * Where the lessons served for a loop are remembered until its completion is processed
+ * (`src/pipeline/lesson-outcomes.ts`); implemented by `src/adapters/postgres/pg-lesson-retrievals.ts`.
+ */
+export interface LessonRetrievalLog {
+  record(tenantId: string, loopId: string, reflectionIds: readonly string[], at: Date): Promise<void>;
 }
 
 export interface LessonsForTaskDeps {
@@ -63,6 +81,15 @@ export interface LessonsForTaskDeps {
   embedder: Pick<Embedder, "embed" | "similarityScale">;
   clock: { now(): Date };
   floor?: number;
+  /** Absent: a request's `loopId` is not remembered (`recordedFor: null`). */
+  retrievals?: LessonRetrievalLog;
+}
+
+export interface LessonsForTaskAnswer {
+  lessons: LessonForTask[];
+  floor: number;
+  /** The loop the served lessons were remembered for; null when none was given (or none is kept). */
+  recordedFor: string | null;
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -70,18 +97,17 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 export function createLessonsForTask(deps: LessonsForTaskDeps) {
   const defaultFloor = deps.floor ?? defaultRelevanceFloor;
   return {
-    async forTask(
-      tenantId: string,
-      body: LessonsForTaskBody,
-    ): Promise<{ lessons: LessonForTask[]; floor: number }> {
+    async forTask(tenantId: string, body: LessonsForTaskBody): Promise<LessonsForTaskAnswer> {
       const floor = body.minRelevance ?? defaultFloor;
+      const loopId = deps.retrievals ? (body.loopId ?? null) : null;
+      const text = taskQueryText(body);
       const [lessons, vectors] = await Promise.all([
         deps.index.lessonsOf(tenantId),
-        deps.embedder.embed([taskQueryText(body)], tenantId),
+        deps.embedder.embed([text], tenantId),
       ]);
       const vector = unitVector(vectors[0] ?? []);
       // A task with no words the embedder knows is like no lesson at all.
-      if (!vector) return { lessons: [], floor };
+      if (!vector) return { lessons: [], floor, recordedFor: loopId };
       const ranked = rankLessons(
         lessons,
         {
@@ -91,11 +117,21 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
           minImportance: body.minImportance,
           floor,
           now: deps.clock.now(),
+          words: { task: new Set(wordsOf(text)), rarity: deps.index.rarityOf(tenantId) },
         },
         deps.embedder.similarityScale,
       );
+      // Remembered before the answer goes out, so the task's completion cannot arrive first.
+      if (loopId !== null && ranked.length > 0)
+        await deps.retrievals?.record(
+          tenantId,
+          loopId,
+          ranked.map((r) => r.lesson.id),
+          deps.clock.now(),
+        );
       return {
         floor,
+        recordedFor: loopId,
         lessons: ranked.map(({ lesson, relevance }) => ({
           reflectionId: lesson.id,
           relevance: round(relevance),

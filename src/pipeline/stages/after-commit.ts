@@ -1,6 +1,7 @@
 import type { AppliedOutcomeStore } from "../../domain/feedback/applied-outcome.js";
-import { recordAppliedOutcomes } from "../lesson-outcomes.js";
-import type { SignatureIndex, StoredReflection } from "../ports.js";
+import type { TaskCompleted } from "../../domain/contracts/index.js";
+import { recordAppliedOutcomes, recordCommittedOutcomes } from "../lesson-outcomes.js";
+import type { Clock, OutboundMessage, SignatureIndex, StoredReflection } from "../ports.js";
 import type { MemoryOutcome, PersistedState } from "../processing-state.js";
 import type { StageTimer } from "../stage-timer.js";
 
@@ -29,6 +30,23 @@ export async function afterCommit(deps: AfterCommitDeps, state: PersistedState):
   if (applied)
     await deps.timer.time("lesson-outcomes", () => recordAppliedOutcomes(applied, event, memory, now));
   return state;
+}
+
+/**
+ * For an event found committed before (by another record, or by this one before a crash that may
+ * have come before its outcomes were counted): the lessons it applied are counted from the
+ * outputs it committed. Counting is keyed by the event, so a second count changes nothing.
+ */
+export async function countCommittedOutcomes(
+  deps: Pick<AfterCommitDeps, "timer" | "appliedOutcomes"> & { clock: Clock },
+  event: TaskCompleted,
+  outputs: OutboundMessage[],
+): Promise<void> {
+  const applied = deps.appliedOutcomes;
+  if (applied)
+    await deps.timer.time("lesson-outcomes", () =>
+      recordCommittedOutcomes(applied, event, outputs, deps.clock.now()),
+    );
 }
 
 /** What the signature's cache entry holds once the event's commit is in. */

@@ -12,6 +12,7 @@ import {
   unitVector,
   type IndexedLesson,
 } from "../../../src/features/lessons/lessons-for-task-rank.js";
+import { ReflectorError } from "../../../src/domain/errors.js";
 import { createLessonsForTask } from "../../../src/features/lessons/lessons-for-task.js";
 import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
@@ -206,11 +207,20 @@ describe("POST /api/v1/lessons/for-task", () => {
     },
   };
   const clock = { now: () => now };
+  const recorded: { tenantId: string; loopId: string; ids: string[]; at: Date }[] = [];
+  let recordFails = false;
   const forTask = createLessonsForTask({
     index: createLessonIndex({ source, embeddingModel: embedder.name, clock }),
     embedder,
     clock,
     floor: 0.05,
+    retrievals: {
+      record: (tenantId, loopId, ids, at) => {
+        if (recordFails) return Promise.reject(new ReflectorError("STORE_UNAVAILABLE", "postgres: down"));
+        recorded.push({ tenantId, loopId, ids: [...ids], at });
+        return Promise.resolve();
+      },
+    },
   });
   const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not used")) });
   const stores = unused as ApiRoutesDeps["stores"]["loops"] &
@@ -276,6 +286,60 @@ describe("POST /api/v1/lessons/for-task", () => {
 
   it("returns nothing above a floor the caller raises", async () => {
     const res = await post({ task: "Cancel a flight reservation", minRelevance: 1 });
-    expect(res.json()).toEqual({ lessons: [], floor: 1 });
+    expect(res.json()).toEqual({ lessons: [], floor: 1, recordedFor: null });
+  });
+
+  it("remembers the lessons served for the task's loop id, and nothing when none is given or none is served", async () => {
+    recorded.length = 0;
+    const plain = await post({ task: "Cancel a flight reservation" });
+    expect(plain.json<{ recordedFor: unknown }>().recordedFor).toBeNull();
+    expect(recorded).toEqual([]);
+
+    const res = await post({ task: "Cancel a flight reservation", loopId: "loop-later-7" });
+    expect(res.statusCode).toBe(200);
+    const body = res.json<{ recordedFor: string; lessons: { reflectionId: string }[] }>();
+    expect(body.recordedFor).toBe("loop-later-7");
+    expect(body.lessons.length).toBeGreaterThan(0);
+    expect(recorded).toEqual([
+      { tenantId: "tenant-u", loopId: "loop-later-7", ids: body.lessons.map((l) => l.reflectionId), at: now },
+    ]);
+
+    // Nothing served: nothing to remember.
+    await post({ task: "Cancel a flight reservation", loopId: "loop-later-8", minRelevance: 1 });
+    expect(recorded).toHaveLength(1);
+    expect((await post({ task: "x", loopId: "" })).statusCode).toBe(400);
+    expect((await post({ task: "x", loopId: "l".repeat(201) })).statusCode).toBe(400);
+  });
+
+  it("answers 503 when the retrieval cannot be remembered, rather than serve lessons whose outcome would be lost", async () => {
+    recordFails = true;
+    try {
+      const res = await post({ task: "Cancel a flight reservation", loopId: "loop-later-9" });
+      expect(res.statusCode).toBe(503);
+      expect(res.headers["retry-after"]).toBe("5");
+    } finally {
+      recordFails = false;
+    }
+  });
+});
+
+describe("lessons for a task without a retrieval log", () => {
+  it("serves the lessons and says that the loop id was not remembered", async () => {
+    const clock = { now: () => now };
+    const rows = [await row(texts.cancel)];
+    const forTask = createLessonsForTask({
+      index: createLessonIndex({ source: fakeSource(rows).source, embeddingModel: embedder.name, clock }),
+      embedder,
+      clock,
+      floor: 0.05,
+    });
+    const answer = await forTask.forTask("t", {
+      task: "Cancel a flight reservation",
+      loopId: "loop-1",
+      limit: 5,
+      minImportance: 0.5,
+    });
+    expect(answer.lessons.map((l) => l.reflectionId)).toEqual([rows[0]?.id]);
+    expect(answer.recordedFor).toBeNull();
   });
 });

@@ -7,6 +7,7 @@ import { loadConfig } from "../../../src/config/config.js";
 import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
+import { decodeStatus, rpcCodeOf, type OtlpStatus } from "../../../src/http/otlp-status.js";
 import { buildOtlpHttpIngest } from "../../../src/otlp-bridge-app.js";
 import { runMultiAgentTask, sdkTracer, serialize } from "../../support/otel-traces.js";
 
@@ -71,6 +72,21 @@ function sdkRequest(resource: Record<string, string> = { "service.name": "churn-
   return { run, spans: sdk.finished() };
 }
 
+/** An error answer's `google.rpc.Status`, read in the encoding its content type names. */
+function statusOf(res: { headers: Record<string, unknown>; rawPayload: Buffer; json: () => unknown }): {
+  encoding: "protobuf" | "json";
+  status: OtlpStatus;
+} {
+  const type = String(res.headers["content-type"]);
+  if (type === "application/x-protobuf")
+    return { encoding: "protobuf", status: decodeStatus(res.rawPayload) };
+  expect(type).toMatch(/^application\/json/);
+  const body = res.json() as OtlpStatus;
+  // The proto3 JSON form of a Status: no field it does not have.
+  expect(Object.keys(body).sort()).toEqual(["code", "message"]);
+  return { encoding: "json", status: body };
+}
+
 const post = (payload: Buffer | string, headers: Record<string, string>) =>
   app.inject({
     method: "POST",
@@ -123,9 +139,17 @@ describe("POST /v1/traces", () => {
     const other = sdkRequest({ "service.name": "s", "reflector.tenant_id": "tenant-b" });
     const res = await post(serialize(other.spans, "json"), { "content-type": "application/json" });
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toMatchObject({
-      error: "forbidden",
-      message: expect.stringContaining("tenant-b") as string,
+    expect(statusOf(res)).toEqual({
+      encoding: "json",
+      status: { code: 7, message: expect.stringContaining("tenant-b") as string },
+    });
+    const proto = await post(serialize(other.spans, "protobuf"), {
+      "content-type": "application/x-protobuf",
+    });
+    expect(proto.statusCode).toBe(403);
+    expect(statusOf(proto)).toEqual({
+      encoding: "protobuf",
+      status: { code: 7, message: expect.stringContaining("tenant-b") as string },
     });
     expect(sent).toHaveLength(1);
   });
@@ -149,7 +173,11 @@ describe("POST /v1/traces", () => {
     for (const [payload, headers, message] of cases) {
       const res = await post(payload, headers);
       expect(res.statusCode, String(payload)).toBe(400);
-      expect(res.json<{ message: string }>().message).toMatch(message);
+      const { encoding, status } = statusOf(res);
+      // Answered in the request's encoding, with INVALID_ARGUMENT.
+      expect(encoding).toBe(headers["content-type"] === "application/json" ? "json" : "protobuf");
+      expect(status.code).toBe(3);
+      expect(status.message).toMatch(message);
     }
     expect(sent).toHaveLength(0);
   });
@@ -158,7 +186,10 @@ describe("POST /v1/traces", () => {
     const big = JSON.stringify({ resourceSpans: [], padding: "x".repeat(70 * 1024) });
     const res = await post(big, { "content-type": "application/json" });
     expect(res.statusCode).toBe(413);
-    expect(res.json<{ message: string }>().message).toContain(String(64 * 1024));
+    expect(statusOf(res).status).toEqual({
+      code: 8,
+      message: expect.stringContaining(String(64 * 1024)) as string,
+    });
     const zipped = await post(gzipSync(big), {
       "content-type": "application/json",
       "content-encoding": "gzip",
@@ -168,14 +199,20 @@ describe("POST /v1/traces", () => {
   });
 
   it("answers 415 for another content type or encoding", async () => {
-    expect((await post("spans", { "content-type": "text/plain" })).statusCode).toBe(415);
+    const text = await post("spans", { "content-type": "text/plain" });
+    expect(text.statusCode).toBe(415);
+    // Neither OTLP encoding: the JSON form.
+    expect(statusOf(text)).toMatchObject({ encoding: "json", status: { code: 3 } });
     const { spans } = sdkRequest();
     const br = await post(serialize(spans, "protobuf"), {
       "content-type": "application/x-protobuf",
       "content-encoding": "br",
     });
     expect(br.statusCode).toBe(415);
-    expect(br.json<{ message: string }>().message).toMatch(/gzip/);
+    expect(statusOf(br)).toEqual({
+      encoding: "protobuf",
+      status: { code: 3, message: expect.stringMatching(/gzip/) as string },
+    });
   });
 
   it("needs a key with the decide role", async () => {
@@ -188,11 +225,19 @@ describe("POST /v1/traces", () => {
       headers: { "content-type": "application/x-protobuf" },
     });
     expect(none.statusCode).toBe(401);
+    // Refused before the route runs, and still a Status in the request's encoding.
+    expect(statusOf(none)).toMatchObject({ encoding: "protobuf", status: { code: 16 } });
     const readOnly = await post(body, {
       "content-type": "application/x-protobuf",
       authorization: "Bearer read-only-key",
     });
     expect(readOnly.statusCode).toBe(403);
+    expect(statusOf(readOnly)).toMatchObject({ encoding: "protobuf", status: { code: 7 } });
+    const readOnlyJson = await post(serialize(spans, "json"), {
+      "content-type": "application/json",
+      authorization: "Bearer read-only-key",
+    });
+    expect(statusOf(readOnlyJson)).toMatchObject({ encoding: "json", status: { code: 7 } });
     expect(sent).toHaveLength(0);
   });
 
@@ -214,6 +259,10 @@ describe("POST /v1/traces", () => {
     const res = await post(serialize(spans, "protobuf"), { "content-type": "application/x-protobuf" });
     expect(res.statusCode).toBe(503);
     expect(res.headers["retry-after"]).toBe("5");
+    expect(statusOf(res)).toEqual({
+      encoding: "protobuf",
+      status: { code: 14, message: expect.stringContaining("retry later") as string },
+    });
   });
 
   it("counts accepted spans", async () => {
@@ -225,6 +274,34 @@ describe("POST /v1/traces", () => {
     const before = await accepted();
     await post(serialize(spans, "protobuf"), { "content-type": "application/x-protobuf" });
     expect((await accepted()) - before).toBe(spans.length);
+  });
+});
+
+describe("google.rpc.Status", () => {
+  it("is encoded as protobuf's wire format says: code as field 1 (varint), message as field 2", async () => {
+    const res = await post(Buffer.from([0xff, 0xff, 0xff, 0x01]), {
+      "content-type": "application/x-protobuf",
+    });
+    const body = res.rawPayload;
+    const { message } = decodeStatus(body);
+    const text = Buffer.from(message, "utf8");
+    expect(text.length).toBeLessThan(128);
+    expect(body).toEqual(Buffer.concat([Buffer.from([0x08, 3, 0x12, text.length]), text]));
+  });
+
+  it("maps HTTP statuses onto google.rpc.Code", () => {
+    const pairs = [400, 401, 403, 404, 413, 415, 429, 500, 503].map((s) => [s, rpcCodeOf(s)]);
+    expect(pairs).toEqual([
+      [400, 3],
+      [401, 16],
+      [403, 7],
+      [404, 5],
+      [413, 8],
+      [415, 3],
+      [429, 8],
+      [500, 13],
+      [503, 14],
+    ]);
   });
 });
 
@@ -250,7 +327,10 @@ describe("POST /v1/traces without the OTLP bridge", () => {
       headers: { authorization: "Bearer otlp-unit-key", "content-type": "application/json" },
     });
     expect(res.statusCode).toBe(404);
-    expect(res.json<{ message: string }>().message).toMatch(/OTLP_TOPIC/);
+    expect(statusOf(res)).toEqual({
+      encoding: "json",
+      status: { code: 5, message: expect.stringMatching(/OTLP_TOPIC/) as string },
+    });
     await bare.close();
   });
 });

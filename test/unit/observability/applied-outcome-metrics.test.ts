@@ -39,4 +39,23 @@ describe("applied outcome metrics", () => {
     expect(text).toContain('reflector_lesson_applied_outcomes_total{result="failed_again"} 1');
     expect(stored).toHaveLength(3);
   });
+
+  it("passes the retrieved lessons through when the store keeps them, and adds none when it does not", async () => {
+    const base = { lessonsCarriedTo: () => Promise.resolve([]), recordApplied: () => Promise.resolve() };
+    const at = new Date("2026-11-26T12:00:00Z");
+    const asked: unknown[] = [];
+    const keeping = countAppliedOutcomes(
+      {
+        ...base,
+        lessonsRetrievedBy: (tenantId, loopId, when) => {
+          asked.push([tenantId, loopId, when]);
+          return Promise.resolve(["r1"]);
+        },
+      },
+      new Registry(),
+    );
+    expect(await keeping.lessonsRetrievedBy?.("t", "loop-9", at)).toEqual(["r1"]);
+    expect(asked).toEqual([["t", "loop-9", at]]);
+    expect("lessonsRetrievedBy" in countAppliedOutcomes(base, new Registry())).toBe(false);
+  });
 });
