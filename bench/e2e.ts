@@ -10,6 +10,7 @@ import {
   deleteTopics,
   produceEvents,
   report,
+  sampleMachineCpu,
   silentLogger,
   phaseMeans,
   stageMeans,
@@ -23,11 +24,17 @@ import {
  * Both drain the same pre-produced backlog; the rate is measured between first and last output.
  */
 export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5000)): Promise<BenchResult> {
-  const setup = await benchSetup(
-    "e2e",
-    6,
-    process.env.BENCH_PG_POOL_MAX ? { PG_POOL_MAX: process.env.BENCH_PG_POOL_MAX } : {},
-  );
+  // Settings under study, passed to the app when set (the defaults otherwise).
+  const overrides: Record<string, string> = {};
+  for (const [bench, app] of [
+    ["BENCH_PG_POOL_MAX", "PG_POOL_MAX"],
+    ["BENCH_MAX_IN_FLIGHT", "CONSUMER_MAX_IN_FLIGHT"],
+    ["BENCH_MAX_IN_FLIGHT_PER_PARTITION", "CONSUMER_MAX_IN_FLIGHT_PER_PARTITION"],
+  ] as const) {
+    const value = process.env[bench];
+    if (value) overrides[app] = value;
+  }
+  const setup = await benchSetup("e2e", 6, overrides);
   const { kafka, config, tenantId } = setup;
   // 5% new signatures: the rest repeat known failures, as in production.
   const stream = Array.from({ length: events }, (_, i) =>
@@ -55,12 +62,14 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
   // (the app runs in it; the counter's share is small), and what Postgres' connections are doing
   // (waiting for the client = idle in transaction, waiting for a lock, or working).
   const sampler = samplePgActivity();
+  const machineCpu = sampleMachineCpu();
   const cpuBefore = process.cpuUsage();
   const wallBefore = performance.now();
   await app.start();
   await decisions.waitFor(events, 600_000);
   const cpu = process.cpuUsage(cpuBefore);
   const wallMs = performance.now() - wallBefore;
+  const machineLine = machineCpu.stop(events);
   const activity = await sampler.stop();
   const reflectorRate = decisions.rate();
   // Where the time goes: mean duration per pipeline stage, from the app's own histogram.
@@ -86,6 +95,7 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
       `mean stage times    ${stages}`,
       `mean phase times    ${phases}`,
       `bench process CPU   ${((cpu.user + cpu.system) / 1000 / events).toFixed(2)} ms per event (${(((cpu.user + cpu.system) / 1000 / wallMs) * 100).toFixed(0)}% of one core over the drain)`,
+      `machine CPU         ${machineLine}`,
       `postgres sessions   ${activity}`,
       `kafka transactions  ${String(transactions)} committed, ${(events / Math.max(1, transactions)).toFixed(1)} events each, ${(wallMs / Math.max(1, transactions)).toFixed(1)} ms each`,
     ],

@@ -55,13 +55,53 @@ const CachedReflection = z.object({
 
 /**
  * One cache entry: the stored reflection with the tenant it was written for (`cachedFor`), so an
- * entry read under a tenant's key is known to be that tenant's.
+ * entry read under a tenant's key is known to be that tenant's. The source vector goes as the
+ * base64 of its float32 values (`sourceVectorF32`): as JSON numbers it was three quarters of the
+ * entry, and printing and parsing them most of an entry's cost (every event reads its lesson's
+ * entry, and every committed one writes it back with the new occurrence count). Postgres keeps the
+ * vector as `real[]`, so float32 is what it is anyway. Entries that carry it as `sourceVector` (an
+ * array, written before) are still read.
  */
-const CacheEntry = CachedReflection.extend({ cachedFor: z.string() });
+const CacheEntry = CachedReflection.extend({
+  cachedFor: z.string(),
+  sourceVectorF32: z.string().optional(),
+});
+
+/** Float32 values as base64 (little-endian, as Float32Array lays them out on every supported CPU). */
+export function encodeVector(vector: readonly number[]): string {
+  return Buffer.from(Float32Array.from(vector).buffer).toString("base64");
+}
+
+const base64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** The inverse of `encodeVector`; null when the text is not whole finite float32 values. */
+export function decodeVector(text: string): number[] | null {
+  if (text.length % 4 !== 0 || !base64.test(text)) return null;
+  const bytes = Buffer.from(text, "base64");
+  if (bytes.length % 4 !== 0) return null;
+  const floats = new Float32Array(bytes.length / 4);
+  new Uint8Array(floats.buffer).set(bytes);
+  const vector = new Array<number>(floats.length);
+  for (let i = 0; i < floats.length; i += 1) {
+    const value = floats[i] ?? Number.NaN;
+    if (!Number.isFinite(value)) return null;
+    vector[i] = value;
+  }
+  return vector;
+}
 
 /** The entry written for a tenant's lesson. */
 export function cacheEntry(tenantId: string, stored: StoredReflection): string {
-  return JSON.stringify({ ...stored, cachedFor: tenantId });
+  const { sourceVector, ...rest } = stored;
+  return JSON.stringify({
+    ...rest,
+    ...(sourceVector
+      ? { sourceVectorF32: encodeVector(sourceVector) }
+      : sourceVector === null
+        ? { sourceVector: null }
+        : {}),
+    cachedFor: tenantId,
+  });
 }
 
 /**
@@ -85,8 +125,15 @@ export function readCacheEntry(
   const entry = CacheEntry.safeParse(json);
   if (!entry.success || entry.data.cachedFor !== tenantId || entry.data.signature !== signature) return null;
   // The entry as written, not the parse (which drops keys the schema does not name).
-  const { cachedFor: _tenant, ...stored } = json as StoredReflection & { cachedFor: string };
-  return stored;
+  const {
+    cachedFor: _tenant,
+    sourceVectorF32,
+    ...stored
+  } = json as StoredReflection & { cachedFor: string; sourceVectorF32?: string };
+  if (sourceVectorF32 === undefined) return stored;
+  if (stored.sourceVector != null) return null; // both forms: not an entry this code wrote
+  const sourceVector = decodeVector(sourceVectorF32);
+  return sourceVector ? { ...stored, sourceVector } : null;
 }
 
 /**
