@@ -56,30 +56,36 @@ const CachedReflection = z.object({
 /**
  * One cache entry: the stored reflection with the tenant it was written for (`cachedFor`), so an
  * entry read under a tenant's key is known to be that tenant's. The source vector goes as the
- * base64 of its float32 values (`sourceVectorF32`): as JSON numbers it was three quarters of the
- * entry, and printing and parsing them most of an entry's cost (every event reads its lesson's
- * entry, and every committed one writes it back with the new occurrence count). Postgres keeps the
- * vector as `real[]`, so float32 is what it is anyway. Entries that carry it as `sourceVector` (an
- * array, written before) are still read.
+ * base64 of its values (`sourceVectorF32` when each is a float32, as the embedders' and Postgres'
+ * `real[]` are, else `sourceVectorF64`): as JSON numbers it was three quarters of the entry, and
+ * printing and parsing them most of an entry's cost (every event reads its lesson's entry, and
+ * every committed one writes it back with the new occurrence count). Either way the values read
+ * back are the ones written. Entries that carry it as `sourceVector` (an array, written before)
+ * are still read.
  */
 const CacheEntry = CachedReflection.extend({
   cachedFor: z.string(),
   sourceVectorF32: z.string().optional(),
+  sourceVectorF64: z.string().optional(),
 });
 
-/** Float32 values as base64 (little-endian, as Float32Array lays them out on every supported CPU). */
-export function encodeVector(vector: readonly number[]): string {
-  return Buffer.from(Float32Array.from(vector).buffer).toString("base64");
+type Width = 32 | 64;
+
+/** The values as base64 (little-endian, as typed arrays lay them out on every supported CPU). */
+export function encodeVector(vector: readonly number[], width: Width): string {
+  const array = width === 32 ? Float32Array.from(vector) : Float64Array.from(vector);
+  return Buffer.from(array.buffer).toString("base64");
 }
 
 const base64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/** The inverse of `encodeVector`; null when the text is not whole finite float32 values. */
-export function decodeVector(text: string): number[] | null {
+/** The inverse of `encodeVector`; null when the text is not whole finite values of that width. */
+export function decodeVector(text: string, width: Width): number[] | null {
   if (text.length % 4 !== 0 || !base64.test(text)) return null;
   const bytes = Buffer.from(text, "base64");
-  if (bytes.length % 4 !== 0) return null;
-  const floats = new Float32Array(bytes.length / 4);
+  const size = width / 8;
+  if (bytes.length % size !== 0) return null;
+  const floats = width === 32 ? new Float32Array(bytes.length / size) : new Float64Array(bytes.length / size);
   new Uint8Array(floats.buffer).set(bytes);
   const vector = new Array<number>(floats.length);
   for (let i = 0; i < floats.length; i += 1) {
@@ -93,15 +99,14 @@ export function decodeVector(text: string): number[] | null {
 /** The entry written for a tenant's lesson. */
 export function cacheEntry(tenantId: string, stored: StoredReflection): string {
   const { sourceVector, ...rest } = stored;
-  return JSON.stringify({
-    ...rest,
-    ...(sourceVector
-      ? { sourceVectorF32: encodeVector(sourceVector) }
-      : sourceVector === null
-        ? { sourceVector: null }
-        : {}),
-    cachedFor: tenantId,
-  });
+  const vector = !sourceVector
+    ? sourceVector === null
+      ? { sourceVector: null }
+      : {}
+    : sourceVector.every((v) => Math.fround(v) === v)
+      ? { sourceVectorF32: encodeVector(sourceVector, 32) }
+      : { sourceVectorF64: encodeVector(sourceVector, 64) };
+  return JSON.stringify({ ...rest, ...vector, cachedFor: tenantId });
 }
 
 /**
@@ -128,11 +133,15 @@ export function readCacheEntry(
   const {
     cachedFor: _tenant,
     sourceVectorF32,
+    sourceVectorF64,
     ...stored
-  } = json as StoredReflection & { cachedFor: string; sourceVectorF32?: string };
-  if (sourceVectorF32 === undefined) return stored;
-  if (stored.sourceVector != null) return null; // both forms: not an entry this code wrote
-  const sourceVector = decodeVector(sourceVectorF32);
+  } = json as StoredReflection & { cachedFor: string; sourceVectorF32?: string; sourceVectorF64?: string };
+  const encoded = sourceVectorF32 ?? sourceVectorF64;
+  if (encoded === undefined) return stored;
+  // More than one form of the vector: not an entry this code wrote.
+  if (stored.sourceVector != null || (sourceVectorF32 !== undefined && sourceVectorF64 !== undefined))
+    return null;
+  const sourceVector = decodeVector(encoded, sourceVectorF32 !== undefined ? 32 : 64);
   return sourceVector ? { ...stored, sourceVector } : null;
 }
 
