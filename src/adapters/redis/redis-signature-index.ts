@@ -77,12 +77,12 @@ export function encodeVector(vector: readonly number[], width: Width): string {
   return Buffer.from(array.buffer).toString("base64");
 }
 
-const base64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 /** The inverse of `encodeVector`; null when the text is not whole finite values of that width. */
 export function decodeVector(text: string, width: Width): number[] | null {
-  if (text.length % 4 !== 0 || !base64.test(text)) return null;
   const bytes = Buffer.from(text, "base64");
+  // Node skips characters that are not base64 instead of failing: only the canonical text of the
+  // bytes it decoded to is one this code wrote.
+  if (bytes.toString("base64") !== text) return null;
   const size = width / 8;
   if (bytes.length % size !== 0) return null;
   const floats = width === 32 ? new Float32Array(bytes.length / size) : new Float64Array(bytes.length / size);
