@@ -10,6 +10,7 @@ import {
   deleteTopics,
   produceEvents,
   report,
+  processCpuSeconds,
   sampleMachineCpu,
   silentLogger,
   phaseMeans,
@@ -70,7 +71,7 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
   const cpu = process.cpuUsage(cpuBefore);
   const wallMs = performance.now() - wallBefore;
   const machineLine = machineCpu.stop(events);
-  const activity = await sampler.stop();
+  const activity = await sampler.stop(events);
   const reflectorRate = decisions.rate();
   // Where the time goes: mean duration per pipeline stage, from the app's own histogram.
   const stages = await stageMeans(app);
@@ -96,7 +97,8 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
       `mean phase times    ${phases}`,
       `bench process CPU   ${((cpu.user + cpu.system) / 1000 / events).toFixed(2)} ms per event (${(((cpu.user + cpu.system) / 1000 / wallMs) * 100).toFixed(0)}% of one core over the drain)`,
       `machine CPU         ${machineLine}`,
-      `postgres sessions   ${activity}`,
+      `postgres sessions   ${activity.states}`,
+      `postgres backends   ${activity.backendsCpu} of CPU, the app's sessions alone`,
       `kafka transactions  ${String(transactions)} committed, ${(events / Math.max(1, transactions)).toFixed(1)} events each, ${(wallMs / Math.max(1, transactions)).toFixed(1)} ms each`,
     ],
     ratio,
@@ -113,34 +115,46 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
 function samplePgActivity() {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   const totals = new Map<string, number>();
+  /** The backends seen: the app's pool, opened when the app started (Postgres on this machine). */
+  const pids = new Set<number>();
   let samples = 0;
   const state = { running: true };
   const loop = (async () => {
     while (state.running) {
       const res = await pool
-        .query<{ state: string; wait: string; n: number }>(
-          `SELECT coalesce(state, '?') AS state, coalesce(wait_event_type, '-') AS wait, count(*)::int AS n
+        .query<{ state: string; wait: string; n: number; pids: number[] }>(
+          `SELECT coalesce(state, '?') AS state, coalesce(wait_event_type, '-') AS wait, count(*)::int AS n,
+                  array_agg(pid) AS pids
              FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
             GROUP BY 1, 2`,
         )
         .catch(() => null);
       if (res) {
         samples += 1;
-        for (const row of res.rows)
+        for (const row of res.rows) {
           totals.set(`${row.state}/${row.wait}`, (totals.get(`${row.state}/${row.wait}`) ?? 0) + row.n);
+          for (const pid of row.pids) pids.add(pid);
+        }
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   })();
   return {
-    async stop(): Promise<string> {
+    /** The sessions' mean states, and the CPU its backends spent since they started, per event. */
+    async stop(events: number): Promise<{ states: string; backendsCpu: string }> {
       state.running = false;
       await loop;
       await pool.end();
-      return [...totals]
+      const states = [...totals]
         .sort((a, b) => b[1] - a[1])
         .map(([k, v]) => `${k} ${(v / Math.max(1, samples)).toFixed(1)}`)
         .join(", ");
+      const seconds = processCpuSeconds([...pids]);
+      const backendsCpu =
+        seconds === null
+          ? "n/a"
+          : `${((seconds * 1000) / events).toFixed(2)} ms per event (${String(pids.size)} backends)`;
+      return { states, backendsCpu };
     },
   };
 }

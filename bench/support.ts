@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { Partitioners, type Kafka } from "kafkajs";
 import pg from "pg";
@@ -276,9 +276,31 @@ export const stageMeans = (app: App): Promise<string> =>
 export const phaseMeans = (app: App): Promise<string> =>
   histogramMeans(app, "reflector_event_phase_seconds", "phase");
 
+/** CPU seconds that the processes `pids` have spent so far (those still running); null off Linux. */
+export function processCpuSeconds(pids: number[]): number | null {
+  if (!existsSync("/proc/self/stat")) return null;
+  let total = 0;
+  for (const pid of pids) total += statCpu(String(pid))?.seconds ?? 0;
+  return total;
+}
+
+/** Command name and CPU seconds (user + system) of one process from /proc; null when it is gone. */
+function statCpu(pid: string): { comm: string; seconds: number } | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  // "pid (comm) state …": comm may hold spaces, so split after its closing parenthesis.
+  const close = stat.lastIndexOf(")");
+  const comm = stat.slice(stat.indexOf("(") + 1, close);
+  const fields = stat.slice(close + 2).split(" ");
+  return { comm, seconds: (Number(fields[11]) + Number(fields[12])) / 100 }; // USER_HZ
+}
+
 /** Cumulative CPU seconds per command name (java, postgres, redis-server, …) from /proc; Linux only. */
-function processCpuSeconds(): Map<string, number> | null {
-  const ticks = 100; // USER_HZ on Linux
+function cpuByCommand(): Map<string, number> | null {
   const totals = new Map<string, number>();
   let pids: string[];
   try {
@@ -287,20 +309,10 @@ function processCpuSeconds(): Map<string, number> | null {
     return null;
   }
   for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    } catch {
-      continue; // gone meanwhile
-    }
-    // "pid (comm) state …": comm may hold spaces, so split after its closing parenthesis.
-    const open = stat.indexOf("(");
-    const close = stat.lastIndexOf(")");
-    const comm = stat.slice(open + 1, close);
-    const fields = stat.slice(close + 2).split(" ");
-    const seconds = (Number(fields[11]) + Number(fields[12])) / ticks;
-    const name = Number(pid) === process.pid ? "this process" : comm;
-    totals.set(name, (totals.get(name) ?? 0) + seconds);
+    const stat = statCpu(pid);
+    if (!stat) continue; // gone meanwhile
+    const name = Number(pid) === process.pid ? "this process" : stat.comm;
+    totals.set(name, (totals.get(name) ?? 0) + stat.seconds);
   }
   return totals;
 }
@@ -324,12 +336,12 @@ function machineCpuSeconds(): { busy: number; total: number } | null {
  * machine. Processes that ended meanwhile are not counted. "n/a" off Linux.
  */
 export function sampleMachineCpu() {
-  const before = processCpuSeconds();
+  const before = cpuByCommand();
   const machineBefore = machineCpuSeconds();
   const startedAt = performance.now();
   return {
     stop(events: number): string {
-      const after = processCpuSeconds();
+      const after = cpuByCommand();
       const machineAfter = machineCpuSeconds();
       if (!before || !after || !machineBefore || !machineAfter) return "n/a (no /proc)";
       const wallSeconds = (performance.now() - startedAt) / 1000;
