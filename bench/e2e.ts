@@ -10,6 +10,8 @@ import {
   deleteTopics,
   produceEvents,
   report,
+  processCpuSeconds,
+  sampleMachineCpu,
   silentLogger,
   phaseMeans,
   stageMeans,
@@ -23,11 +25,17 @@ import {
  * Both drain the same pre-produced backlog; the rate is measured between first and last output.
  */
 export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5000)): Promise<BenchResult> {
-  const setup = await benchSetup(
-    "e2e",
-    6,
-    process.env.BENCH_PG_POOL_MAX ? { PG_POOL_MAX: process.env.BENCH_PG_POOL_MAX } : {},
-  );
+  // Settings under study, passed to the app when set (the defaults otherwise).
+  const overrides: Record<string, string> = {};
+  for (const [bench, app] of [
+    ["BENCH_PG_POOL_MAX", "PG_POOL_MAX"],
+    ["BENCH_MAX_IN_FLIGHT", "CONSUMER_MAX_IN_FLIGHT"],
+    ["BENCH_MAX_IN_FLIGHT_PER_PARTITION", "CONSUMER_MAX_IN_FLIGHT_PER_PARTITION"],
+  ] as const) {
+    const value = process.env[bench];
+    if (value) overrides[app] = value;
+  }
+  const setup = await benchSetup("e2e", 6, overrides);
   const { kafka, config, tenantId } = setup;
   // 5% new signatures: the rest repeat known failures, as in production.
   const stream = Array.from({ length: events }, (_, i) =>
@@ -55,13 +63,15 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
   // (the app runs in it; the counter's share is small), and what Postgres' connections are doing
   // (waiting for the client = idle in transaction, waiting for a lock, or working).
   const sampler = samplePgActivity();
+  const machineCpu = sampleMachineCpu();
   const cpuBefore = process.cpuUsage();
   const wallBefore = performance.now();
   await app.start();
   await decisions.waitFor(events, 600_000);
   const cpu = process.cpuUsage(cpuBefore);
   const wallMs = performance.now() - wallBefore;
-  const activity = await sampler.stop();
+  const machineLine = machineCpu.stop(events);
+  const activity = await sampler.stop(events);
   const reflectorRate = decisions.rate();
   // Where the time goes: mean duration per pipeline stage, from the app's own histogram.
   const stages = await stageMeans(app);
@@ -86,7 +96,9 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
       `mean stage times    ${stages}`,
       `mean phase times    ${phases}`,
       `bench process CPU   ${((cpu.user + cpu.system) / 1000 / events).toFixed(2)} ms per event (${(((cpu.user + cpu.system) / 1000 / wallMs) * 100).toFixed(0)}% of one core over the drain)`,
-      `postgres sessions   ${activity}`,
+      `machine CPU         ${machineLine}`,
+      `postgres sessions   ${activity.states}`,
+      `postgres backends   ${activity.backendsCpu} of CPU, the app's sessions alone`,
       `kafka transactions  ${String(transactions)} committed, ${(events / Math.max(1, transactions)).toFixed(1)} events each, ${(wallMs / Math.max(1, transactions)).toFixed(1)} ms each`,
     ],
     ratio,
@@ -103,34 +115,46 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
 function samplePgActivity() {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   const totals = new Map<string, number>();
+  /** The backends seen: the app's pool, opened when the app started (Postgres on this machine). */
+  const pids = new Set<number>();
   let samples = 0;
   const state = { running: true };
   const loop = (async () => {
     while (state.running) {
       const res = await pool
-        .query<{ state: string; wait: string; n: number }>(
-          `SELECT coalesce(state, '?') AS state, coalesce(wait_event_type, '-') AS wait, count(*)::int AS n
+        .query<{ state: string; wait: string; n: number; pids: number[] }>(
+          `SELECT coalesce(state, '?') AS state, coalesce(wait_event_type, '-') AS wait, count(*)::int AS n,
+                  array_agg(pid) AS pids
              FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
             GROUP BY 1, 2`,
         )
         .catch(() => null);
       if (res) {
         samples += 1;
-        for (const row of res.rows)
+        for (const row of res.rows) {
           totals.set(`${row.state}/${row.wait}`, (totals.get(`${row.state}/${row.wait}`) ?? 0) + row.n);
+          for (const pid of row.pids) pids.add(pid);
+        }
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   })();
   return {
-    async stop(): Promise<string> {
+    /** The sessions' mean states, and the CPU its backends spent since they started, per event. */
+    async stop(events: number): Promise<{ states: string; backendsCpu: string }> {
       state.running = false;
       await loop;
       await pool.end();
-      return [...totals]
+      const states = [...totals]
         .sort((a, b) => b[1] - a[1])
         .map(([k, v]) => `${k} ${(v / Math.max(1, samples)).toFixed(1)}`)
         .join(", ");
+      const seconds = processCpuSeconds([...pids]);
+      const backendsCpu =
+        seconds === null
+          ? "n/a"
+          : `${((seconds * 1000) / events).toFixed(2)} ms per event (${String(pids.size)} backends)`;
+      return { states, backendsCpu };
     },
   };
 }

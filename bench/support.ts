@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { Partitioners, type Kafka } from "kafkajs";
 import pg from "pg";
@@ -274,3 +275,89 @@ export const stageMeans = (app: App): Promise<string> =>
  */
 export const phaseMeans = (app: App): Promise<string> =>
   histogramMeans(app, "reflector_event_phase_seconds", "phase");
+
+/** CPU seconds that the processes `pids` have spent so far (those still running); null off Linux. */
+export function processCpuSeconds(pids: number[]): number | null {
+  if (!existsSync("/proc/self/stat")) return null;
+  let total = 0;
+  for (const pid of pids) total += statCpu(String(pid))?.seconds ?? 0;
+  return total;
+}
+
+/** Command name and CPU seconds (user + system) of one process from /proc; null when it is gone. */
+function statCpu(pid: string): { comm: string; seconds: number } | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  // "pid (comm) state …": comm may hold spaces, so split after its closing parenthesis.
+  const close = stat.lastIndexOf(")");
+  const comm = stat.slice(stat.indexOf("(") + 1, close);
+  const fields = stat.slice(close + 2).split(" ");
+  return { comm, seconds: (Number(fields[11]) + Number(fields[12])) / 100 }; // USER_HZ
+}
+
+/** Cumulative CPU seconds per command name (java, postgres, redis-server, …) from /proc; Linux only. */
+function cpuByCommand(): Map<string, number> | null {
+  const totals = new Map<string, number>();
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  for (const pid of pids) {
+    const stat = statCpu(pid);
+    if (!stat) continue; // gone meanwhile
+    const name = Number(pid) === process.pid ? "this process" : stat.comm;
+    totals.set(name, (totals.get(name) ?? 0) + stat.seconds);
+  }
+  return totals;
+}
+
+/** Busy and total CPU seconds of the whole machine, from /proc/stat. */
+function machineCpuSeconds(): { busy: number; total: number } | null {
+  try {
+    const line = readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "";
+    const values = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = values.reduce((a, b) => a + b, 0);
+    const idle = (values[3] ?? 0) + (values[4] ?? 0);
+    return { busy: (total - idle) / 100, total: total / 100 };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The CPU that the machine's processes spent between `start` and `stop`, per event: this process
+ * (the app and the bench's counter), the broker (java), Postgres and Redis, and the rest of the
+ * machine. Processes that ended meanwhile are not counted. "n/a" off Linux.
+ */
+export function sampleMachineCpu() {
+  const before = cpuByCommand();
+  const machineBefore = machineCpuSeconds();
+  const startedAt = performance.now();
+  return {
+    stop(events: number): string {
+      const after = cpuByCommand();
+      const machineAfter = machineCpuSeconds();
+      if (!before || !after || !machineBefore || !machineAfter) return "n/a (no /proc)";
+      const wallSeconds = (performance.now() - startedAt) / 1000;
+      const spent = (name: string) => Math.max(0, (after.get(name) ?? 0) - (before.get(name) ?? 0));
+      const named = ["this process", "java", "postgres", "redis-server"];
+      const busy = machineAfter.busy - machineBefore.busy;
+      const parts = named.map((name) => [name, spent(name)] as const);
+      const rest = Math.max(0, busy - parts.reduce((sum, [, s]) => sum + s, 0));
+      const perEvent = (seconds: number) => ((seconds * 1000) / events).toFixed(2);
+      const cores = (machineAfter.total - machineBefore.total) / wallSeconds;
+      return (
+        `${((busy / wallSeconds) * 100).toFixed(0)}% of ${cores.toFixed(0)} cores busy; ms of CPU per event: ` +
+        [...parts, ["rest of the machine", rest] as const]
+          .map(([name, seconds]) => `${name === "java" ? "kafka (java)" : name} ${perEvent(seconds)}`)
+          .join(", ")
+      );
+    },
+  };
+}

@@ -20,6 +20,7 @@ import {
   createPgMaintenanceStore,
 } from "./adapters/postgres/pg-maintenance-store.js";
 import { createPgReflectionStore } from "./adapters/postgres/pg-reflection-store.js";
+import { sharePatternEvidence } from "./adapters/postgres/shared-pattern-evidence.js";
 import { createRedisClient } from "./adapters/redis/redis-connection.js";
 import { createRedisSignatureEvictor } from "./adapters/redis/redis-signature-evictor.js";
 import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
@@ -214,12 +215,17 @@ export function buildLlm(config: Config, deps: LlmAdapterDeps = {}): Llm {
   return { generator, answerEvaluator, embedder, slots };
 }
 
-/** The store of reflections; vectors are stored under the embedder's name. */
+/**
+ * The store of reflections; vectors are stored under the embedder's name. Concurrent reads of one
+ * pattern's evidence are shared (see sharePatternEvidence).
+ */
 export function buildReflectionStore(pool: pg.Pool, embedder: Pick<Embedder, "name">) {
-  return createPgReflectionStore(pool, {
-    embeddingModel: embedder.name,
-    patternValidity: defaultQualityConfig.patternValidity,
-  });
+  return sharePatternEvidence(
+    createPgReflectionStore(pool, {
+      embeddingModel: embedder.name,
+      patternValidity: defaultQualityConfig.patternValidity,
+    }),
+  );
 }
 
 /**

@@ -118,8 +118,11 @@ const CoreEnvSchema = z.object({
   TOPIC_REFLECTION_FEEDBACK: topicName.default("reflection.feedback"),
   /** How often a scrape may re-count lessons by effectiveness verdict (one aggregate query). */
   LESSON_METRICS_REFRESH_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
-  CONSUMER_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(64),
-  CONSUMER_MAX_IN_FLIGHT_PER_PARTITION: z.coerce.number().int().min(1).max(10_000).default(16),
+  // Most in-flight events wait (Redis, the running group commit, the Kafka transaction) rather
+  // than compute: more of them make larger groups and transactions (docs/benchmarks.md, e2e).
+  // LLM calls have their own cap (LLM_MAX_CONCURRENT_CALLS).
+  CONSUMER_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(256),
+  CONSUMER_MAX_IN_FLIGHT_PER_PARTITION: z.coerce.number().int().min(1).max(10_000).default(64),
   RETRY_TOPIC_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
   KAFKA_TRANSACTIONAL_ID: z.string().min(1).max(200).optional(),
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),

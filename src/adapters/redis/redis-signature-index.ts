@@ -55,13 +55,58 @@ const CachedReflection = z.object({
 
 /**
  * One cache entry: the stored reflection with the tenant it was written for (`cachedFor`), so an
- * entry read under a tenant's key is known to be that tenant's.
+ * entry read under a tenant's key is known to be that tenant's. The source vector goes as the
+ * base64 of its values (`sourceVectorF32` when each is a float32, as the embedders' and Postgres'
+ * `real[]` are, else `sourceVectorF64`): as JSON numbers it was three quarters of the entry, and
+ * printing and parsing them most of an entry's cost (every event reads its lesson's entry, and
+ * every committed one writes it back with the new occurrence count). Either way the values read
+ * back are the ones written. Entries that carry it as `sourceVector` (an array, written before)
+ * are still read.
  */
-const CacheEntry = CachedReflection.extend({ cachedFor: z.string() });
+const CacheEntry = CachedReflection.extend({
+  cachedFor: z.string(),
+  sourceVectorF32: z.string().optional(),
+  sourceVectorF64: z.string().optional(),
+});
+
+type Width = 32 | 64;
+
+/** The values as base64 (little-endian, as typed arrays lay them out on every supported CPU). */
+export function encodeVector(vector: readonly number[], width: Width): string {
+  const array = width === 32 ? Float32Array.from(vector) : Float64Array.from(vector);
+  return Buffer.from(array.buffer).toString("base64");
+}
+
+/** The inverse of `encodeVector`; null when the text is not whole finite values of that width. */
+export function decodeVector(text: string, width: Width): number[] | null {
+  const bytes = Buffer.from(text, "base64");
+  // Node skips characters that are not base64 instead of failing: only the canonical text of the
+  // bytes it decoded to is one this code wrote.
+  if (bytes.toString("base64") !== text) return null;
+  const size = width / 8;
+  if (bytes.length % size !== 0) return null;
+  const floats = width === 32 ? new Float32Array(bytes.length / size) : new Float64Array(bytes.length / size);
+  new Uint8Array(floats.buffer).set(bytes);
+  const vector = new Array<number>(floats.length);
+  for (let i = 0; i < floats.length; i += 1) {
+    const value = floats[i] ?? Number.NaN;
+    if (!Number.isFinite(value)) return null;
+    vector[i] = value;
+  }
+  return vector;
+}
 
 /** The entry written for a tenant's lesson. */
 export function cacheEntry(tenantId: string, stored: StoredReflection): string {
-  return JSON.stringify({ ...stored, cachedFor: tenantId });
+  const { sourceVector, ...rest } = stored;
+  const vector = !sourceVector
+    ? sourceVector === null
+      ? { sourceVector: null }
+      : {}
+    : sourceVector.every((v) => Math.fround(v) === v)
+      ? { sourceVectorF32: encodeVector(sourceVector, 32) }
+      : { sourceVectorF64: encodeVector(sourceVector, 64) };
+  return JSON.stringify({ ...rest, ...vector, cachedFor: tenantId });
 }
 
 /**
@@ -85,8 +130,19 @@ export function readCacheEntry(
   const entry = CacheEntry.safeParse(json);
   if (!entry.success || entry.data.cachedFor !== tenantId || entry.data.signature !== signature) return null;
   // The entry as written, not the parse (which drops keys the schema does not name).
-  const { cachedFor: _tenant, ...stored } = json as StoredReflection & { cachedFor: string };
-  return stored;
+  const {
+    cachedFor: _tenant,
+    sourceVectorF32,
+    sourceVectorF64,
+    ...stored
+  } = json as StoredReflection & { cachedFor: string; sourceVectorF32?: string; sourceVectorF64?: string };
+  const encoded = sourceVectorF32 ?? sourceVectorF64;
+  if (encoded === undefined) return stored;
+  // More than one form of the vector: not an entry this code wrote.
+  if (stored.sourceVector != null || (sourceVectorF32 !== undefined && sourceVectorF64 !== undefined))
+    return null;
+  const sourceVector = decodeVector(encoded, sourceVectorF32 !== undefined ? 32 : 64);
+  return sourceVector ? { ...stored, sourceVector } : null;
 }
 
 /**

@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import {
   cacheEntry,
   createRedisSignatureIndex,
+  decodeVector,
+  encodeVector,
   readCacheEntry,
   signatureKey,
 } from "../../../src/adapters/redis/redis-signature-index.js";
@@ -109,6 +111,46 @@ describe("Redis signature cache entries", () => {
     }
     data.set(key, JSON.stringify(good));
     expect(await index.cached("t", "sig-1")).toEqual(lesson("r-1", "sig-1"));
+  });
+
+  it("carry the source vector as base64, exactly, and still read one written as a JSON array", () => {
+    // Values a float32 holds exactly (the embedders' output; Postgres keeps them as real[]).
+    const vector = Array.from(Float32Array.from([0.25, -0.061127868, 1e-7, 3, -0.5]));
+    const stored = { ...lesson("r-1", "s"), sourceVector: vector };
+    const raw = cacheEntry("t", stored);
+    expect(raw).not.toContain("0.061127868");
+    expect(JSON.parse(raw)).toMatchObject({ sourceVectorF32: encodeVector(vector, 32) });
+    expect(JSON.parse(raw)).not.toHaveProperty("sourceVector");
+    expect(readCacheEntry(raw, "t", "s")).toEqual(stored);
+    // Any other value goes as float64, so what is read back is what was written.
+    const precise = { ...stored, sourceVector: [0.6, 0.8, 0] };
+    expect(JSON.parse(cacheEntry("t", precise))).toHaveProperty("sourceVectorF64");
+    expect(readCacheEntry(cacheEntry("t", precise), "t", "s")).toEqual(precise);
+    // An older entry, the vector as numbers.
+    expect(readCacheEntry(JSON.stringify({ ...stored, cachedFor: "t" }), "t", "s")).toEqual(stored);
+    // Without a vector, or with null, the entry reads back as written.
+    const { sourceVector: _v, ...withoutVector } = stored;
+    expect(readCacheEntry(cacheEntry("t", withoutVector), "t", "s")).toEqual(withoutVector);
+    expect(readCacheEntry(cacheEntry("t", lesson("r-1", "s")), "t", "s")).toEqual(lesson("r-1", "s"));
+  });
+
+  it("treat an entry whose encoded vector is broken as a miss", () => {
+    const good = JSON.parse(cacheEntry("t", { ...lesson("r-1", "s"), sourceVector: [1, 2] })) as Record<
+      string,
+      unknown
+    >;
+    for (const bad of [
+      { ...good, sourceVectorF32: "not base64!" },
+      { ...good, sourceVectorF32: Buffer.from([1, 2, 3]).toString("base64") },
+      { ...good, sourceVectorF32: encodeVector([1, Number.POSITIVE_INFINITY], 32) },
+      { ...good, sourceVectorF32: 7 },
+      { ...good, sourceVector: [1, 2] },
+      { ...good, sourceVectorF64: encodeVector([1, 2], 64) },
+      { ...good, sourceVectorF32: undefined, sourceVectorF64: encodeVector([1, 2], 32).slice(0, 8) + "AAAA" },
+    ]) {
+      expect(readCacheEntry(JSON.stringify(bad), "t", "s"), JSON.stringify(bad)).toBeNull();
+    }
+    expect(decodeVector(encodeVector([], 32), 32)).toEqual([]);
   });
 
   it("keep fields of an entry that the schema does not name", () => {
