@@ -1,6 +1,7 @@
 import { isWriteTool } from "../attribution/team-rules.js";
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
 import { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument-sources.js";
+import { policyBreach } from "./policy-conditions.js";
 
 /**
  * What a state-changing call did that the trace itself shows was not asked for, compared only
@@ -10,13 +11,16 @@ import { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument
  *   call carries two); both values are named;
  * - `unsourced`: an argument whose value no user message and no earlier tool output holds, so
  *   the agent made it up (a count of bags, a date), free text and sums of seen amounts aside;
- * - `unasked`: a write whose action the user never asked for (a certificate sent, a transfer).
+ * - `unasked`: a write whose action the user never asked for (a certificate sent, a transfer);
+ * - `breaks_policy`: a condition the policy states for the call, visibly not met by the values
+ *   the trace holds (policy-conditions.ts); the values and what the condition required are named.
  * A call that the tool rejected changed nothing and is passed over.
  */
 export type Mismatch =
   | { kind: "contradicts_user"; path: string; value: string; userSaid: string }
   | { kind: "unsourced"; leaves: Leaf[] }
-  | { kind: "unasked"; asked: string };
+  | { kind: "unasked"; asked: string }
+  | { kind: "breaks_policy"; values: string[]; required: string };
 
 export interface CallFinding {
   index: number;
@@ -243,6 +247,15 @@ export function mismatchOf(
     .slice(0, 2)
     .map(stemOf);
 
+  const verb = wordsOf(step.toolName)[0] ?? "";
+  const asks = askedBy[verb];
+  // 0. A condition the policy states for this call, which the records show was not met.
+  const breach = policyBreach(event, index, asks ?? []);
+  if (breach)
+    return {
+      mismatch: { kind: "breaks_policy", values: breach.values, required: breach.required },
+      policy: breach.sentence,
+    };
   // 1. A value of another kind than the one the user asked for (pay by gift card, not credit card).
   const otherKind = kindContradiction(leaves, userText, toolText, policyText);
   if (otherKind) return otherKind;
@@ -275,8 +288,6 @@ export function mismatchOf(
       };
   }
   // 3. A write the user never asked for.
-  const verb = wordsOf(step.toolName)[0] ?? "";
-  const asks = askedBy[verb];
   if (unaskedCounts && asks && !asks.some((a) => new RegExp(`(^|[^a-z])${a}`, "i").test(userText)))
     return {
       mismatch: { kind: "unasked", asked: short(userText.split("\n")[0] ?? "", 110) },
