@@ -35,15 +35,11 @@ export interface PolicyBreach {
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
-const norm = (v: unknown) =>
-  String(v)
-    .toLowerCase()
-    .replace(/[_-]+/g, " ")
-    .replace(/\s+/g, " ")
-    .trim();
+const norm = (v: unknown) => String(v).toLowerCase().replace(/[_-]+/g, " ").replace(/\s+/g, " ").trim();
 const negative = (v: unknown) => /^(no|false|none|0|)$/.test(norm(v));
 const numberWords = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
-const toNumber = (word: string) => (/^\d+$/.test(word) ? Number(word) : numberWords.indexOf(word.toLowerCase()));
+const toNumber = (word: string) =>
+  /^\d+$/.test(word) ? Number(word) : numberWords.indexOf(word.toLowerCase());
 /** A word's stem as compared here: its first five letters, plural and past endings aside. */
 const stem = (word: string) =>
   word
@@ -51,7 +47,8 @@ const stem = (word: string) =>
     .replace(/(ages|age|ies|es|s|led|ed|d)$/, "")
     .slice(0, 5);
 /** Two stems of one word: one begins the other (`bag` and `bagg` of baggages). */
-const sameStem = (a: string, b: string) => a.length >= 3 && b.length >= 3 && (a.startsWith(b) || b.startsWith(a));
+const sameStem = (a: string, b: string) =>
+  a.length >= 3 && b.length >= 3 && (a.startsWith(b) || b.startsWith(a));
 const hasStem = (stems: string[], word: string) => stems.some((s) => sameStem(s, stem(word)));
 const wordsOf = (name: string) =>
   name
@@ -86,7 +83,8 @@ function scopeOf(event: TaskCompleted, index: number, args: Json): Scope {
       if (call?.type !== "tool_call") continue;
       if (call.toolName === step.toolName) {
         const callArgs = parseArguments(call.content);
-        if (isObject(callArgs)) for (const v of Object.values(callArgs)) if (typeof v === "string") about.add(v);
+        if (isObject(callArgs))
+          for (const v of Object.values(callArgs)) if (typeof v === "string") about.add(v);
       }
       break;
     }
@@ -177,32 +175,42 @@ function windowBreach(
   if (pasts.some((p) => new RegExp(`\\b${p}\\b`, "i").test(seenText))) return null;
   const next = sentences[i + 1] ?? "";
   const otherwise = /^otherwise\b/i.test(next) ? next : "";
-  const values = [`\`${when.name}\` = \`${String(when.value)}\` (${hours.toFixed(0)} hours before the policy's current time)`];
+  const values = [
+    `\`${when.name}\` = \`${String(when.value)}\` (${hours.toFixed(0)} hours before the policy's current time)`,
+  ];
   if (otherwise) {
-    const only = /(.+?)\bcan be [a-z]+ only if ([a-z ]+?) (?:is|are) (?:bought|purchased|included|added|present)\b/i.exec(
-      otherwise,
-    );
+    const only =
+      /(.+?)\bcan be [a-z]+ only if ([a-z ]+?) (?:is|are) (?:bought|purchased|included|added|present)\b/i.exec(
+        otherwise,
+      );
     if (!only) return null;
     const classes = (only[1] ?? "").replace(/^otherwise,?\s*/i, "");
     const always = /\b([a-z]+) (?:[a-z]+ )?can always be\b/i.exec(otherwise)?.[1] ?? "";
     const cls = valueSaid(scope, [classes, always].filter(Boolean));
-    if (!cls || !says(classes, norm(cls.value)) || (always && norm(cls.value) === always.toLowerCase())) return null;
+    if (cls === undefined) return null;
+    const exempt = always !== "" && norm(cls.value) === always.toLowerCase();
+    if (exempt || !says(classes, norm(cls.value))) return null;
     const needed = field(scope, wordsOf(only[2] ?? "").map(stem));
     if (!needed || !negative(needed.value)) return null;
-    values.push(`\`${cls.name}\` = \`${String(cls.value)}\``, `\`${needed.name}\` = \`${String(needed.value)}\``);
+    values.push(`\`${cls.name}\` = \`${cls.value}\``, `\`${needed.name}\` = \`${String(needed.value)}\``);
     return {
       sentence: short(`${s} ${otherwise}`, 320),
       values,
       required: `past ${String(limitH)} hours, a ${norm(cls.value)} booking may be ${w[1] ?? verb} only with ${only[2] ?? ""}`,
     };
   }
-  return { sentence: short(s), values, required: `within ${String(limitH)} hours of ${w[4] ?? "the event"} only` };
+  return {
+    sentence: short(s),
+    values,
+    required: `within ${String(limitH)} hours of ${w[4] ?? "the event"} only`,
+  };
 }
 
 /** "N free <thing> for each <class> <unit>" (per "is a <tier> member"): the charged count. */
 function allowanceBreach(sentence: string, scope: Scope): PolicyBreach | null {
   const entries: { tier?: string; cls: string; unit: string; free: number; thing: string }[] = [];
-  const re = /\b(\d+|zero|one|two|three|four|five) free ([a-z]+(?: [a-z]+)?) (?:for|per) (?:each |every )?([a-z]+(?: [a-z]+)?) ([a-z]+)\b/gi;
+  const re =
+    /\b(\d+|zero|one|two|three|four|five) free ([a-z]+(?: [a-z]+)?) (?:for|per) (?:each |every )?([a-z]+(?: [a-z]+)?) ([a-z]+)\b/gi;
   for (const m of sentence.matchAll(re)) {
     const before = sentence.slice(0, m.index);
     const tiers = [...before.matchAll(/\bis an? ([a-z]+) member\b/gi)];
@@ -220,7 +228,8 @@ function allowanceBreach(sentence: string, scope: Scope): PolicyBreach | null {
   const thingStems = wordsOf(first.thing).map(stem);
   const numeric = (v: unknown) => typeof v === "number" || (typeof v === "string" && /^\d+$/.test(v));
   const charged = Object.entries(scope.args).find(
-    ([k, v]) => numeric(v) && /non.?free|extra|paid|charged/i.test(k) && wordsOf(k).some((w) => hasStem(thingStems, w)),
+    ([k, v]) =>
+      numeric(v) && /non.?free|extra|paid|charged/i.test(k) && wordsOf(k).some((w) => hasStem(thingStems, w)),
   );
   const total = Object.entries(scope.args).find(
     ([k, v]) => numeric(v) && /total/i.test(k) && wordsOf(k).some((w) => hasStem(thingStems, w)),
@@ -250,7 +259,7 @@ function allowanceBreach(sentence: string, scope: Scope): PolicyBreach | null {
   return {
     sentence: short(sentence, 320),
     values: [
-      ...(tier ? [`\`${tier.name}\` = \`${String(tier.value)}\``] : []),
+      ...(tier ? [`\`${tier.name}\` = \`${tier.value}\``] : []),
       `\`${cls.name}\` = \`${String(cls.value)}\``,
       `${String(count)} ${units.name}`,
       `\`${total[0]}\` = ${String(total[1])}`,
@@ -262,7 +271,9 @@ function allowanceBreach(sentence: string, scope: Scope): PolicyBreach | null {
 
 /** "the amount being $A times the number of <unit>s", for a tool named after what is offered. */
 function amountBreach(sentences: string[], scope: Scope, objectStems: string[]): PolicyBreach | null {
-  const amount = Object.entries(scope.args).find(([k, v]) => /amount/i.test(k) && (typeof v === "number" || /^\d+(\.\d+)?$/.test(String(v))));
+  const amount = Object.entries(scope.args).find(
+    ([k, v]) => /amount/i.test(k) && (typeof v === "number" || /^\d+(\.\d+)?$/.test(String(v))),
+  );
   if (!amount || objectStems.length === 0) return null;
   const rules: { sentence: string; per: number; unit: string }[] = [];
   for (const s of sentences) {
@@ -302,7 +313,7 @@ function prohibitionBreach(sentence: string, scope: Scope, verbStems: string[]):
     const phrases = [term.replace(/[()]/g, ""), term.replace(/\([^)]*\)\s*/g, "")];
     const v = valueSaid(scope, phrases);
     if (!v) return null;
-    values.push(`\`${v.name}\` = \`${String(v.value)}\``);
+    values.push(`\`${v.name}\` = \`${v.value}\``);
   }
   return { sentence: short(sentence), values, required: `no ${m[1] ?? "action"} when all of these hold` };
 }
@@ -311,7 +322,11 @@ function prohibitionBreach(sentence: string, scope: Scope, verbStems: string[]):
  * The policy condition the state-changing call at `index` visibly did not meet, or null. `verbs`
  * are the words a policy uses for the tool's action (`send` → compensate, certificate, …).
  */
-export function policyBreach(event: TaskCompleted, index: number, verbs: readonly string[]): PolicyBreach | null {
+export function policyBreach(
+  event: TaskCompleted,
+  index: number,
+  verbs: readonly string[],
+): PolicyBreach | null {
   const step = event.events[index];
   const args = step ? parseArguments(step.content) : null;
   if (!step?.toolName || !isObject(args)) return null;
@@ -330,7 +345,9 @@ export function policyBreach(event: TaskCompleted, index: number, verbs: readonl
   const verb = toolWords[0] ?? "";
   const verbStems = [verb, ...verbs].map(stem);
   const objectStems = toolWords.slice(1).map(stem);
-  const now = timeOf(/current time is (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?)/i.exec(policy)?.[1] ?? "");
+  const now = timeOf(
+    /current time is (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?)/i.exec(policy)?.[1] ?? "",
+  );
   const sentences = sentencesOf(policy, verbStems);
   for (let i = 0; i < sentences.length; i += 1) {
     const found =
