@@ -1,6 +1,7 @@
 import { isWriteTool } from "../attribution/team-rules.js";
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
 import { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument-sources.js";
+import { cheapestMiss, type CheapestMiss } from "./cheapest-choice.js";
 import { policyBreach } from "./policy-conditions.js";
 
 /**
@@ -13,14 +14,17 @@ import { policyBreach } from "./policy-conditions.js";
  *   the agent made it up (a count of bags, a date), free text and sums of seen amounts aside;
  * - `unasked`: a write whose action the user never asked for (a certificate sent, a transfer);
  * - `breaks_policy`: a condition the policy states for the call, visibly not met by the values
- *   the trace holds (policy-conditions.ts); the values and what the condition required are named.
+ *   the trace holds (policy-conditions.ts); the values and what the condition required are named;
+ * - `not_cheapest`: the user asked for the cheapest option of a class and the agent's own search
+ *   listed a cheaper one for the same route and date (cheapest-choice.ts); both are named.
  * A call that the tool rejected changed nothing and is passed over.
  */
 export type Mismatch =
   | { kind: "contradicts_user"; path: string; value: string; userSaid: string }
   | { kind: "unsourced"; leaves: Leaf[] }
   | { kind: "unasked"; asked: string }
-  | { kind: "breaks_policy"; values: string[]; required: string };
+  | { kind: "breaks_policy"; values: string[]; required: string }
+  | ({ kind: "not_cheapest" } & CheapestMiss);
 
 export interface CallFinding {
   index: number;
@@ -256,6 +260,9 @@ export function mismatchOf(
       mismatch: { kind: "breaks_policy", values: breach.values, required: breach.required },
       policy: breach.sentence,
     };
+  // 0b. Not the cheapest option the agent's own search offered, when the user asked for it.
+  const dearer = cheapestMiss(event, index);
+  if (dearer) return { mismatch: { kind: "not_cheapest", ...dearer } };
   // 1. A value of another kind than the one the user asked for (pay by gift card, not credit card).
   const otherKind = kindContradiction(leaves, userText, toolText, policyText);
   if (otherKind) return otherKind;

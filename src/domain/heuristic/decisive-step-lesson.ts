@@ -80,6 +80,20 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
         patterns: [`${tool} against the policy on ${fields.slice(0, 3).join(", ") || "its records"}`],
       };
     }
+    case "not_cheapest": {
+      const took = `${m.chosen.flights.join(" + ")} at ${String(m.chosen.price)}`;
+      const offered = `${m.cheaper.flights.join(" + ")} at ${String(m.cheaper.price)}`;
+      return {
+        found: `${where} took ${took} in ${m.cls} although the user asked "${plain(m.asked)}" and the search at step ${String(m.cheaper.step)} listed ${offered} in ${m.cls}, with seats, for the same route and date`,
+        learning: `Before \`${tool}\`, when the user asks for the cheapest ${m.cls} option, take the lowest ${m.cls} price among all search results for that route and date: the agent took ${took} while step ${String(m.cheaper.step)} offered ${offered}.`,
+        adjustments: [
+          `add constraint: before calling ${tool} for a "cheapest" request, sort every searched ${m.cls} option (direct and connecting) by its total ${m.cls} price and take the first with seats`,
+          `change the choice for ${tool} from the first suitable option to the lowest-priced one the searches returned`,
+        ],
+        tags: [tool, "decisive-step", "contradicts-user", "cheapest"],
+        patterns: [`${tool} not the cheapest ${m.cls} option searched`],
+      };
+    }
     case "unasked":
       return {
         found: `${where} is an action the user never asked for (they asked: "${plain(m.asked)}")${rule}`,

@@ -218,3 +218,101 @@ describe("cue rules where the trace shows no decision to blame", () => {
     expect(r.learning).not.toMatch(/assum/);
   });
 });
+
+describe("a choice the user's criterion and the agent's own search show was not the cheapest", () => {
+  const search: Step[] = [
+    [
+      "agent",
+      "tool_call",
+      '{"origin":"ATL","destination":"PHL","date":"2024-05-24"}',
+      "search_onestop_flight",
+    ],
+    [
+      "agent",
+      "tool_response",
+      JSON.stringify([
+        [
+          {
+            flight_number: "HAT110",
+            status: "available",
+            available_seats: { economy: 9 },
+            prices: { economy: 105 },
+          },
+          {
+            flight_number: "HAT132",
+            status: "available",
+            available_seats: { economy: 3 },
+            prices: { economy: 190 },
+          },
+        ],
+        [
+          {
+            flight_number: "HAT110",
+            status: "available",
+            available_seats: { economy: 9 },
+            prices: { economy: 105 },
+          },
+          {
+            flight_number: "HAT172",
+            status: "available",
+            available_seats: { economy: 5 },
+            prices: { economy: 102 },
+          },
+        ],
+        [
+          {
+            flight_number: "HAT001",
+            status: "available",
+            available_seats: { economy: 0 },
+            prices: { economy: 10 },
+          },
+          {
+            flight_number: "HAT002",
+            status: "available",
+            available_seats: { economy: 4 },
+            prices: { economy: 10 },
+          },
+        ],
+      ]),
+      "search_onestop_flight",
+    ],
+  ];
+  const change = (second: string): Step => [
+    "agent",
+    "tool_call",
+    JSON.stringify({
+      reservation_id: "M05KNL",
+      cabin: "economy",
+      flights: [
+        { flight_number: "HAT110", date: "2024-05-24" },
+        { flight_number: second, date: "2024-05-24" },
+      ],
+    }),
+    "update_reservation_flights",
+  ];
+  const ask = (words: string): Step => ["user", "llm_response", words];
+
+  it("names both options and their prices, and the user's words", () => {
+    const r = generateHeuristicReflection(
+      run([
+        ask("Please move M05KNL to May 24, the cheapest economy flight available."),
+        ...search,
+        change("HAT132"),
+      ]),
+    );
+    expect(r.learning).toBe(
+      "Before `update_reservation_flights`, when the user asks for the cheapest economy option, take the lowest economy price among all search results for that route and date: the agent took HAT110 + HAT132 at 295 while step 3 offered HAT110 + HAT172 at 207.",
+    );
+    expect(r.patterns).toEqual(["update_reservation_flights not the cheapest economy option searched"]);
+  });
+
+  it("claims nothing for the cheapest with seats, another class, or another criterion", () => {
+    const lesson = (words: string, second: string) =>
+      generateHeuristicReflection(run([ask(words), ...search, change(second)])).learning;
+    // The sold-out option is not cheaper: HAT110 + HAT172 is the cheapest with seats.
+    expect(lesson("Change M05KNL to the cheapest economy flight on May 24, please.", "HAT172")).toBe("");
+    expect(lesson("Change M05KNL to the second cheapest economy flight on May 24.", "HAT132")).toBe("");
+    expect(lesson("Change M05KNL to the cheapest business flight on May 24, please.", "HAT132")).toBe("");
+    expect(lesson("Change M05KNL to May 24, the one arriving earliest.", "HAT132")).toBe("");
+  });
+});
