@@ -89,7 +89,7 @@ export function cheapestMiss(event: TaskCompleted, index: number): CheapestMiss 
     const query = call ? parseArguments(call.content) : null;
     const options = optionsOf(parseArguments(reply.content), i);
     if (!isObject(query) || options.length === 0) continue;
-    const key = ["origin", "destination", "date"].map((k) => String(query[k] ?? "")).join("|");
+    const key = ["origin", "destination", "date"].map((k) => JSON.stringify(query[k] ?? null)).join("|");
     groups.set(key, [...(groups.get(key) ?? []), ...options]);
   }
   for (const options of groups.values()) {

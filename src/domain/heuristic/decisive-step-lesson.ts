@@ -70,7 +70,7 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
       const values = m.values.join(", ");
       const fields = m.values.map((v) => /`([^`]+)`/.exec(v)?.[1]).filter((f): f is string => Boolean(f));
       return {
-        found: `${where} went ahead although the policy's condition was not met: the policy says ${policy ?? "(no sentence)"}; the records show ${values}; it required ${m.required}`,
+        found: `${where} went ahead instead of applying the policy's condition: the policy says ${policy ?? "(no sentence)"}; the records show ${values}, so it required ${m.required}`,
         learning: `Before \`${tool}\`, check the policy's condition on the records: ${policy ?? "the policy"}. Here ${values.replace(/`/g, "")}, so it required ${m.required.replace(/`/g, "")}, and the agent called \`${tool}\` anyway.`,
         adjustments: [
           `add constraint: before calling ${tool}, evaluate the policy's condition on ${fields.slice(0, 4).join(", ") || "the record's values"} and refuse or correct the call when it is not met`,
@@ -84,7 +84,7 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
       const took = `${m.chosen.flights.join(" + ")} at ${String(m.chosen.price)}`;
       const offered = `${m.cheaper.flights.join(" + ")} at ${String(m.cheaper.price)}`;
       return {
-        found: `${where} took ${took} in ${m.cls} although the user asked "${plain(m.asked)}" and the search at step ${String(m.cheaper.step)} listed ${offered} in ${m.cls}, with seats, for the same route and date`,
+        found: `${where} chose ${took} in ${m.cls} instead of ${offered}, which the search at step ${String(m.cheaper.step)} listed with seats for the same route and date, although the user asked "${plain(m.asked)}"`,
         learning: `Before \`${tool}\`, when the user asks for the cheapest ${m.cls} option, take the lowest ${m.cls} price among all search results for that route and date: the agent took ${took} while step ${String(m.cheaper.step)} offered ${offered}.`,
         adjustments: [
           `add constraint: before calling ${tool} for a "cheapest" request, sort every searched ${m.cls} option (direct and connecting) by its total ${m.cls} price and take the first with seats`,
