@@ -9,6 +9,9 @@
  *   the tasks that failed more than once (a task's trials are the same request; τ-bench only);
  * - the most distinct tasks one stored lesson stands for (different tasks are unrelated here);
  * - distinct lesson texts against distinct failing tasks;
+ * - τ-bench, offline: the tasks with a right lesson (one written about a write call the task's
+ *   published expected actions do not contain, which the generator never sees) and the stored
+ *   lessons that name no such call; `BENCH_VERBOSE=1` prints each lesson and what the judge said;
  * - the decisive step: the attribution's step against the published label, exact and within two;
  * - reuses: how many, how many cost a chat call (must be 0), and how many reused a lesson of the
  *   same task (the right one).
