@@ -2,7 +2,7 @@ import { isWriteTool } from "../attribution/team-rules.js";
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
 import { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument-sources.js";
 import { cheapestMiss, type CheapestMiss } from "./cheapest-choice.js";
-import { policyBreach } from "./policy-conditions.js";
+import { policyBreach, policySentences } from "./policy-conditions.js";
 
 /**
  * What a state-changing call did that the trace itself shows was not asked for, compared only
@@ -241,7 +241,7 @@ export function mismatchOf(
     .filter((e) => e.type === "tool_call" || (e.type === "llm_response" && !userActor.test(e.actor ?? "")))
     .map((e) => e.content)
     .join("\n");
-  const policyText = before
+  const wholePolicy = before
     .filter((e) => e.type === "system_event" || e.actor === "system")
     .map((e) => e.content)
     .join("\n");
@@ -253,6 +253,8 @@ export function mismatchOf(
 
   const verb = wordsOf(step.toolName)[0] ?? "";
   const asks = askedBy[verb];
+  // The sentences a lesson may quote: those under the call's own heading or under none.
+  const policyText = policySentences(wholePolicy, [verb, ...(asks ?? [])]).join("\n");
   // 0. A condition the policy states for this call, which the records show was not met.
   const breach = policyBreach(event, index, asks ?? []);
   if (breach)

@@ -133,6 +133,10 @@ const timeOf = (v: unknown) => {
  * under no heading. A rule under another action's heading is that action's ("Checked bag
  * allowance" under "## Book flight" is not a rule for adding bags later).
  */
+export function policySentences(policy: string, actionWords: readonly string[]): string[] {
+  return sentencesOf(policy, actionWords.map(stem));
+}
+
 function sentencesOf(policy: string, actionStems: string[]): string[] {
   const out: string[] = [];
   let applies = true;

@@ -315,4 +315,13 @@ describe("a choice the user's criterion and the agent's own search show was not 
     expect(lesson("Change M05KNL to the cheapest business flight on May 24, please.", "HAT132")).toBe("");
     expect(lesson("Change M05KNL to May 24, the one arriving earliest.", "HAT132")).toBe("");
   });
+
+  it("quotes only a policy sentence under the call's own heading", () => {
+    // The reservation id was never given: a lesson, but the cancellation rule is not its policy.
+    const learning = generateHeuristicReflection(
+      run([ask("Change it to the cheapest business flight on May 24."), ...search, change("HAT132")]),
+    ).learning;
+    expect(learning).toMatch(/^Before `update_reservation_flights`, work out `reservation_id`/);
+    expect(learning).not.toMatch(/cancelled within 24 hours/);
+  });
 });
