@@ -1,5 +1,5 @@
 import type { TaskCompleted } from "../contracts/index.js";
-import { parseArguments, userActor } from "./argument-sources.js";
+import { parsedStep, userActor } from "./argument-sources.js";
 
 /**
  * A choice that the user's own criterion and the agent's own search results show was not the one
@@ -59,16 +59,20 @@ const numberOf = (f: Json) => (typeof f.flight_number === "string" ? f.flight_nu
 
 export function cheapestMiss(event: TaskCompleted, index: number): CheapestMiss | null {
   const step = event.events[index];
-  const args = step ? parseArguments(step.content) : null;
+  const args = step ? parsedStep(event, index) : null;
   if (!isObject(args) || !Array.isArray(args.flights)) return null;
   const before = event.events.slice(0, index);
   const userText = before
     .filter((e) => e.actor !== undefined && userActor.test(e.actor))
     .map((e) => e.content)
     .join("\n");
-  // The user's last request for the cheapest, with the class it names.
-  const asks = [...userText.matchAll(/[^.?!\n]*\bcheapest\b[^.?!\n]*/gi)].map((m) => m[0].trim());
-  const asked = asks.at(-1);
+  // The user's last request for the cheapest, with the class it names: the sentence around the
+  // word's last use (found by position, so a long message without full stops costs one pass).
+  const at = userText.toLowerCase().lastIndexOf("cheapest");
+  if (at < 0) return null;
+  const start = Math.max(...[".", "?", "!", "\n"].map((c) => userText.lastIndexOf(c, at)), at - 300) + 1;
+  const ends = [".", "?", "!", "\n"].map((c) => userText.indexOf(c, at)).filter((i) => i >= 0);
+  const asked = userText.slice(start, Math.min(at + 300, ...ends)).trim();
   if (!asked || /\b(second|third|next)[\s-]+cheapest\b/i.test(asked)) return null;
   const cls = typeof args.cabin === "string" ? norm(args.cabin) : undefined;
   if (!cls) return null;
@@ -85,9 +89,10 @@ export function cheapestMiss(event: TaskCompleted, index: number): CheapestMiss 
   for (let i = 0; i < before.length; i += 1) {
     const reply = before[i];
     if (reply?.type !== "tool_response") continue;
-    const call = [...before.slice(0, i)].reverse().find((e) => e.type === "tool_call");
-    const query = call ? parseArguments(call.content) : null;
-    const options = optionsOf(parseArguments(reply.content), i);
+    let callAt = i - 1;
+    while (callAt >= 0 && before[callAt]?.type !== "tool_call") callAt -= 1;
+    const query = callAt >= 0 ? parsedStep(event, callAt) : null;
+    const options = optionsOf(parsedStep(event, i), i);
     if (!isObject(query) || options.length === 0) continue;
     const key = ["origin", "destination", "date"].map((k) => JSON.stringify(query[k] ?? null)).join("|");
     groups.set(key, [...(groups.get(key) ?? []), ...options]);

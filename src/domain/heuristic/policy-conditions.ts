@@ -1,5 +1,5 @@
 import type { TaskCompleted } from "../contracts/index.js";
-import { parseArguments, says, userActor } from "./argument-sources.js";
+import { parsedStep, says, userActor } from "./argument-sources.js";
 
 /**
  * A condition the policy in the trace's system text states for a state-changing call, and the
@@ -73,7 +73,7 @@ function scopeOf(event: TaskCompleted, index: number, args: Json): Scope {
   for (let i = 0; i < index; i += 1) {
     const step = event.events[i];
     if (step?.type !== "tool_response") continue;
-    const record = parseArguments(step.content);
+    const record = parsedStep(event, i);
     if (!isObject(record)) continue;
     const about = new Set<string>();
     for (const v of Object.values(record)) if (typeof v === "string") about.add(v);
@@ -82,7 +82,7 @@ function scopeOf(event: TaskCompleted, index: number, args: Json): Scope {
       const call = event.events[j];
       if (call?.type !== "tool_call") continue;
       if (call.toolName === step.toolName) {
-        const callArgs = parseArguments(call.content);
+        const callArgs = parsedStep(event, j);
         if (isObject(callArgs))
           for (const v of Object.values(callArgs)) if (typeof v === "string") about.add(v);
       }
@@ -133,6 +133,8 @@ const timeOf = (v: unknown) => {
  * under no heading. A rule under another action's heading is that action's ("Checked bag
  * allowance" under "## Book flight" is not a rule for adding bags later).
  */
+const maxSentenceChars = 1_000;
+
 export function policySentences(policy: string, actionWords: readonly string[]): string[] {
   return sentencesOf(policy, actionWords.map(stem));
 }
@@ -149,7 +151,9 @@ function sentencesOf(policy: string, actionStems: string[]): string[] {
     if (!applies) continue;
     for (const sentence of line.split(/(?<=[.!?])\s+/)) {
       const s = sentence.replace(/^[-*#\s]+/, "").trim();
-      if (s.length >= 20) out.push(s);
+      // A rule is a sentence, not a page: the shapes above are read only in sentences this long,
+      // which also bounds what their patterns scan.
+      if (s.length >= 20 && s.length <= maxSentenceChars) out.push(s);
     }
   }
   return out;
@@ -332,7 +336,7 @@ export function policyBreach(
   verbs: readonly string[],
 ): PolicyBreach | null {
   const step = event.events[index];
-  const args = step ? parseArguments(step.content) : null;
+  const args = step ? parsedStep(event, index) : null;
   if (!step?.toolName || !isObject(args)) return null;
   const before = event.events.slice(0, index);
   const policy = before
