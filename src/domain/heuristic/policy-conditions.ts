@@ -159,6 +159,36 @@ function sentencesOf(policy: string, actionStems: string[]): string[] {
   return out;
 }
 
+/**
+ * "Otherwise, <classes> can be <verb> only if <needs> is bought …": the classes it speaks of and
+ * what they need. Read by position (a policy sentence is untrusted text).
+ */
+function onlyIf(otherwise: string): { classes: string; needs: string } | null {
+  const lower = otherwise.toLowerCase();
+  const at = lower.indexOf(" only if ");
+  const canBe = lower.lastIndexOf(" can be ", at);
+  if (at < 0 || canBe < 0) return null;
+  const rest = lower.slice(at + 9);
+  const verb = [" is ", " are "].map((v) => rest.indexOf(v)).filter((i) => i > 0);
+  const end = verb.length ? Math.min(...verb) : -1;
+  if (
+    end < 0 ||
+    !/^(bought|purchased|included|added|present)\b/.test(rest.slice(end).replace(/^ (is|are) /, ""))
+  )
+    return null;
+  return { classes: lower.slice(0, canBe).replace(/^otherwise,? ?/, ""), needs: rest.slice(0, end) };
+}
+
+const joiners = new Set(["and", "or", "but", "the", "while", "whereas"]);
+/** "…, and business flights can always be cancelled": the class that always may (`business`). */
+function alwaysClass(otherwise: string): string {
+  const at = otherwise.toLowerCase().indexOf(" can always be");
+  if (at < 0) return "";
+  const words = wordsOf(otherwise.slice(Math.max(0, at - 60), at));
+  const [before, last] = words.slice(-2);
+  return before !== undefined && !joiners.has(before) ? before : (last ?? "");
+}
+
 /** "can be cancelled within 24 hours of booking, or if …", and the "Otherwise, …" after it. */
 function windowBreach(
   sentences: string[],
@@ -178,8 +208,9 @@ function windowBreach(
   if (hours <= limitH) return null;
   // The alternative ("or if the airline cancelled the flight"): any of its words' past forms
   // said by the user or a tool means it may hold.
-  const alternative = /,?\s*or if (.+)$/i.exec(s)?.[1] ?? "";
-  const pasts = alternative.match(/\b[a-z]+ed\b/gi) ?? [];
+  const orIf = s.toLowerCase().indexOf(" or if ");
+  const alternative = orIf >= 0 ? s.slice(orIf + 7) : "";
+  const pasts = wordsOf(alternative).filter((w) => w.endsWith("ed"));
   if (pasts.some((p) => new RegExp(`\\b${p}\\b`, "i").test(seenText))) return null;
   const next = sentences[i + 1] ?? "";
   const otherwise = /^otherwise\b/i.test(next) ? next : "";
@@ -187,24 +218,21 @@ function windowBreach(
     `\`${when.name}\` = \`${String(when.value)}\` (${hours.toFixed(0)} hours before the policy's current time)`,
   ];
   if (otherwise) {
-    const only =
-      /(.+?)\bcan be [a-z]+ only if ([a-z ]+?) (?:is|are) (?:bought|purchased|included|added|present)\b/i.exec(
-        otherwise,
-      );
+    const only = onlyIf(otherwise);
     if (!only) return null;
-    const classes = (only[1] ?? "").replace(/^otherwise,?\s*/i, "");
-    const always = /\b([a-z]+) (?:[a-z]+ )?can always be\b/i.exec(otherwise)?.[1] ?? "";
+    const classes = only.classes;
+    const always = alwaysClass(otherwise);
     const cls = valueSaid(scope, [classes, always].filter(Boolean));
     if (cls === undefined) return null;
     const exempt = always !== "" && norm(cls.value) === always.toLowerCase();
     if (exempt || !says(classes, norm(cls.value))) return null;
-    const needed = field(scope, wordsOf(only[2] ?? "").map(stem));
+    const needed = field(scope, wordsOf(only.needs).map(stem));
     if (!needed || !negative(needed.value)) return null;
     values.push(`\`${cls.name}\` = \`${cls.value}\``, `\`${needed.name}\` = \`${String(needed.value)}\``);
     return {
       sentence: short(`${s} ${otherwise}`, 320),
       values,
-      required: `past ${String(limitH)} hours, a ${norm(cls.value)} booking may be ${w[1] ?? verb} only with ${only[2] ?? ""}`,
+      required: `past ${String(limitH)} hours, a ${norm(cls.value)} booking may be ${w[1] ?? verb} only with ${only.needs}`,
     };
   }
   return {
@@ -218,10 +246,10 @@ function windowBreach(
 function allowanceBreach(sentence: string, scope: Scope): PolicyBreach | null {
   const entries: { tier?: string; cls: string; unit: string; free: number; thing: string }[] = [];
   const re =
-    /\b(\d+|zero|one|two|three|four|five) free ([a-z]+(?: [a-z]+)?) (?:for|per) (?:each |every )?([a-z]+(?: [a-z]+)?) ([a-z]+)\b/gi;
+    /\b(\d{1,2}|zero|one|two|three|four|five) free ([a-z]{1,20}(?: [a-z]{1,20})?) (?:for|per) (?:each |every )?([a-z]{1,20}(?: [a-z]{1,20})?) ([a-z]{1,20})\b/gi;
   for (const m of sentence.matchAll(re)) {
     const before = sentence.slice(0, m.index);
-    const tiers = [...before.matchAll(/\bis an? ([a-z]+) member\b/gi)];
+    const tiers = [...before.matchAll(/\bis an? ([a-z]{1,20}) member\b/gi)];
     const tier = tiers.at(-1)?.[1]?.toLowerCase();
     entries.push({
       ...(tier ? { tier } : {}),
@@ -307,7 +335,10 @@ function amountBreach(sentences: string[], scope: Scope, objectStems: string[]):
 function prohibitionBreach(sentence: string, scope: Scope, verbStems: string[]): PolicyBreach | null {
   const m = /\bdo not ([a-z]+)(?: [a-z]+)? if (.+?)[.;]?$/i.exec(sentence);
   if (!m || !hasStem(verbStems, m[1] ?? "")) return null;
-  const terms = (m[2] ?? "").split(/\s*(?:,|\band\b)\s*/).filter((t) => t.trim().length > 0);
+  const terms = (m[2] ?? "")
+    .split(/,|\band\b/)
+    .map((t) => t.trim())
+    .filter((t) => t.length > 0);
   const values: string[] = [];
   for (const term of terms) {
     const no = /\bno ([a-z ]+)/i.exec(term);
@@ -318,7 +349,7 @@ function prohibitionBreach(sentence: string, scope: Scope, verbStems: string[]):
       continue;
     }
     // "flies (basic) economy": with and without the bracketed word.
-    const phrases = [term.replace(/[()]/g, ""), term.replace(/\([^)]*\)\s*/g, "")];
+    const phrases = [term.replace(/[()]/g, ""), term.replace(/\([^()]{0,40}\)/g, "").replace(/\s+/g, " ")];
     const v = valueSaid(scope, phrases);
     if (!v) return null;
     values.push(`\`${v.name}\` = \`${v.value}\``);
