@@ -9,6 +9,9 @@
  *   the tasks that failed more than once (a task's trials are the same request; τ-bench only);
  * - the most distinct tasks one stored lesson stands for (different tasks are unrelated here);
  * - distinct lesson texts against distinct failing tasks;
+ * - τ-bench, offline: the tasks with a right lesson (one written about a write call the task's
+ *   published expected actions do not contain, which the generator never sees) and the stored
+ *   lessons that name no such call; `BENCH_VERBOSE=1` prints each lesson and what the judge said;
  * - the decisive step: the attribution's step against the published label, exact and within two;
  * - reuses: how many, how many cost a chat call (must be 0), and how many reused a lesson of the
  *   same task (the right one).
@@ -49,6 +52,13 @@ interface PartResult {
   reuseChatCalls: number;
   reusesRight: number;
   generatorCalls: number;
+  /**
+   * τ-bench: tasks on which a failure landed on a lesson written about one of that run's wrong
+   * writes (a write call not among the task's expected actions), and lessons stored that name no
+   * wrong write of the run they were written from (on a failure with none, any lesson).
+   */
+  tasksRightLesson: number;
+  wrongLessons: number;
   /** Chat calls the model answered (the recorded-answers run only). */
   chatCalls: number | null;
   actions: Map<string, number>;
@@ -82,6 +92,8 @@ async function runPart(
   let reuseChatCalls = 0;
   let reusesRight = 0;
   let generatorCalls = 0;
+  /** Per stored lesson: whether the run it was written from shows it names a wrong write. */
+  const lessonRight = new Map<string, boolean>();
   for (const failure of failures) {
     const chatsBefore = model?.chatCalls() ?? 0;
     const result = await processor.process(failure.event);
@@ -91,9 +103,16 @@ async function runPart(
       ReflectionOutcome | undefined;
     if (!outcome) throw new Error(`no outcome for ${failure.id}`);
     const action = outcome.memory?.action ?? "none";
+    if (process.env.BENCH_VERBOSE && lessonText(outcome) !== "")
+      console.error(
+        `${failure.id} ${action} ${outcome.verdict} stored=${String(outcome.stored)} ${outcome.notStoredReason ?? ""} ${outcome.violations.join(" | ").slice(0, 200)} :: ${lessonText(outcome).slice(0, 120)}`,
+      );
     actions.set(action, (actions.get(action) ?? 0) + 1);
     taskFailures.set(failure.taskKey, (taskFailures.get(failure.taskKey) ?? 0) + 1);
     const id = outcome.stored || action === "reuse" ? outcome.reflectionId : null;
+    const wrongWrites = failure.label.unexpectedWrites;
+    if (id && wrongWrites && !lessonRight.has(id) && lessonText(outcome) !== "")
+      lessonRight.set(id, wrongWrites.includes(lessonCall(outcome.reflection.reflectionText) ?? -1));
     if (id) {
       const tasks = lessonTasks.get(id) ?? new Set<string>();
       if (action === "reuse") {
@@ -114,6 +133,10 @@ async function runPart(
       if (step !== undefined && Math.abs(step - failure.label.step) <= 2) stepWithinTwo += 1;
     }
   }
+  const tasksRightLesson = [...taskLessons.values()].filter((ids) =>
+    [...ids].some((id) => lessonRight.get(id) === true),
+  ).length;
+  const wrongLessons = [...lessonRight.values()].filter((right) => !right).length;
   const repeated = [...taskFailures].filter(([, n]) => n > 1).map(([task]) => task);
   // A task none of whose failures got a lesson is not split over lessons: it is left out here
   // and counted apart (repeatedWithLesson).
@@ -142,9 +165,24 @@ async function runPart(
     reuseChatCalls,
     reusesRight,
     generatorCalls,
+    tasksRightLesson,
+    wrongLessons,
     chatCalls: model ? model.chatCalls() - chatBefore : null,
     actions,
   };
+}
+
+const lessonText = (o: ReflectionOutcome) => o.reflection.learning || (o.reflection.strategyText ?? "");
+
+/**
+ * The call an offline lesson is about: the last `step N (step-N), \`tool\`` in what the trace
+ * shows (a lesson about a later write names the first write, then the one it is about).
+ */
+function lessonCall(text: string): number | undefined {
+  const shows = /What the trace shows: (.*?)(?: Evidence: |$)/s.exec(text)?.[1] ?? "";
+  const calls = [...shows.matchAll(/step (\d+) \(step-\d+\), `/g)];
+  const last = calls.at(-1)?.[1];
+  return last === undefined ? undefined : Number(last);
 }
 
 const pct = (a: number, b: number) => (b ? `${((100 * a) / b).toFixed(0)} %` : "n/a");
@@ -168,6 +206,11 @@ function partLines(r: PartResult, verdict: string): string[] {
     `  memory actions ${[...r.actions].map(([a, n]) => `${a} ${String(n)}`).join(", ")}; lessons stored ${String(r.stored)}; generator calls ${String(r.generatorCalls)}${r.chatCalls === null ? "" : `; chat calls ${String(r.chatCalls)}`}`,
     `  lessons per repeated task ${Number.isNaN(r.lessonsPerRepeatedTask) ? "n/a" : r.lessonsPerRepeatedTask.toFixed(2)} (≤ 1.5) over the ${String(r.repeatedWithLesson)} of ${String(r.repeatedTasks)} with a lesson; most tasks under one lesson ${String(r.maxTasksPerLesson)} (≤ 4); lessons spanning > 1 task ${String(r.mixedLessons)}`,
     `  distinct lesson texts ${String(r.distinctTexts)} for ${String(r.tasks)} failing tasks (≥ half)`,
+    ...(tau && r.chatCalls === null
+      ? [
+          `  tasks with a right lesson (about a write the task did not call for) ${String(r.tasksRightLesson)} of ${String(r.tasks)}; lessons naming no wrong write ${String(r.wrongLessons)}`,
+        ]
+      : []),
     `  decisive step: exact ${String(r.stepExact)}/${String(r.labelled)} = ${pct(r.stepExact, r.labelled)}, within two ${String(r.stepWithinTwo)}/${String(r.labelled)} = ${pct(r.stepWithinTwo, r.labelled)}${tau ? " (≥ 60 %)" : ""}`,
     `  reuses ${String(r.reuses)}: chat calls ${String(r.reuseChatCalls)} (0), right task ${String(r.reusesRight)}/${String(r.reuses)} (≥ 90 %)`,
   ];

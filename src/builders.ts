@@ -248,6 +248,7 @@ export function buildLessonSplits(pool: pg.Pool, config: Config, redis?: Redis):
       }
       return result;
     },
+    listSplits: (tenantId, query) => store.listSplits(tenantId, query),
   };
 }
 

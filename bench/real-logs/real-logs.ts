@@ -41,6 +41,8 @@ export interface RealFailure {
     step: number | undefined;
     /** The annotators' one-line reason (Who&When) or the derivation (τ-bench). */
     reason: string;
+    /** τ-bench: every write call that is not among the task's expected actions (a wrong write). */
+    unexpectedWrites?: number[];
   };
   /** For τ-bench: the task id, so that repeated failures of one task can be grouped. */
   taskKey: string;
@@ -191,6 +193,7 @@ function loadTauAirline(dir: string): RealFailure[] {
       const events: TraceEvent[] = [];
       let decisive: number | undefined;
       let decisiveWhat = "";
+      const unexpectedWrites: number[] = [];
       for (const message of run.traj) {
         const i = events.length;
         if (message.role === "system") {
@@ -236,13 +239,12 @@ function loadTauAirline(dir: string): RealFailure[] {
               actor: "agent",
             });
             const name = call.function.name;
-            if (
-              decisive === undefined &&
-              !readOnlyTool.test(name) &&
-              !expected.has(`${name}${canonical(kwargs)}`)
-            ) {
-              decisive = j;
-              decisiveWhat = name;
+            if (!readOnlyTool.test(name) && !expected.has(`${name}${canonical(kwargs)}`)) {
+              unexpectedWrites.push(j);
+              if (decisive === undefined) {
+                decisive = j;
+                decisiveWhat = name;
+              }
             }
           }
         } else {
@@ -272,6 +274,7 @@ function loadTauAirline(dir: string): RealFailure[] {
             decisive === undefined
               ? "no write call outside the expected actions (a missing or incomplete action)"
               : `first write call not among the task's expected actions: ${decisiveWhat}`,
+          unexpectedWrites,
         },
         taskKey: `task-${String(run.task_id)}`,
         split: splitOf(`${source}/task-${String(run.task_id)}`),

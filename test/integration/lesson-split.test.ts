@@ -109,10 +109,17 @@ describe("splitting a merged lesson in Postgres", () => {
     // A pool of one connection, as the CLI uses: the split must not wait on itself.
     const single = new pg.Pool({ connectionString: inject("databaseUrl"), max: 1 });
     onTestFinished(() => single.end());
-    const splits = createPgLessonSplitStore(single);
+    let tick = Date.parse("2026-11-26T15:00:00.000Z");
+    const splits = createPgLessonSplitStore(single, { clock: { now: () => new Date((tick += 1000)) } });
     const lessons = createPgLessonStore(pool);
 
-    const own = await splits.splitSources({ tenantId, lessonId: id, eventIds: [e2], to: "new_lesson" });
+    const own = await splits.splitSources({
+      tenantId,
+      lessonId: id,
+      eventIds: [e2],
+      to: "new_lesson",
+      actor: "cli:ops",
+    });
     expect(own).toMatchObject({ status: "split", moved: [e2], remaining: 2, signaturesMoved: ["sig-b"] });
     const newId = own.status === "split" ? own.newLessonId : null;
     expect(newId).toMatch(/^[0-9a-f-]{36}$/);
@@ -141,6 +148,17 @@ describe("splitting a merged lesson in Postgres", () => {
       },
     ]);
 
+    // The copy has its strategy record, like any stored lesson.
+    const strategies = await pool.query<{ reflection_id: string; strategy_text: string }>(
+      "SELECT reflection_id, strategy_text FROM strategies WHERE tenant_id = $1 ORDER BY reflection_id = $2 DESC",
+      [tenantId, id],
+    );
+    const strategyText = newReflection(id).reflection.strategyText;
+    expect(strategies.rows).toEqual([
+      { reflection_id: id, strategy_text: strategyText },
+      { reflection_id: newId, strategy_text: strategyText },
+    ]);
+
     const back = await splits.splitSources({ tenantId, lessonId: id, eventIds: [e3], to: "unassigned" });
     expect(back).toMatchObject({
       status: "split",
@@ -159,6 +177,36 @@ describe("splitting a merged lesson in Postgres", () => {
       [id],
     );
     expect(old.rows).toEqual([{ occurrences: 1, merged_signatures: [] }]);
+
+    // The audit: who, when, which sources moved, from which lesson to which; newest first.
+    const audit = await splits.listSplits(tenantId, { limit: 10 });
+    expect(audit.map(({ id: _id, ...rest }) => rest)).toEqual([
+      {
+        lessonId: id,
+        newLessonId: null,
+        to: "unassigned",
+        moved: [e3],
+        signaturesMoved: ["sig-c"],
+        remaining: 1,
+        actor: "unknown",
+        at: new Date("2026-11-26T15:00:02.000Z"),
+      },
+      {
+        lessonId: id,
+        newLessonId: newId,
+        to: "new_lesson",
+        moved: [e2],
+        signaturesMoved: ["sig-b"],
+        remaining: 2,
+        actor: "cli:ops",
+        at: new Date("2026-11-26T15:00:01.000Z"),
+      },
+    ]);
+    expect(
+      (await splits.listSplits(tenantId, { lessonId: newId ?? "", limit: 10 })).map((r) => r.moved),
+    ).toEqual([[e2]]);
+    expect(await splits.listSplits(tenantId, { limit: 1 })).toHaveLength(1);
+    expect(await splits.listSplits("someone-else", { limit: 10 })).toEqual([]);
   });
 
   it("refuses another tenant's lesson, events that are not its sources and all of its sources, changing nothing", async () => {
@@ -210,5 +258,7 @@ describe("splitting a merged lesson in Postgres", () => {
       [tenantId],
     );
     expect(count.rows[0]?.n).toBe("1");
+    // A refused split is not recorded.
+    expect(await splits.listSplits(tenantId, { limit: 10 })).toEqual([]);
   });
 });

@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import type { SplitRequest, SplitResult } from "../../domain/memory/lesson-split.js";
+import type {
+  SplitAuditQuery,
+  SplitRecord,
+  SplitRequest,
+  SplitResult,
+  SplitTarget,
+} from "../../domain/memory/lesson-split.js";
 import { withStoreErrors as guarded } from "./store-errors.js";
 
 interface Source {
@@ -41,6 +47,13 @@ async function copyLesson(
        (SELECT to_jsonb(r) FROM reflections r WHERE r.id = $1) || $2::jsonb)`,
     [request.lessonId, JSON.stringify(overrides)],
   );
+  // The copy's strategy record, as every stored lesson has one (the commit function writes it).
+  await client.query(
+    `INSERT INTO strategies (id, reflection_id, tenant_id, project_id, strategy_text, importance, tags, created_at)
+     SELECT $3, $2, tenant_id, project_id, strategy_text, importance, tags, $4
+       FROM strategies WHERE reflection_id = $1`,
+    [request.lessonId, id, randomUUID(), now.toISOString()],
+  );
   await client.query(
     `UPDATE reflection_aliases SET reflection_id = $3
       WHERE tenant_id = $1 AND reflection_id = $2 AND signature = ANY($4::text[])`,
@@ -53,8 +66,8 @@ async function copyLesson(
  * Splitting a merge in Postgres (see `src/domain/memory/lesson-split.ts`): the named processed
  * events move from the lesson to a copy of it or to no lesson, the merged signatures whose every
  * failure moves go with them and the occurrence counts follow, all in one transaction under the
- * lesson's row lock, so a concurrent merge or reuse of the lesson waits for it. The caller writes
- * the audit record from the result (the API's request log, the CLI's stderr).
+ * lesson's row lock, so a concurrent merge or reuse of the lesson waits for it. The same
+ * transaction writes the split's audit row (`lesson_splits`): a split is never made unrecorded.
  */
 export function createPgLessonSplitStore(pool: pg.Pool, options: { clock?: { now(): Date } } = {}) {
   const clock = options.clock ?? { now: () => new Date() };
@@ -112,9 +125,11 @@ export function createPgLessonSplitStore(pool: pg.Pool, options: { clock?: { now
             ...new Set(moving.map((s) => s.signature).filter((s): s is string => s !== null)),
           ].filter((s) => s !== own && !staying.has(s));
           const ids = moving.map((s) => s.event_id);
+          // One time for the split: the copy's creation and the audit row's.
+          const now = clock.now();
           let newLessonId: string | null = null;
           if (request.to === "new_lesson") {
-            newLessonId = await copyLesson(client, cols, request, moving, signaturesMoved, clock.now());
+            newLessonId = await copyLesson(client, cols, request, moving, signaturesMoved, now);
           } else {
             await client.query(
               `DELETE FROM reflection_aliases
@@ -134,6 +149,23 @@ export function createPgLessonSplitStore(pool: pg.Pool, options: { clock?: { now
               WHERE id = $1`,
             [request.lessonId, moving.length, signaturesMoved],
           );
+          await client.query(
+            `INSERT INTO lesson_splits (id, tenant_id, reflection_id, new_reflection_id, target,
+                                        moved_event_ids, moved_signatures, remaining_sources, actor, split_at)
+             VALUES ($1, $2, $3, $4, $5, $6::text[], $7::text[], $8, $9, $10)`,
+            [
+              randomUUID(),
+              request.tenantId,
+              request.lessonId,
+              newLessonId,
+              request.to,
+              ids,
+              signaturesMoved,
+              sources.rows.length - moving.length,
+              request.actor ?? "unknown",
+              now.toISOString(),
+            ],
+          );
           await client.query("COMMIT");
           return {
             status: "split",
@@ -149,6 +181,40 @@ export function createPgLessonSplitStore(pool: pg.Pool, options: { clock?: { now
         } finally {
           client.release();
         }
+      }),
+
+    listSplits: (tenantId: string, query: SplitAuditQuery) =>
+      guarded(async (): Promise<SplitRecord[]> => {
+        const res = await pool.query<{
+          id: string;
+          reflection_id: string;
+          new_reflection_id: string | null;
+          target: SplitTarget;
+          moved_event_ids: string[];
+          moved_signatures: string[];
+          remaining_sources: number;
+          actor: string;
+          split_at: Date;
+        }>(
+          `SELECT id, reflection_id, new_reflection_id, target, moved_event_ids, moved_signatures,
+                  remaining_sources, actor, split_at
+             FROM lesson_splits
+            WHERE tenant_id = $1 AND ($2::uuid IS NULL OR reflection_id = $2 OR new_reflection_id = $2)
+            ORDER BY split_at DESC, id
+            LIMIT $3`,
+          [tenantId, query.lessonId ?? null, query.limit],
+        );
+        return res.rows.map((r) => ({
+          id: r.id,
+          lessonId: r.reflection_id,
+          newLessonId: r.new_reflection_id,
+          to: r.target,
+          moved: r.moved_event_ids,
+          signaturesMoved: r.moved_signatures,
+          remaining: r.remaining_sources,
+          actor: r.actor,
+          at: r.split_at,
+        }));
       }),
   };
 }

@@ -522,8 +522,13 @@ export function locateFailure(event: TaskCompleted): LocatedFailure {
   // A wrong answer without a traceable source: a shortcut anywhere still explains it better than
   // an error the team went past.
   const shortcutAnywhere = () => byCue(shortcutCues, "shortcut", attributionConfidence.shortcut, last, false);
+  // A tool-using agent's first write (firstStateChange: 0.85 measured) is better evidence than
+  // an "assume"/"guess" cue (0.55) or the weak answer's source (0.2): on real tool-use logs the
+  // cue, where one fires at all, is the agent talking to the user, not the decision that failed.
   if (wrongAnswer) {
-    const sourced = claimMatch() ?? answerSource() ?? shortcutAnywhere();
+    const source = answerSource();
+    const strong = source && source.basis !== "answer_source" ? source : null;
+    const sourced = claimMatch() ?? strong ?? stateChange() ?? source ?? shortcutAnywhere();
     if (sourced) return sourced;
   }
 

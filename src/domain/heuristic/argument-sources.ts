@@ -1,4 +1,5 @@
 /** A call's arguments, read as the trace wrote them, and where in a text a value is said. */
+import type { TaskCompleted } from "../contracts/index.js";
 
 export interface Leaf {
   path: string;
@@ -13,6 +14,21 @@ export function parseArguments(content: string): unknown {
   } catch {
     return null;
   }
+}
+
+/**
+ * A step's content parsed as JSON, once per event: every write call of a trace reads the tool
+ * outputs before it, and a trace may hold hundreds of them.
+ */
+const parsedByEvent = new WeakMap<TaskCompleted, Map<number, unknown>>();
+export function parsedStep(event: TaskCompleted, index: number): unknown {
+  let parsed = parsedByEvent.get(event);
+  if (!parsed) {
+    parsed = new Map();
+    parsedByEvent.set(event, parsed);
+  }
+  if (!parsed.has(index)) parsed.set(index, parseArguments(event.events[index]?.content ?? ""));
+  return parsed.get(index);
 }
 
 /** The scalar arguments of a call, by path (`payment_methods[].payment_id`). */

@@ -1,6 +1,8 @@
 import { isWriteTool } from "../attribution/team-rules.js";
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
 import { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument-sources.js";
+import { cheapestMiss, type CheapestMiss } from "./cheapest-choice.js";
+import { policyBreach, policySentences } from "./policy-conditions.js";
 
 /**
  * What a state-changing call did that the trace itself shows was not asked for, compared only
@@ -10,13 +12,19 @@ import { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument
  *   call carries two); both values are named;
  * - `unsourced`: an argument whose value no user message and no earlier tool output holds, so
  *   the agent made it up (a count of bags, a date), free text and sums of seen amounts aside;
- * - `unasked`: a write whose action the user never asked for (a certificate sent, a transfer).
+ * - `unasked`: a write whose action the user never asked for (a certificate sent, a transfer);
+ * - `breaks_policy`: a condition the policy states for the call, visibly not met by the values
+ *   the trace holds (policy-conditions.ts); the values and what the condition required are named;
+ * - `not_cheapest`: the user asked for the cheapest option of a class and the agent's own search
+ *   listed a cheaper one for the same route and date (cheapest-choice.ts); both are named.
  * A call that the tool rejected changed nothing and is passed over.
  */
 export type Mismatch =
   | { kind: "contradicts_user"; path: string; value: string; userSaid: string }
   | { kind: "unsourced"; leaves: Leaf[] }
-  | { kind: "unasked"; asked: string };
+  | { kind: "unasked"; asked: string }
+  | { kind: "breaks_policy"; values: string[]; required: string }
+  | ({ kind: "not_cheapest" } & CheapestMiss);
 
 export interface CallFinding {
   index: number;
@@ -233,7 +241,7 @@ export function mismatchOf(
     .filter((e) => e.type === "tool_call" || (e.type === "llm_response" && !userActor.test(e.actor ?? "")))
     .map((e) => e.content)
     .join("\n");
-  const policyText = before
+  const wholePolicy = before
     .filter((e) => e.type === "system_event" || e.actor === "system")
     .map((e) => e.content)
     .join("\n");
@@ -243,6 +251,20 @@ export function mismatchOf(
     .slice(0, 2)
     .map(stemOf);
 
+  const verb = wordsOf(step.toolName)[0] ?? "";
+  const asks = askedBy[verb];
+  // The sentences a lesson may quote: those under the call's own heading or under none.
+  const policyText = policySentences(wholePolicy, [verb, ...(asks ?? [])]).join("\n");
+  // 0. A condition the policy states for this call, which the records show was not met.
+  const breach = policyBreach(event, index, asks ?? []);
+  if (breach)
+    return {
+      mismatch: { kind: "breaks_policy", values: breach.values, required: breach.required },
+      policy: breach.sentence,
+    };
+  // 0b. Not the cheapest option the agent's own search offered, when the user asked for it.
+  const dearer = cheapestMiss(event, index);
+  if (dearer) return { mismatch: { kind: "not_cheapest", ...dearer } };
   // 1. A value of another kind than the one the user asked for (pay by gift card, not credit card).
   const otherKind = kindContradiction(leaves, userText, toolText, policyText);
   if (otherKind) return otherKind;
@@ -275,8 +297,6 @@ export function mismatchOf(
       };
   }
   // 3. A write the user never asked for.
-  const verb = wordsOf(step.toolName)[0] ?? "";
-  const asks = askedBy[verb];
   if (unaskedCounts && asks && !asks.some((a) => new RegExp(`(^|[^a-z])${a}`, "i").test(userText)))
     return {
       mismatch: { kind: "unasked", asked: short(userText.split("\n")[0] ?? "", 110) },

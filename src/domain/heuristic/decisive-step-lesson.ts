@@ -8,8 +8,9 @@ export { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument
 /**
  * A lesson about the decisive call of a failure that no error explains, written only when the
  * trace shows what was wrong with it: an argument that contradicts what the user said (both values
- * named), one that no user message or earlier tool output holds, or a write the user never asked
- * for, with the policy sentence that speaks of it. The call is the first state-changing one the
+ * named), one that no user message or earlier tool output holds, a write the user never asked
+ * for, or a condition the policy states for the call that the records show was not met, with the
+ * policy sentence that speaks of it. The call is the first state-changing one the
  * tool accepted that shows such a mismatch, from the attribution's step on. When no call shows
  * one, what was found is said and no lesson is written: a read-back of arguments the user already
  * confirmed would not have prevented the failure.
@@ -63,6 +64,34 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
         ],
         tags: [tool, "decisive-step", "contradicts-user", name],
         patterns: [`${tool} with ${name} other than the user asked`],
+      };
+    }
+    case "breaks_policy": {
+      const values = m.values.join(", ");
+      const fields = m.values.map((v) => /`([^`]+)`/.exec(v)?.[1]).filter((f): f is string => Boolean(f));
+      return {
+        found: `${where} went ahead instead of applying the policy's condition: the policy says ${policy ?? "(no sentence)"}; the records show ${values}, so it required ${m.required}`,
+        learning: `Before \`${tool}\`, check the policy's condition on the records: ${policy ?? "the policy"}. Here ${values.replace(/`/g, "")}, so it required ${m.required.replace(/`/g, "")}, and the agent called \`${tool}\` anyway.`,
+        adjustments: [
+          `add constraint: before calling ${tool}, evaluate the policy's condition on ${fields.slice(0, 4).join(", ") || "the record's values"} and refuse or correct the call when it is not met`,
+          `change ${tool} handling from acting on the user's request to acting only after the policy's condition holds on the records`,
+        ],
+        tags: [tool, "decisive-step", "policy-condition", ...fields.slice(0, 2)],
+        patterns: [`${tool} against the policy on ${fields.slice(0, 3).join(", ") || "its records"}`],
+      };
+    }
+    case "not_cheapest": {
+      const took = `${m.chosen.flights.join(" + ")} at ${String(m.chosen.price)}`;
+      const offered = `${m.cheaper.flights.join(" + ")} at ${String(m.cheaper.price)}`;
+      return {
+        found: `${where} chose ${took} in ${m.cls} instead of ${offered}, which the search at step ${String(m.cheaper.step)} listed with seats for the same route and date, although the user asked "${plain(m.asked)}"`,
+        learning: `Before \`${tool}\`, when the user asks for the cheapest ${m.cls} option, take the lowest ${m.cls} price among all search results for that route and date: the agent took ${took} while step ${String(m.cheaper.step)} offered ${offered}.`,
+        adjustments: [
+          `add constraint: before calling ${tool} for a "cheapest" request, sort every searched ${m.cls} option (direct and connecting) by its total ${m.cls} price and take the first with seats`,
+          `change the choice for ${tool} from the first suitable option to the lowest-priced one the searches returned`,
+        ],
+        tags: [tool, "decisive-step", "contradicts-user", "cheapest"],
+        patterns: [`${tool} not the cheapest ${m.cls} option searched`],
       };
     }
     case "unasked":

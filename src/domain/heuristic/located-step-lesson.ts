@@ -1,5 +1,6 @@
 import type { AttributionBasis, LocatedFailure } from "../attribution/attribute-failure.js";
 import type { TaskCompleted } from "../contracts/index.js";
+import { userActor } from "./argument-sources.js";
 
 /**
  * A lesson about the step the attribution rules found, for a failure no error explains, when the
@@ -53,11 +54,53 @@ export interface LocatedStepReading {
   lesson: LocatedStepLesson | null;
 }
 
+/**
+ * Where a cue rule's step shows no decision to blame, on real tool-use logs (τ-bench airline: all
+ * 12 lessons these rules wrote there were about a failure whose missing action no step shows):
+ * - an agent's reply to a user that holds "unable to", "I need the id", "assume": the agent
+ *   answering the user, not a check it skipped while working;
+ * - an empty response from a tool that returned nothing every time it was called (a scratchpad
+ *   such as `think`): its silence is not missing data.
+ * What was found is said; no lesson is written.
+ */
+function noDecisionThere(located: LocatedFailure, event: TaskCompleted): string | null {
+  const i = located.stepIndex;
+  const step = i === undefined ? undefined : event.events[i];
+  if (i === undefined || !step) return null;
+  if (located.basis === "reasoning_cue" || located.basis === "shortcut") {
+    const next = event.events.slice(i + 1).find((e) => e.type !== "tool_call" && e.type !== "tool_response");
+    const toUser =
+      step.type === "llm_response" &&
+      !userActor.test(step.actor ?? "") &&
+      next !== undefined &&
+      userActor.test(next.actor ?? "");
+    return toUser
+      ? `${step.actor ?? "the agent"} told the user at step ${String(i)} "${clean(step.content, 120)}"; a reply to the user is not a check skipped while working, and no state-changing call in the trace shows what was wrong, so no cause is claimed`
+      : null;
+  }
+  if (located.basis === "empty_response") {
+    const tool = located.attribution.toolName ?? step.toolName;
+    const replies = event.events.filter((e) => e.type === "tool_response" && e.toolName === tool);
+    return tool !== undefined && replies.every((e) => e.content.trim() === "")
+      ? `${tool} returned nothing at step ${String(i)}, as it did every time it was called, so its silence is not missing data and no cause is claimed`
+      : null;
+  }
+  return null;
+}
+
 export function locatedStepReading(located: LocatedFailure, event: TaskCompleted): LocatedStepReading | null {
+  const nothing = noDecisionThere(located, event);
+  if (nothing) return { found: nothing, lesson: null };
   const lesson = locatedStepLesson(located, event);
   if (!lesson) return null;
   return { found: lesson.found, lesson: sourceOnly.has(located.basis) ? null : lesson };
 }
+
+/** An assumption ("I'll assume", "probably") rather than giving up ("unable to", "could not find"). */
+const assumed = (text: string) =>
+  /assum|guess|probabl|presumabl|extrapolat|roughly|likely|typical|no need to|not needed|skip|looks (correct|right)|is enough|without (verifying|checking)|did(n't| not) (open|verify|check)/i.test(
+    text,
+  );
 
 export function locatedStepLesson(located: LocatedFailure, event: TaskCompleted): LocatedStepLesson | null {
   if (!readable.has(located.basis) || located.stepIndex === undefined) return null;
@@ -96,6 +139,16 @@ export function locatedStepLesson(located: LocatedFailure, event: TaskCompleted)
       };
     case "shortcut":
     case "reasoning_cue":
+      if (!assumed(said))
+        return {
+          found: `${who} gave up at step ${n} (${said}) instead of looking another way, and the task went on without what it needed`,
+          learning: `When ${who} cannot find what ${question} needs (step ${n}: ${said}), it must search another way or report it as missing, not go on without it.`,
+          adjustments: [
+            `add constraint: before ${who} reports a fact as unavailable, it tries a second tool or query for it`,
+            `change ${who}'s next move after a failed lookup from going on to one more lookup with other terms`,
+          ],
+          tags,
+        };
       return {
         found: `${who} guessed, assumed or skipped a check at step ${n} (${said}) instead of verifying, and the answer rested on that assumption`,
         learning: `Where ${who} assumed instead of checking (step ${n}: ${said}), it must look the fact up in the session's sources before going on; for ${question} the answer rested on that assumption.`,

@@ -15,7 +15,36 @@ export interface SplitRequest {
   lessonId: string;
   eventIds: readonly string[];
   to: SplitTarget;
+  /**
+   * Who asked, as the audit records it: the API key's fingerprint (`api-key:<sha256 prefix>`,
+   * never the key) or the operator at the command line (`cli:<user>`).
+   */
+  actor?: string;
 }
+
+/** One split as the audit table keeps it: who, when, which sources moved, from which lesson to which. */
+export interface SplitRecord {
+  id: string;
+  lessonId: string;
+  /** Null when the sources went back to unassigned. */
+  newLessonId: string | null;
+  to: SplitTarget;
+  moved: string[];
+  signaturesMoved: string[];
+  /** Sources the lesson still stood for after the split. */
+  remaining: number;
+  actor: string;
+  at: Date;
+}
+
+export interface SplitAuditQuery {
+  /** Only the splits of this lesson, as the one split or the one split into. */
+  lessonId?: string;
+  /** Newest first, at most this many. */
+  limit: number;
+}
+
+export const maxSplitAuditRows = 500;
 
 export type SplitResult =
   | {
@@ -36,7 +65,10 @@ export type SplitResult =
   | { status: "all_sources"; sources: number };
 
 export interface LessonSplitStore {
+  /** Splits and records the split in the audit table, in one transaction. */
   splitSources(request: SplitRequest): Promise<SplitResult>;
+  /** The tenant's recorded splits, newest first. */
+  listSplits(tenantId: string, query: SplitAuditQuery): Promise<SplitRecord[]>;
 }
 
 export const maxSplitSources = 100;

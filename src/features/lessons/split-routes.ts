@@ -1,9 +1,13 @@
+import { createHash } from "node:crypto";
+import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import {
   checkSourceIds,
+  maxSplitAuditRows,
   maxSplitSources,
   splitRefusal,
   type LessonSplitStore,
+  type SplitRecord,
 } from "../../domain/memory/lesson-split.js";
 import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
 import { ReflectionIdParams } from "./lesson-schemas.js";
@@ -16,7 +20,31 @@ export interface LessonSplitRoutesDeps {
 /** Splitting a merge changes what memory reuses: an operator's role, like a loop override. */
 export const lessonSplitRouteRoles: RouteRoles = {
   "POST /api/v1/reflections/:id/split": "override",
+  "GET /api/v1/reflections/splits": "read",
 };
+
+export const SplitAuditQueryString = z.strictObject({
+  reflection_id: z
+    .uuid()
+    .optional()
+    .describe("only the splits of this lesson (the one split, or the one split into)"),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(maxSplitAuditRows)
+    .default(50)
+    .describe(`newest first, at most this many (1 to ${String(maxSplitAuditRows)}, default 50)`),
+});
+
+/**
+ * Who asked for a split, as the audit records it: a fingerprint of the request's API key (the
+ * first 12 hex digits of its sha256), never the key itself.
+ */
+function actorOf(request: FastifyRequest): string {
+  const token = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1] ?? "";
+  return `api-key:${createHash("sha256").update(token).digest("hex").slice(0, 12)}`;
+}
 
 export const SplitBody = z.strictObject({
   source_event_ids: z
@@ -31,6 +59,21 @@ export const SplitBody = z.strictObject({
     .default("new_lesson")
     .describe("a lesson of their own (a copy of this one's text), or no lesson (default new_lesson)"),
 });
+
+/** The audit of splits, as the API answers it. */
+function splitJson(r: SplitRecord) {
+  return {
+    id: r.id,
+    reflection_id: r.lessonId,
+    new_reflection_id: r.newLessonId,
+    to: r.to,
+    moved_event_ids: r.moved,
+    moved_signatures: r.signaturesMoved,
+    remaining_sources: r.remaining,
+    actor: r.actor,
+    split_at: r.at.toISOString(),
+  };
+}
 
 /** Moves named source failures out of a lesson that merged different causes. */
 export function registerLessonSplitRoute(
@@ -72,6 +115,7 @@ export function registerLessonSplitRoute(
         lessonId: id,
         eventIds: checked.ids,
         to: request.body.to,
+        actor: actorOf(request),
       });
       const refused = splitRefusal(result, id);
       if (result.status !== "split" || refused !== null) {
@@ -87,6 +131,7 @@ export function registerLessonSplitRoute(
         {
           audit: "lesson_split",
           tenant: tenantId,
+          actor: actorOf(request),
           reflection_id: id,
           moved: result.moved,
           to: request.body.to,
@@ -102,6 +147,30 @@ export function registerLessonSplitRoute(
         remaining_sources: result.remaining,
         moved_signatures: result.signaturesMoved,
       };
+    },
+  );
+
+  scope.get(
+    "/api/v1/reflections/splits",
+    {
+      schema: {
+        summary: "The audit of lesson splits: who split which lesson when, and which sources moved where",
+        security: bearer,
+        querystring: SplitAuditQueryString,
+        response: answers(
+          "`splits`, newest first: `id`, `reflection_id`, `new_reflection_id` (null when unassigned), `to`, `moved_event_ids`, `moved_signatures`, `remaining_sources`, `actor`, `split_at`",
+        ),
+      },
+    },
+    async (request, reply) => {
+      const tenantId = ctx.tenantOf(request);
+      if (!deps.store)
+        return reply
+          .code(503)
+          .send({ error: "unavailable", message: "this server was built without lesson splitting" });
+      const { reflection_id: lessonId, limit } = request.query;
+      const splits = await deps.store.listSplits(tenantId, { ...(lessonId ? { lessonId } : {}), limit });
+      return { splits: splits.map(splitJson) };
     },
   );
 }

@@ -1,6 +1,13 @@
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import type { SplitRequest, SplitResult } from "../../../src/domain/memory/lesson-split.js";
+import { createHash } from "node:crypto";
+import type {
+  SplitAuditQuery,
+  SplitRecord,
+  SplitRequest,
+  SplitResult,
+  LessonSplitStore,
+} from "../../../src/domain/memory/lesson-split.js";
 import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
@@ -11,8 +18,24 @@ type ApiStore = ApiRoutesDeps["stores"]["loops"] &
 
 const lessonId = "6f1c2d3e-4a5b-4c6d-8e7f-901234567890";
 const asked: SplitRequest[] = [];
+const listed: { tenantId: string; query: SplitAuditQuery }[] = [];
+const recorded: SplitRecord = {
+  id: "a1b2c3d4-0000-4000-8000-000000000001",
+  lessonId,
+  newLessonId: "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e",
+  to: "new_lesson",
+  moved: ["evt-2"],
+  signaturesMoved: ["sig-b"],
+  remaining: 2,
+  actor: "cli:ops",
+  at: new Date("2026-11-26T15:00:00.000Z"),
+};
 /** A lesson with sources evt-1..evt-3 of tenant-u; evt-2 came under the merged signature sig-b. */
-const splits = {
+const splits: LessonSplitStore = {
+  listSplits: (tenantId, query) => {
+    listed.push({ tenantId, query });
+    return Promise.resolve(tenantId === "tenant-u" ? [recorded] : []);
+  },
   splitSources: (request: SplitRequest): Promise<SplitResult> => {
     asked.push(request);
     if (request.tenantId !== "tenant-u" || request.lessonId !== lessonId)
@@ -43,7 +66,12 @@ const app = createHttpServer({
         "operator-key:tenant-u:read+override,reader-key:tenant-u:read,other-key:tenant-v:read+override",
       ),
     ),
-    stores: { loops: unused, lessons: unused, feedback: unused, lessonSplits: splits },
+    stores: {
+      loops: unused,
+      lessons: unused,
+      feedback: unused,
+      lessonSplits: splits,
+    },
     completeLoop: () => Promise.reject(new Error("not used")),
     commonIssues: () => Promise.resolve([]),
     clock: { now: () => new Date() },
@@ -73,7 +101,15 @@ describe("POST /api/v1/reflections/:id/split", () => {
       remaining_sources: 2,
       moved_signatures: ["sig-b"],
     });
-    expect(asked.at(-1)).toEqual({ tenantId: "tenant-u", lessonId, eventIds: ["evt-2"], to: "new_lesson" });
+    // The audit names the key by a fingerprint, never the key.
+    const fingerprint = createHash("sha256").update("operator-key").digest("hex").slice(0, 12);
+    expect(asked.at(-1)).toEqual({
+      tenantId: "tenant-u",
+      lessonId,
+      eventIds: ["evt-2"],
+      to: "new_lesson",
+      actor: `api-key:${fingerprint}`,
+    });
   });
 
   it("moves them back to unassigned when asked", async () => {
@@ -112,5 +148,48 @@ describe("POST /api/v1/reflections/:id/split", () => {
     const other = await split({ source_event_ids: ["evt-1"] }, "other-key");
     expect(other.statusCode).toBe(404);
     expect(asked.at(-1)?.tenantId).toBe("tenant-v");
+  });
+});
+
+describe("GET /api/v1/reflections/splits", () => {
+  const list = (query: string, key = "reader-key") =>
+    app.inject({
+      method: "GET",
+      url: `/api/v1/reflections/splits${query}`,
+      headers: { authorization: `Bearer ${key}` },
+    });
+
+  it("lists the caller's tenant's splits to a read-only key: who, when, which sources, from and to", async () => {
+    const res = await list(`?reflection_id=${lessonId}&limit=10`);
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      splits: [
+        {
+          id: recorded.id,
+          reflection_id: lessonId,
+          new_reflection_id: recorded.newLessonId,
+          to: "new_lesson",
+          moved_event_ids: ["evt-2"],
+          moved_signatures: ["sig-b"],
+          remaining_sources: 2,
+          actor: "cli:ops",
+          split_at: "2026-11-26T15:00:00.000Z",
+        },
+      ],
+    });
+    expect(listed.at(-1)).toEqual({ tenantId: "tenant-u", query: { lessonId, limit: 10 } });
+    const other = await list("", "other-key");
+    expect(other.json()).toEqual({ splits: [] });
+    expect(listed.at(-1)).toEqual({ tenantId: "tenant-v", query: { limit: 50 } });
+  });
+
+  it("refuses a bad filter or limit with the reason, and asks the store nothing", async () => {
+    const before = listed.length;
+    expect((await list("?reflection_id=nope")).statusCode).toBe(400);
+    expect((await list("?limit=0")).statusCode).toBe(400);
+    expect((await list("?limit=501")).statusCode).toBe(400);
+    expect((await list("?tenant=tenant-v")).statusCode).toBe(400);
+    expect((await list("", "no-such-key-here")).statusCode).toBe(401);
+    expect(listed.length).toBe(before);
   });
 });

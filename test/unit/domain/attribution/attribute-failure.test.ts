@@ -26,6 +26,41 @@ function trace(events: TraceEvent[], overrides: Partial<TaskCompleted> = {}): Ta
 }
 
 describe("attributeFailure", () => {
+  it("on a wrong outcome, blames a tool-using agent's first write over an earlier 'assume' cue", () => {
+    const event = trace([
+      step(0, { actor: "user", content: "Please cancel reservation M20IZO for user raj_sanchez_7340." }),
+      step(1, {
+        actor: "agent",
+        content: "I'll assume you mean the trip to Seattle on May 20, let me look.",
+      }),
+      step(2, {
+        actor: "agent",
+        type: "tool_call",
+        toolName: "get_reservation_details",
+        content: '{"reservation_id":"M20IZO"}',
+      }),
+      step(3, {
+        actor: "agent",
+        type: "tool_response",
+        toolName: "get_reservation_details",
+        content: '{"cabin":"economy"}',
+      }),
+      step(4, {
+        actor: "agent",
+        type: "tool_call",
+        toolName: "cancel_reservation",
+        content: '{"reservation_id":"M20IZO"}',
+      }),
+      step(5, { actor: "agent", content: "Your reservation is cancelled." }),
+    ]);
+    const located = locateFailure(event);
+    expect(located.basis).toBe("first_state_change");
+    expect(located.stepIndex).toBe(4);
+    // Without a write, the cue still points where the agent assumed.
+    const noWrite = trace([...event.events.slice(0, 4), step(4, { actor: "agent", content: "Done." })]);
+    expect(locateFailure(noWrite).basis).toBe("shortcut");
+  });
+
   it("is undefined for a success", () => {
     expect(attributeFailure(taskEvent({ outcome: "success", error: undefined }))).toBeUndefined();
   });
