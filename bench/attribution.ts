@@ -18,7 +18,8 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chooseAttribution } from "../src/adapters/llm/model-attribution.js";
-import { hintMinConfidence, parseReflectionOutput } from "../src/adapters/llm/prompts.js";
+import { hintMinConfidence } from "../src/adapters/llm/prompts.js";
+import { parseReflectionOutput } from "../src/adapters/llm/reflection-output.js";
 import { attributionConfidence, locateFailure } from "../src/domain/attribution/attribute-failure.js";
 import type { Attribution } from "../src/domain/contracts/index.js";
 import {

@@ -16,7 +16,7 @@ import { cpuUsage } from "node:process";
 import { createHashingEmbedder } from "../src/adapters/embedding/hashing-embedder.js";
 import { createLocalEmbedder } from "../src/adapters/embedding/local-embedder.js";
 import { createStaticEmbedder } from "../src/adapters/embedding/static-embedder.js";
-import { defaultEmbeddingModelDir } from "../src/config/config.js";
+import { defaultEmbeddingModelDir } from "../src/config/llm-settings.js";
 import { failingStepOf } from "../src/domain/memory/failing-step.js";
 import { stepLine, traceText } from "../src/domain/memory/trace-text.js";
 import { maskVolatileTokens } from "../src/domain/mask-volatile-tokens.js";

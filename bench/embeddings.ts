@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { createHashingEmbedder } from "../src/adapters/embedding/hashing-embedder.js";
 import { createLocalEmbedder } from "../src/adapters/embedding/local-embedder.js";
-import { defaultEmbeddingModelDir } from "../src/config/config.js";
+import { defaultEmbeddingModelDir } from "../src/config/llm-settings.js";
 import type { Embedder } from "../src/pipeline/ports.js";
 import type { BenchResult } from "./support.js";
 

@@ -18,7 +18,7 @@
  * `npx tsx bench/run.ts lessons-for-task` (REFLECTOR_REAL_LOGS_DIR for the quality part).
  */
 import { readFileSync } from "node:fs";
-import { parseReflectionOutput } from "../src/adapters/llm/prompts.js";
+import { parseReflectionOutput } from "../src/adapters/llm/reflection-output.js";
 import { buildLlm } from "../src/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { attributeFailure } from "../src/domain/attribution/attribute-failure.js";

@@ -1,20 +1,16 @@
-import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { createWriteStream, mkdirSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import { SingleBar, Presets } from "cli-progress";
 import { createApp } from "../app.js";
 import {
   buildCodec,
   buildKafka,
-  buildLlm,
   buildPostgresPool,
   buildProducer,
   createTopics,
   migrateDatabase,
 } from "../builders.js";
-import { loadConfig, type Config } from "../config/config.js";
+import { loadConfig } from "../config/config.js";
 import type { LoopDecision, ReflectionOutcome, TaskCompleted } from "../domain/contracts/index.js";
 import { selectForReflection } from "../domain/select-for-reflection.js";
 import { createLogger } from "../observability/logger.js";
@@ -28,49 +24,14 @@ import {
   type Row,
   type VerdictCounts,
 } from "./demo-report.js";
-import { loadRecordedAnswers, startRecordedModelServer, type Recording } from "./recorded-model-server.js";
-
-const root = fileURLToPath(new URL("../../", import.meta.url));
-
-interface Example {
-  file: string;
-  name: string;
-  summary: string;
-  events?: TaskCompleted[];
-  raw?: string;
-}
-
-async function loadExamples(): Promise<Example[]> {
-  const dir = `${root}examples/`;
-  const files = (await readdir(dir)).filter((f) => f.endsWith(".json")).sort();
-  return Promise.all(
-    files.map(async (file) => ({
-      file,
-      ...(JSON.parse(await readFile(dir + file, "utf8")) as Omit<Example, "file">),
-    })),
-  );
-}
-
-/**
- * Fetches the default embedder's model (wherever Kafka runs, the model must be on this machine),
- * then starts Kafka and the schema registry with the project's script unless KAFKA_BROKERS points
- * elsewhere.
- */
-function ensureLocalServices(): void {
-  // Unset or empty (= unset, as in loadConfig) means the default, `static` (distilled from the model).
-  const embeddings = process.env.REFLECTOR_EMBEDDINGS ?? "";
-  if (["", "static", "local"].includes(embeddings) && !process.env.REFLECTOR_EMBEDDING_MODEL_DIR) {
-    execFileSync("bash", [`${root}scripts/services.sh`, "models"], { stdio: "inherit" });
-  }
-  if (process.env.KAFKA_BROKERS) return;
-  console.log("Starting local Kafka and schema registry (scripts/services.sh start)…");
-  execFileSync("bash", [`${root}scripts/services.sh`, "start"], { stdio: "inherit" });
-  const env = execFileSync("bash", [`${root}scripts/services.sh`, "env"], { encoding: "utf8" });
-  for (const line of env.split("\n")) {
-    const match = /^([A-Z_]+)=(.*)$/.exec(line.trim());
-    if (match?.[1] && match[2] !== undefined) process.env[match[1]] = match[2];
-  }
-}
+import {
+  ensureLocalServices,
+  loadExamples,
+  recordedPass,
+  root,
+  withoutCredentials,
+  type Example,
+} from "./demo-setup.js";
 
 /** A Kafka message's headers as the client hands them over. */
 type Headers = Record<string, Buffer | string | (Buffer | string)[] | undefined>;
@@ -91,8 +52,6 @@ interface Pass {
   /** A rerun chain's next loop id → its example and the step it is at. */
   chainOf: Map<string, { example: Example; step: number }>;
 }
-
-const RECORDED_ANSWERS = `${root}test/fixtures/recorded-answers/examples`;
 
 /**
  * The demo, two processors side by side:
@@ -381,71 +340,3 @@ export async function runDemo(): Promise<number> {
 }
 
 const sum = (counts: VerdictCounts) => counts.accepted + counts.accepted_with_warnings + counts.rejected;
-
-/**
- * What the second processor needs: the examples whose every reflected event has a recorded answer
- * (an unrecorded request would get a 500, never an invented answer), the replay server, the
- * `openai` generator pointed at it, and a configuration with input, retry and dead-letter topics
- * and a consumer group of its own, so the two processors never read each other's events. Answers
- * are evaluated offline, as in the first pass: no evaluator answers were recorded.
- */
-async function recordedPass(config: Config, examples: Example[]) {
-  const answers = await loadRecordedAnswers(RECORDED_ANSWERS);
-  const recordingOf = (example: Example, i: number) =>
-    answers.find((a) => a.id === `examples/${example.file.replace(/\.json$/, "")}/${String(i)}`);
-  const reflected = (event: TaskCompleted) => selectForReflection(event, config.mode).reflect;
-  const chosen = examples.filter((example) => {
-    const events = example.events ?? [];
-    return events.some(reflected) && events.every((e, i) => !reflected(e) || recordingOf(example, i));
-  });
-  const recordings: Recording[] = chosen.flatMap((example) =>
-    (example.events ?? []).flatMap((event, i) => {
-      const answer = recordingOf(example, i);
-      return answer ? [{ event, answer }] : [];
-    }),
-  );
-  const server = await startRecordedModelServer(recordings);
-  const t = config.topics;
-  const own = (topic: string) => `demo-recorded.${topic}`;
-  // No OTLP bridge of its own: one processor of the demo is enough to run whatever bridge is set.
-  const recordedConfig = loadConfig({
-    ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("OTLP_"))),
-    KAFKA_GROUP_ID: `${config.kafka.groupId}-recorded`,
-    HTTP_PORT: "0",
-    TOPIC_TASK_COMPLETED: own(t.taskCompleted),
-    TOPIC_RETRY: own(t.retry),
-    TOPIC_DLQ: own(t.deadLetter),
-  });
-  // Only the generator is built from this configuration: the processor keeps the demo's own.
-  const { generator } = buildLlm(
-    loadConfig({
-      ...withoutModelEndpoint(process.env),
-      REFLECTOR_GENERATOR: "openai",
-      OPENAI_BASE_URL: server.url,
-      REFLECTOR_MODEL: "recorded-answers",
-      REFLECTOR_EMBEDDINGS: "hashing",
-    }),
-  );
-  return { chosen, recordings, server, config: recordedConfig, generator };
-}
-
-/** The environment without a real model endpoint's settings, so nothing reaches a real model. */
-function withoutModelEndpoint(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(
-    Object.entries(env).filter(
-      ([key]) => !key.startsWith("OPENAI_") && !key.startsWith("REFLECTOR_EVALUATOR"),
-    ),
-  );
-}
-
-/** The database URL without its user and password, for display. */
-function withoutCredentials(databaseUrl: string): string {
-  try {
-    const url = new URL(databaseUrl);
-    url.username = "";
-    url.password = "";
-    return url.toString();
-  } catch {
-    return "(the configured database)";
-  }
-}

@@ -1,18 +1,16 @@
-import { existsSync } from "node:fs";
 import { hostname } from "node:os";
-import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
-import { parseTenantTopicBinding, tenantOfTopic } from "../domain/tenant-topic-binding.js";
 import { parseApiKeys } from "./api-keys-setting.js";
+import { llmConfigOf, llmEnv, llmProblems, type LlmConfig } from "./llm-settings.js";
+import { otlpBoundTenant, otlpConfigOf, otlpEnv, otlpProblems, type OtlpConfig } from "./otlp-settings.js";
 import {
   spendAndTenancyConfig,
   spendAndTenancyEnv,
   tenancyProblems,
   type SpendAndTenancyConfig,
 } from "./spend-and-tenancy.js";
-import { boolFlag, presentOnly } from "./env-parsing.js";
+import { boolFlag, presentOnly, topicName } from "./env-parsing.js";
 import { TracingEnvSchema, tracingConfigOf, type TracingConfig } from "./tracing-settings.js";
 import {
   securedConnections,
@@ -33,20 +31,12 @@ const csv = z
   )
   .pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, "each broker must be host:port")).min(1));
 
-const topicName = z.string().regex(/^[A-Za-z0-9._-]{1,249}$/, "letters, digits, '.', '_' and '-' only");
 const optionalUrl = z.url().optional();
-
-/**
- * Where `scripts/services.sh models` puts the local embedding model: under the package root (two
- * levels above this file in src/ and in dist/ alike), so the default holds whatever the cwd.
- */
-export const defaultEmbeddingModelDir = fileURLToPath(
-  new URL("../../.services/models/all-minilm-l6-v2", import.meta.url),
-);
 
 /** Every setting Reflector reads, from environment variables. Documented in README.md. */
 const CoreEnvSchema = z.object({
   ...spendAndTenancyEnv,
+  ...llmEnv,
   KAFKA_BROKERS: csv.default(["127.0.0.1:9092"]),
   KAFKA_CLIENT_ID: z.string().min(1).default("reflector"),
   KAFKA_GROUP_ID: z.string().min(1).default("reflector"),
@@ -65,32 +55,8 @@ const CoreEnvSchema = z.object({
   /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
   API_KEYS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  REFLECTOR_GENERATOR: z.enum(["heuristic", "openai"]).default("heuristic"),
-  OPENAI_API_KEY: z.string().min(1).optional(),
-  OPENAI_BASE_URL: optionalUrl,
-  REFLECTOR_MODEL: z.string().min(1).optional(),
-  OPENAI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
-  OPENAI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   /** Postgres connections per process; unset = derived from CONSUMER_MAX_IN_FLIGHT (see loadConfig). */
   PG_POOL_MAX: z.coerce.number().int().min(1).max(1000).optional(),
-  LLM_CIRCUIT_FAILURE_THRESHOLD: z.coerce.number().int().min(1).max(1000).default(5),
-  LLM_CIRCUIT_OPEN_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
-  LLM_INPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
-  LLM_OUTPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
-  /** Upper bound on the estimated tokens of one generator request (src/adapters/llm/token-estimate.ts). */
-  LLM_PROMPT_MAX_TOKENS: z.coerce.number().int().min(3_000).max(1_000_000).default(16_000),
-  /** The most tokens a model may answer with (`max_completion_tokens` of every chat request). */
-  LLM_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(256).max(100_000).default(2_000),
-  /**
-   * `static`: the local model's token vectors, distilled once by `npm run models` (meaning at the
-   * cost of a lookup); `local`: the sentence-embedding model itself on the CPU; `openai`: an
-   * embeddings endpoint; `hashing`: the lexical fallback (words, not meaning).
-   */
-  REFLECTOR_EMBEDDINGS: z.enum(["static", "local", "openai", "hashing"]).default("static"),
-  REFLECTOR_EMBEDDING_MODEL: z.string().min(1).optional(),
-  /** Directory of the local model (model.onnx, tokenizer.json); unset = defaultEmbeddingModelDir. */
-  REFLECTOR_EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
-  REFLECTOR_EVALUATOR_MODEL: z.string().min(1).optional(),
   REFLECTOR_MODE: z.enum(["lite", "full"]).default("full"),
   STORAGE_MIN_QUALITY: z.coerce.number().min(0).max(1).default(0.8),
   /**
@@ -160,47 +126,15 @@ const CoreEnvSchema = z.object({
   // ---- Secured connections: TLS, SASL and credentials (src/config/secured-connections.ts) ----
   ...SecuredConnectionsSchema.shape,
 
-  // --- OTLP ingest bridge (docs/otlp-ingest.md) ---
-  /** Topic of OTLP trace records (a Collector's Kafka exporter); set = `start` runs the bridge too. */
-  OTLP_TOPIC: topicName.optional(),
-  /** The bridge's consumer group; unset = `<KAFKA_GROUP_ID>.otlp`. */
-  OTLP_GROUP_ID: z.string().min(1).optional(),
-  OTLP_TENANT_ATTRIBUTE: z.string().min(1).max(200).default("reflector.tenant_id"),
-  OTLP_PROJECT_ATTRIBUTE: z.string().min(1).max(200).default("reflector.project_id"),
-  OTLP_DEFAULT_TENANT: z.string().trim().min(1).max(200).default("default"),
-  OTLP_DEFAULT_PROJECT: z.string().trim().min(1).max(200).default("default"),
-  /** How long after its root span arrived a trace waits for late children. */
-  OTLP_TRACE_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
-  /** A trace without a root this long after its first span is expired (dropped, counted). */
-  OTLP_TRACE_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(1_000)
-    .max(7 * 86_400_000)
-    .default(1_800_000),
-  OTLP_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
-  /** Spans one trace may hold; past it the trace is closed as oversized (its spans dropped). */
-  OTLP_MAX_SPANS_PER_TRACE: z.coerce.number().int().min(1).max(10_000_000).default(20_000),
-  /** Bytes of stored spans one trace may hold; past it the trace is closed as oversized. */
-  OTLP_MAX_TRACE_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1_024)
-    .max(2 ** 40)
-    .default(64 * 1024 * 1024),
-  /**
-   * Where the bridge publishes its task events; unset = TOPIC_TASK_COMPLETED. Under
-   * TENANT_TOPIC_BINDING it must be a topic bound to one tenant, and every trace is that tenant's.
-   */
-  OTLP_TASK_TOPIC: topicName.optional(),
-  // --- end of OTLP ingest bridge ---
+  // ---- OTLP ingest bridge (src/config/otlp-settings.ts) ----
+  ...otlpEnv,
 });
 
 const EnvSchema = CoreEnvSchema.extend(TracingEnvSchema.shape);
 
 export type Env = z.infer<typeof EnvSchema>;
 
-export interface Config extends SpendAndTenancyConfig {
+export interface Config extends SpendAndTenancyConfig, LlmConfig {
   kafka: {
     brokers: string[];
     clientId: string;
@@ -241,30 +175,6 @@ export interface Config extends SpendAndTenancyConfig {
     allowCleartextApiKeys: boolean;
   };
   logLevel: Env["LOG_LEVEL"];
-  generator: Env["REFLECTOR_GENERATOR"];
-  openai: {
-    apiKey: string | undefined;
-    baseUrl: string | undefined;
-    model: string | undefined;
-    timeoutMs: number;
-    maxRetries: number;
-    /** LLM circuit breaker (src/adapters/llm/circuit-breaker.ts). */
-    circuitFailureThreshold: number;
-    circuitOpenMs: number;
-    embeddingModel: string | undefined;
-    /** Model of the answer self-evaluation (a lighter one is fine); defaults to `model`. */
-    evaluatorModel: string | undefined;
-    /** USD per million tokens; 0 = unpriced (cost metrics stay 0). */
-    inputPricePerMTokUsd: number;
-    outputPricePerMTokUsd: number;
-    /** Budget of one generator request in estimated tokens (system + user, repair included). */
-    promptMaxTokens: number;
-    /** `max_completion_tokens` of every chat request: what one answer may cost at most. */
-    maxOutputTokens: number;
-  };
-  embeddings: Env["REFLECTOR_EMBEDDINGS"];
-  /** The local model's directory, absolute (used when `embeddings` is `static` or `local`). */
-  embeddingModelDir: string;
   mode: "lite" | "full";
   quality: { storageMinQuality: number; maxAttempts: number; depthMode: "grounded" | "literal" };
   /** When a stored lesson fits a trace, and when a new lesson is a stored one again. */
@@ -304,23 +214,7 @@ export interface Config extends SpendAndTenancyConfig {
     pruneMaxImportance: number;
   };
   /** The OTLP ingest bridge (docs/otlp-ingest.md); `topic` undefined = not run by `start`. */
-  otlp: {
-    topic: string | undefined;
-    groupId: string;
-    tenantAttribute: string;
-    projectAttribute: string;
-    defaultTenant: string;
-    defaultProject: string;
-    graceMs: number;
-    timeoutMs: number;
-    sweepIntervalMs: number;
-    maxSpansPerTrace: number;
-    maxTraceBytes: number;
-    /** Where its events go (TOPIC_TASK_COMPLETED unless OTLP_TASK_TOPIC says otherwise). */
-    taskTopic: string;
-    /** Under TENANT_TOPIC_BINDING: the tenant bound to `taskTopic`, whose every trace is. */
-    boundTenant: string | undefined;
-  };
+  otlp: OtlpConfig;
 }
 
 export class ConfigError extends Error {
@@ -347,40 +241,7 @@ function crossFieldProblems(env: Record<string, string | undefined>): string[] {
   } catch (err) {
     problems.push((err as Error).message);
   }
-  const endpoint = env.OPENAI_BASE_URL !== undefined || env.OPENAI_API_KEY !== undefined;
-  if (env.REFLECTOR_GENERATOR === "openai") {
-    if (!endpoint) {
-      problems.push("OPENAI_BASE_URL: REFLECTOR_GENERATOR=openai needs OPENAI_BASE_URL or OPENAI_API_KEY");
-    }
-    if (env.REFLECTOR_MODEL === undefined) {
-      problems.push("REFLECTOR_MODEL: REFLECTOR_GENERATOR=openai needs a model name");
-    }
-  }
-  if (env.REFLECTOR_EMBEDDINGS === "openai") {
-    if (!endpoint) {
-      problems.push("OPENAI_BASE_URL: REFLECTOR_EMBEDDINGS=openai needs OPENAI_BASE_URL or OPENAI_API_KEY");
-    }
-    if (env.REFLECTOR_EMBEDDING_MODEL === undefined) {
-      problems.push("REFLECTOR_EMBEDDING_MODEL: REFLECTOR_EMBEDDINGS=openai needs an embedding model name");
-    }
-  }
-  // A directory given on purpose that holds no model is a typo worth listing with the rest; the
-  // default one, not yet fetched, is reported by the local embedder with the command that fetches it.
-  const modelDir = env.REFLECTOR_EMBEDDING_MODEL_DIR;
-  const embeddings = env.REFLECTOR_EMBEDDINGS ?? "static";
-  if ((embeddings === "local" || embeddings === "static") && modelDir !== undefined) {
-    const needed =
-      embeddings === "local" ? ["model.onnx", "tokenizer.json"] : ["tokenizer.json", "static-embeddings.f32"];
-    const missing = needed.filter((file) => !existsSync(join(modelDir, file)));
-    if (missing.length > 0) {
-      problems.push(`REFLECTOR_EMBEDDING_MODEL_DIR: ${modelDir} has no ${missing.join(" and ")}`);
-    }
-  }
-  const grace = Number(env.OTLP_TRACE_GRACE_MS ?? 5_000);
-  const timeout = Number(env.OTLP_TRACE_TIMEOUT_MS ?? 1_800_000);
-  if (Number.isFinite(grace) && Number.isFinite(timeout) && timeout <= grace) {
-    problems.push("OTLP_TRACE_TIMEOUT_MS: must be longer than OTLP_TRACE_GRACE_MS");
-  }
+  problems.push(...llmProblems(env), ...otlpProblems(env));
   return problems;
 }
 
@@ -409,19 +270,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     ...ownTopics,
     ...(e.OTLP_TOPIC !== undefined ? [e.OTLP_TOPIC] : []),
   ]);
-  // Under the binding, OTLP traces are bound like task events: the bridge publishes to one tenant's
-  // topic, and that tenant is every trace's (a resource naming another is refused).
-  let otlpBoundTenant: string | undefined;
-  const binding = e.TENANT_TOPIC_BINDING ? parseTenantTopicBinding(e.TENANT_TOPIC_BINDING) : null;
-  if (binding && e.OTLP_TOPIC !== undefined && tenancy.length === 0) {
-    const taskTopic = e.OTLP_TASK_TOPIC ?? e.TOPIC_TASK_COMPLETED;
-    otlpBoundTenant = tenantOfTopic(binding, taskTopic) ?? undefined;
-    if (otlpBoundTenant === undefined) {
-      tenancy.push(
-        `OTLP_TASK_TOPIC: under TENANT_TOPIC_BINDING the bridge publishes to a topic bound to one tenant; ${taskTopic} is bound to none`,
-      );
-    }
-  }
+  // Only once the binding itself is valid: the tenant of the bridge's task topic.
+  const otlpBound = tenancy.length === 0 ? otlpBoundTenant(e) : { tenant: undefined };
+  if (otlpBound.problem !== undefined) tenancy.push(otlpBound.problem);
   if (tenancy.length > 0) throw new ConfigError(tenancy);
   const secured = securedConnections(e);
   return deepFreeze({
@@ -462,26 +313,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       allowCleartextApiKeys: e.ALLOW_CLEARTEXT_CREDENTIALS,
     },
     logLevel: e.LOG_LEVEL,
-    generator: e.REFLECTOR_GENERATOR,
-    openai: {
-      apiKey: e.OPENAI_API_KEY,
-      baseUrl: e.OPENAI_BASE_URL,
-      model: e.REFLECTOR_MODEL,
-      timeoutMs: e.OPENAI_TIMEOUT_MS,
-      maxRetries: e.OPENAI_MAX_RETRIES,
-      circuitFailureThreshold: e.LLM_CIRCUIT_FAILURE_THRESHOLD,
-      circuitOpenMs: e.LLM_CIRCUIT_OPEN_MS,
-      embeddingModel: e.REFLECTOR_EMBEDDING_MODEL,
-      evaluatorModel: e.REFLECTOR_EVALUATOR_MODEL,
-      inputPricePerMTokUsd: e.LLM_INPUT_PRICE_PER_MTOK_USD,
-      outputPricePerMTokUsd: e.LLM_OUTPUT_PRICE_PER_MTOK_USD,
-      promptMaxTokens: e.LLM_PROMPT_MAX_TOKENS,
-      maxOutputTokens: e.LLM_MAX_OUTPUT_TOKENS,
-    },
-    embeddings: e.REFLECTOR_EMBEDDINGS,
-    embeddingModelDir: e.REFLECTOR_EMBEDDING_MODEL_DIR
-      ? resolve(e.REFLECTOR_EMBEDDING_MODEL_DIR)
-      : defaultEmbeddingModelDir,
+    ...llmConfigOf(e),
     mode: e.REFLECTOR_MODE,
     quality: {
       storageMinQuality: e.STORAGE_MIN_QUALITY,
@@ -522,21 +354,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       pruneOlderThanDays: e.PRUNE_OLDER_THAN_DAYS,
       pruneMaxImportance: e.PRUNE_MAX_IMPORTANCE,
     },
-    otlp: {
-      topic: e.OTLP_TOPIC,
-      groupId: e.OTLP_GROUP_ID ?? `${e.KAFKA_GROUP_ID}.otlp`,
-      tenantAttribute: e.OTLP_TENANT_ATTRIBUTE,
-      projectAttribute: e.OTLP_PROJECT_ATTRIBUTE,
-      defaultTenant: e.OTLP_DEFAULT_TENANT,
-      defaultProject: e.OTLP_DEFAULT_PROJECT,
-      graceMs: e.OTLP_TRACE_GRACE_MS,
-      timeoutMs: e.OTLP_TRACE_TIMEOUT_MS,
-      sweepIntervalMs: e.OTLP_SWEEP_INTERVAL_MS,
-      maxSpansPerTrace: e.OTLP_MAX_SPANS_PER_TRACE,
-      maxTraceBytes: e.OTLP_MAX_TRACE_BYTES,
-      taskTopic: e.OTLP_TASK_TOPIC ?? e.TOPIC_TASK_COMPLETED,
-      boundTenant: otlpBoundTenant,
-    },
+    otlp: otlpConfigOf(e, otlpBound.tenant),
   });
 }
 

@@ -13,3 +13,8 @@ export function presentOnly(env: Record<string, string | undefined>): Record<str
     ),
   );
 }
+
+/** A Kafka topic name. */
+export const topicName = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,249}$/, "letters, digits, '.', '_' and '-' only");

@@ -61,6 +61,130 @@ const minForgetAfterMs = 3_600_000;
 const publishEveryBytes = 4 * 1024 * 1024;
 export const defaultTraceCaps: TraceCaps = { maxSpans: 20_000, maxBytes: 64 * 1024 * 1024 };
 
+// A Collector's resources carry a dozen attributes (host, process, SDK) on every span; only the
+// ones the mapping reads are stored.
+function keptResource(span: OtlpSpan, resourceKeys: readonly string[]): OtlpSpan["resource"] {
+  const kept = Object.create(null) as OtlpSpan["resource"];
+  for (const key of resourceKeys) {
+    const value = span.resource[key];
+    if (value !== undefined) kept[key] = value;
+  }
+  return kept;
+}
+
+/** The tenant a span's trace is kept under: the bound one, else what its resource names. */
+function tenantOf(span: OtlpSpan, deps: Pick<OtlpBridgeDeps, "mapping" | "settings">): string {
+  const named = resourceTenant(span.resource, deps.mapping);
+  const bound = deps.settings.boundTenant;
+  if (bound === undefined) return named;
+  const attribute = deps.mapping.tenantAttribute;
+  if (Object.hasOwn(span.resource, attribute) && named !== bound) {
+    throw new ReflectorError(
+      "TENANT_TOPIC_MISMATCH",
+      `a span of trace ${span.traceId} names tenant ${JSON.stringify(named)}; this bridge publishes for tenant ${JSON.stringify(bound)} (TENANT_TOPIC_BINDING)`,
+    );
+  }
+  return bound;
+}
+
+/**
+ * Closes claimed traces one at a time, asking the store for each one's spans in turn (it reads a
+ * few thousand spans at a time, never a whole claim), and publishes their events in sends of a
+ * few megabytes. Each trace's failure is its own: an event the input
+ * topic refuses, or a trace that cannot be mapped, is dead-lettered and closed as invalid while
+ * the others are published. Only an outage (Kafka or Postgres away) fails the whole claim.
+ */
+async function closeTraces(
+  deps: Pick<OtlpBridgeDeps, "publisher" | "observer" | "mapping" | "settings">,
+  traces: readonly ClosingTrace[],
+): Promise<Map<ClosingTrace, TraceClosing>> {
+  const { publisher, observer, settings } = deps;
+  const outcome = new Map<ClosingTrace, TraceClosing>();
+  let pending: { trace: ClosingTrace; bridged: BridgedEvent }[] = [];
+  let pendingBytes = 0;
+  const invalid = async (trace: ClosingTrace, candidate: unknown, reason: string) => {
+    await publisher.deadLetter(trace, candidate, reason);
+    observer.invalid?.(trace.traceId, reason);
+    outcome.set(trace, "invalid");
+  };
+  const flush = async () => {
+    if (pending.length === 0) return;
+    const sent = pending;
+    pending = [];
+    pendingBytes = 0;
+    const refused = await publisher.publish(sent.map((p) => p.bridged));
+    for (const { trace, bridged } of sent) {
+      if (refused.has(bridged)) {
+        observer.invalid?.(trace.traceId, "its event is larger than the input topic accepts");
+        outcome.set(trace, "invalid");
+      } else outcome.set(trace, "published");
+    }
+  };
+  for (const trace of traces) {
+    let mapped: ReturnType<typeof mapTraceToTask> | null;
+    try {
+      const spans = await trace.spans();
+      mapped =
+        findRoot(spans) === null
+          ? null
+          : mapTraceToTask(spans, {
+              ...deps.mapping,
+              ...(settings.maxEventBytes ? { maxEventBytes: settings.maxEventBytes() } : {}),
+              ...(trace.tenantId !== "" ? { tenantId: trace.tenantId } : {}),
+            });
+    } catch (err) {
+      if (classifyFailure(err) === "retry") throw err;
+      await invalid(trace, null, `the trace could not be mapped: ${errorMessage(err)}`);
+      continue;
+    }
+    if (mapped === null) {
+      outcome.set(trace, "wait");
+    } else if (mapped.ok) {
+      pending.push({
+        trace,
+        bridged: { event: mapped.event, traceparent: `00-${trace.traceId}-${mapped.rootSpanId}-01` },
+      });
+      pendingBytes += mapped.bytes;
+      if (pendingBytes >= publishEveryBytes) await flush();
+    } else {
+      await invalid(trace, mapped.candidate, mapped.reason);
+    }
+  }
+  await flush();
+  return outcome;
+}
+
+/** Claims and closes ready traces, a claim of `limit` at a time, until a claim comes back short. */
+async function closeAllReady(deps: OtlpBridgeDeps, limit: number): Promise<void> {
+  const { store, clock, settings, observer } = deps;
+  for (;;) {
+    let published = 0;
+    let invalid = 0;
+    const claimed = await store.closeReady(
+      {
+        now: clock.now(),
+        graceMs: settings.graceMs,
+        maxAgeMs: settings.timeoutMs,
+        limit,
+        // Bound to one tenant, a bridge closes that tenant's traces only: another tenant's bridge
+        // shares the store and publishes to another topic.
+        tenantId: settings.boundTenant,
+      },
+      async (traces) => {
+        const outcome = await closeTraces(deps, traces);
+        for (const result of outcome.values()) {
+          if (result === "published") published += 1;
+          else if (result === "invalid") invalid += 1;
+        }
+        return outcome;
+      },
+    );
+    if (published > 0) observer.traces("published", published);
+    if (invalid > 0) observer.traces("invalid", invalid);
+    if (claimed < limit) break;
+  }
+}
+
 /**
  * The OTLP bridge's work apart from Kafka: spans in (stored durably, offsets are committed by the
  * caller only after `ingest` resolves), complete traces out as one task event each. A trace is
@@ -69,138 +193,22 @@ export const defaultTraceCaps: TraceCaps = { maxSpans: 20_000, maxBytes: 64 * 10
  * which the processor's event-id rule turns into nothing (docs/otlp-ingest.md).
  */
 export function createOtlpBridge(deps: OtlpBridgeDeps) {
-  const { store, publisher, clock, settings, observer } = deps;
+  const { store, clock, settings, observer } = deps;
   const limit = settings.tracesPerSweep ?? 500;
   const closers = settings.closers ?? 4;
   let timer: NodeJS.Timeout | null = null;
   let sweeping: Promise<void> = Promise.resolve();
   let running = false;
-
-  // A Collector's resources carry a dozen attributes (host, process, SDK) on every span; only the
-  // ones the mapping reads are stored.
   const resourceKeys = [deps.mapping.tenantAttribute, deps.mapping.projectAttribute, "service.name"];
-  function keptResource(span: OtlpSpan): OtlpSpan["resource"] {
-    const kept = Object.create(null) as OtlpSpan["resource"];
-    for (const key of resourceKeys) {
-      const value = span.resource[key];
-      if (value !== undefined) kept[key] = value;
-    }
-    return kept;
-  }
-
-  /** The tenant a span's trace is kept under: the bound one, else what its resource names. */
-  function tenantOf(span: OtlpSpan): string {
-    const named = resourceTenant(span.resource, deps.mapping);
-    const bound = settings.boundTenant;
-    if (bound === undefined) return named;
-    const attribute = deps.mapping.tenantAttribute;
-    if (Object.hasOwn(span.resource, attribute) && named !== bound) {
-      throw new ReflectorError(
-        "TENANT_TOPIC_MISMATCH",
-        `a span of trace ${span.traceId} names tenant ${JSON.stringify(named)}; this bridge publishes for tenant ${JSON.stringify(bound)} (TENANT_TOPIC_BINDING)`,
-      );
-    }
-    return bound;
-  }
-
-  /**
-   * Closes claimed traces one at a time, asking the store for each one's spans in turn (it reads a
-   * few thousand spans at a time, never a whole claim), and publishes their events in sends of a
-   * few megabytes. Each trace's failure is its own: an event the input
-   * topic refuses, or a trace that cannot be mapped, is dead-lettered and closed as invalid while
-   * the others are published. Only an outage (Kafka or Postgres away) fails the whole claim.
-   */
-  async function close(traces: readonly ClosingTrace[]): Promise<Map<ClosingTrace, TraceClosing>> {
-    const outcome = new Map<ClosingTrace, TraceClosing>();
-    let pending: { trace: ClosingTrace; bridged: BridgedEvent }[] = [];
-    let pendingBytes = 0;
-    const invalid = async (trace: ClosingTrace, candidate: unknown, reason: string) => {
-      await publisher.deadLetter(trace, candidate, reason);
-      observer.invalid?.(trace.traceId, reason);
-      outcome.set(trace, "invalid");
-    };
-    const flush = async () => {
-      if (pending.length === 0) return;
-      const sent = pending;
-      pending = [];
-      pendingBytes = 0;
-      const refused = await publisher.publish(sent.map((p) => p.bridged));
-      for (const { trace, bridged } of sent) {
-        if (refused.has(bridged)) {
-          observer.invalid?.(trace.traceId, "its event is larger than the input topic accepts");
-          outcome.set(trace, "invalid");
-        } else outcome.set(trace, "published");
-      }
-    };
-    for (const trace of traces) {
-      let mapped: ReturnType<typeof mapTraceToTask> | null;
-      try {
-        const spans = await trace.spans();
-        mapped =
-          findRoot(spans) === null
-            ? null
-            : mapTraceToTask(spans, {
-                ...deps.mapping,
-                ...(settings.maxEventBytes ? { maxEventBytes: settings.maxEventBytes() } : {}),
-                ...(trace.tenantId !== "" ? { tenantId: trace.tenantId } : {}),
-              });
-      } catch (err) {
-        if (classifyFailure(err) === "retry") throw err;
-        await invalid(trace, null, `the trace could not be mapped: ${errorMessage(err)}`);
-        continue;
-      }
-      if (mapped === null) {
-        outcome.set(trace, "wait");
-      } else if (mapped.ok) {
-        pending.push({
-          trace,
-          bridged: { event: mapped.event, traceparent: `00-${trace.traceId}-${mapped.rootSpanId}-01` },
-        });
-        pendingBytes += mapped.bytes;
-        if (pendingBytes >= publishEveryBytes) await flush();
-      } else {
-        await invalid(trace, mapped.candidate, mapped.reason);
-      }
-    }
-    await flush();
-    return outcome;
-  }
-
-  async function closeAllReady(): Promise<void> {
-    for (;;) {
-      let published = 0;
-      let invalid = 0;
-      const claimed = await store.closeReady(
-        {
-          now: clock.now(),
-          graceMs: settings.graceMs,
-          maxAgeMs: settings.timeoutMs,
-          limit,
-          // Bound to one tenant, a bridge closes that tenant's traces only: another tenant's bridge
-          // shares the store and publishes to another topic.
-          tenantId: settings.boundTenant,
-        },
-        async (traces) => {
-          const outcome = await close(traces);
-          for (const result of outcome.values()) {
-            if (result === "published") published += 1;
-            else if (result === "invalid") invalid += 1;
-          }
-          return outcome;
-        },
-      );
-      if (published > 0) observer.traces("published", published);
-      if (invalid > 0) observer.traces("invalid", invalid);
-      if (claimed < limit) break;
-    }
-  }
 
   /**
    * Closes what is ready, then expires what is overdue — whatever the closers did: a closer that
    * keeps failing (Kafka away) must not keep root-less traces and their spans for ever.
    */
   async function sweepOnce(): Promise<void> {
-    const closed = await Promise.allSettled(Array.from({ length: closers }, closeAllReady));
+    const closed = await Promise.allSettled(
+      Array.from({ length: closers }, () => closeAllReady(deps, limit)),
+    );
     const expired = await store.expire({
       now: clock.now(),
       timeoutMs: settings.timeoutMs,
@@ -230,8 +238,8 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
     async ingest(spans: readonly OtlpSpan[]): Promise<void> {
       if (spans.length === 0) return;
       const incoming = spans.map((span) => ({
-        tenantId: tenantOf(span),
-        span: { ...span, resource: keptResource(span) },
+        tenantId: tenantOf(span, deps),
+        span: { ...span, resource: keptResource(span, resourceKeys) },
         rootCandidate: isRootCandidate(span),
       }));
       const result = await store.add(incoming, clock.now(), settings.caps ?? defaultTraceCaps);

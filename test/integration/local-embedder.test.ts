@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createLocalEmbedder } from "../../src/adapters/embedding/local-embedder.js";
-import { defaultEmbeddingModelDir } from "../../src/config/config.js";
+import { defaultEmbeddingModelDir } from "../../src/config/llm-settings.js";
 
 // Runs the real model from disk (no network); it lives here rather than in the unit project because
 // the model is fetched by the integration tests' global setup (scripts/services.sh models).

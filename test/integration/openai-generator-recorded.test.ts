@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createOpenAiGenerator } from "../../src/adapters/llm/openai-generator.js";
-import { parseReflectionOutput, StrictReflection } from "../../src/adapters/llm/prompts.js";
+import { parseReflectionOutput, StrictReflection } from "../../src/adapters/llm/reflection-output.js";
 import { ReflectorError } from "../../src/domain/errors.js";
 import type { GenerationRequest } from "../../src/pipeline/ports.js";
 import {

@@ -7,7 +7,7 @@ import {
   createOpenAiGenerator,
   type OpenAiGeneratorOptions,
 } from "../../src/adapters/llm/openai-generator.js";
-import { StrictReflection } from "../../src/adapters/llm/prompts.js";
+import { StrictReflection } from "../../src/adapters/llm/reflection-output.js";
 import { attributionConfidence } from "../../src/domain/attribution/attribute-failure.js";
 import { createPgReflectionStore } from "../../src/adapters/postgres/pg-reflection-store.js";
 import { ReflectionOutcomeV1, type TaskCompleted } from "../../src/domain/contracts/index.js";

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseReflectionOutput } from "../../src/adapters/llm/prompts.js";
+import { parseReflectionOutput } from "../../src/adapters/llm/reflection-output.js";
 import { attributeFailure } from "../../src/domain/attribution/attribute-failure.js";
 import { replayModel, startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { exampleRecordings, type Recording } from "../support/recorded-answers.js";

@@ -11,12 +11,11 @@ import { chooseAttribution } from "./model-attribution.js";
 import {
   buildReflectionPrompt,
   defaultPromptMaxTokens,
-  parseReflectionOutput,
   repairPrompt,
-  type ParsedOutput,
   type PromptGuidance,
   type PromptSecrets,
 } from "./prompts.js";
+import { parseReflectionOutput, type ParsedOutput } from "./reflection-output.js";
 import { estimateChatTokens } from "./token-estimate.js";
 
 export interface OpenAiGeneratorOptions extends LlmCallPolicy {
@@ -35,7 +34,7 @@ export interface OpenAiGeneratorOptions extends LlmCallPolicy {
 /**
  * The `openai` generator: the failure and success prompts against any OpenAI-compatible chat endpoint, JSON
  * output checked against the strict `Reflection` contract (top-level keys it does not name are
- * dropped, not repaired: prompts.ts), and one repair request (showing the model its answer and
+ * dropped, not repaired: reflection-output.ts), and one repair request (showing the model its answer and
  * what was wrong with it) before giving up. Every request stays within the
  * prompt token budget. A failure's reflection always carries an attribution: the model's when it
  * gives a usable one, unless the offline rules found the step on evidence more precise than the

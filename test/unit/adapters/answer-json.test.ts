@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { jsonObjectText } from "../../../src/adapters/llm/answer-json.js";
-import { parseReflectionOutput } from "../../../src/adapters/llm/prompts.js";
+import { parseReflectionOutput } from "../../../src/adapters/llm/reflection-output.js";
 
 const reflection = {
   reflectionText: "At step 4 the WebSurfer read the 2019 figure {from a snippet} instead of the page.",

@@ -20,7 +20,8 @@ describe("a model's answer without its code fence", () => {
 
 describe("a model's reflection, bounded before it is stored", () => {
   it("removes control characters and lone surrogates and cuts texts, lists and tags", async () => {
-    const { parseReflectionOutput, reflectionLimits } = await import("../../../src/adapters/llm/prompts.js");
+    const { parseReflectionOutput, reflectionLimits } =
+      await import("../../../src/adapters/llm/reflection-output.js");
     const answer = {
       reflectionText: `Root cause\u0000: the agent \u001b[31mretried\u001b[0m ${"x".repeat(2_000_000)}`,
       strategyText: "Open the page \ud800 first",

@@ -2,10 +2,10 @@ import { describe, expect, it } from "vitest";
 import {
   buildReflectionPrompt,
   encodeData,
-  parseReflectionOutput,
   repairPrompt,
   repairReserveTokens,
 } from "../../../src/adapters/llm/prompts.js";
+import { parseReflectionOutput } from "../../../src/adapters/llm/reflection-output.js";
 import { estimateMessagesTokens, estimateTokens } from "../../../src/adapters/llm/token-estimate.js";
 import { TaskCompletedV1, type TaskCompleted } from "../../../src/domain/contracts/index.js";
 import type { GenerationRequest } from "../../../src/pipeline/ports.js";

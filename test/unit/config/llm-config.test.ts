@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ConfigError, defaultEmbeddingModelDir, loadConfig } from "../../../src/config/config.js";
+import { ConfigError, loadConfig } from "../../../src/config/config.js";
+import { defaultEmbeddingModelDir } from "../../../src/config/llm-settings.js";
 import { buildLlm } from "../../../src/builders.js";
 
 const packageRoot = fileURLToPath(new URL("../../../", import.meta.url));

@@ -1,0 +1,135 @@
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+
+/**
+ * The settings of the language model and of the embeddings: their environment variables, their
+ * part of `Config` and their checks. `config.ts` spreads them into the one schema.
+ */
+
+const optionalUrl = z.url().optional();
+
+/**
+ * Where `scripts/services.sh models` puts the local embedding model: under the package root (two
+ * levels above this file in src/ and in dist/ alike), so the default holds whatever the cwd.
+ */
+export const defaultEmbeddingModelDir = fileURLToPath(
+  new URL("../../.services/models/all-minilm-l6-v2", import.meta.url),
+);
+
+export const llmEnv = {
+  REFLECTOR_GENERATOR: z.enum(["heuristic", "openai"]).default("heuristic"),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: optionalUrl,
+  REFLECTOR_MODEL: z.string().min(1).optional(),
+  OPENAI_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  OPENAI_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  LLM_CIRCUIT_FAILURE_THRESHOLD: z.coerce.number().int().min(1).max(1000).default(5),
+  LLM_CIRCUIT_OPEN_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  LLM_INPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
+  LLM_OUTPUT_PRICE_PER_MTOK_USD: z.coerce.number().min(0).default(0),
+  /** Upper bound on the estimated tokens of one generator request (src/adapters/llm/token-estimate.ts). */
+  LLM_PROMPT_MAX_TOKENS: z.coerce.number().int().min(3_000).max(1_000_000).default(16_000),
+  /** The most tokens a model may answer with (`max_completion_tokens` of every chat request). */
+  LLM_MAX_OUTPUT_TOKENS: z.coerce.number().int().min(256).max(100_000).default(2_000),
+  /**
+   * `static`: the local model's token vectors, distilled once by `npm run models` (meaning at the
+   * cost of a lookup); `local`: the sentence-embedding model itself on the CPU; `openai`: an
+   * embeddings endpoint; `hashing`: the lexical fallback (words, not meaning).
+   */
+  REFLECTOR_EMBEDDINGS: z.enum(["static", "local", "openai", "hashing"]).default("static"),
+  REFLECTOR_EMBEDDING_MODEL: z.string().min(1).optional(),
+  /** Directory of the local model (model.onnx, tokenizer.json); unset = defaultEmbeddingModelDir. */
+  REFLECTOR_EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
+  REFLECTOR_EVALUATOR_MODEL: z.string().min(1).optional(),
+};
+
+type LlmEnv = z.infer<z.ZodObject<typeof llmEnv>>;
+
+export interface LlmConfig {
+  generator: LlmEnv["REFLECTOR_GENERATOR"];
+  openai: {
+    apiKey: string | undefined;
+    baseUrl: string | undefined;
+    model: string | undefined;
+    timeoutMs: number;
+    maxRetries: number;
+    /** LLM circuit breaker (src/adapters/llm/circuit-breaker.ts). */
+    circuitFailureThreshold: number;
+    circuitOpenMs: number;
+    embeddingModel: string | undefined;
+    /** Model of the answer self-evaluation (a lighter one is fine); defaults to `model`. */
+    evaluatorModel: string | undefined;
+    /** USD per million tokens; 0 = unpriced (cost metrics stay 0). */
+    inputPricePerMTokUsd: number;
+    outputPricePerMTokUsd: number;
+    /** Budget of one generator request in estimated tokens (system + user, repair included). */
+    promptMaxTokens: number;
+    /** `max_completion_tokens` of every chat request: what one answer may cost at most. */
+    maxOutputTokens: number;
+  };
+  embeddings: LlmEnv["REFLECTOR_EMBEDDINGS"];
+  /** The local model's directory, absolute (used when `embeddings` is `static` or `local`). */
+  embeddingModelDir: string;
+}
+
+export function llmConfigOf(e: LlmEnv): LlmConfig {
+  return {
+    generator: e.REFLECTOR_GENERATOR,
+    openai: {
+      apiKey: e.OPENAI_API_KEY,
+      baseUrl: e.OPENAI_BASE_URL,
+      model: e.REFLECTOR_MODEL,
+      timeoutMs: e.OPENAI_TIMEOUT_MS,
+      maxRetries: e.OPENAI_MAX_RETRIES,
+      circuitFailureThreshold: e.LLM_CIRCUIT_FAILURE_THRESHOLD,
+      circuitOpenMs: e.LLM_CIRCUIT_OPEN_MS,
+      embeddingModel: e.REFLECTOR_EMBEDDING_MODEL,
+      evaluatorModel: e.REFLECTOR_EVALUATOR_MODEL,
+      inputPricePerMTokUsd: e.LLM_INPUT_PRICE_PER_MTOK_USD,
+      outputPricePerMTokUsd: e.LLM_OUTPUT_PRICE_PER_MTOK_USD,
+      promptMaxTokens: e.LLM_PROMPT_MAX_TOKENS,
+      maxOutputTokens: e.LLM_MAX_OUTPUT_TOKENS,
+    },
+    embeddings: e.REFLECTOR_EMBEDDINGS,
+    embeddingModelDir: e.REFLECTOR_EMBEDDING_MODEL_DIR
+      ? resolve(e.REFLECTOR_EMBEDDING_MODEL_DIR)
+      : defaultEmbeddingModelDir,
+  };
+}
+
+/** The model settings that only make sense together; checked on the raw values so every problem is listed. */
+export function llmProblems(env: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  const endpoint = env.OPENAI_BASE_URL !== undefined || env.OPENAI_API_KEY !== undefined;
+  if (env.REFLECTOR_GENERATOR === "openai") {
+    if (!endpoint) {
+      problems.push("OPENAI_BASE_URL: REFLECTOR_GENERATOR=openai needs OPENAI_BASE_URL or OPENAI_API_KEY");
+    }
+    if (env.REFLECTOR_MODEL === undefined) {
+      problems.push("REFLECTOR_MODEL: REFLECTOR_GENERATOR=openai needs a model name");
+    }
+  }
+  if (env.REFLECTOR_EMBEDDINGS === "openai") {
+    if (!endpoint) {
+      problems.push("OPENAI_BASE_URL: REFLECTOR_EMBEDDINGS=openai needs OPENAI_BASE_URL or OPENAI_API_KEY");
+    }
+    if (env.REFLECTOR_EMBEDDING_MODEL === undefined) {
+      problems.push("REFLECTOR_EMBEDDING_MODEL: REFLECTOR_EMBEDDINGS=openai needs an embedding model name");
+    }
+  }
+  // A directory given on purpose that holds no model is a typo worth listing with the rest; the
+  // default one, not yet fetched, is reported by the local embedder with the command that fetches it.
+  const modelDir = env.REFLECTOR_EMBEDDING_MODEL_DIR;
+  const embeddings = env.REFLECTOR_EMBEDDINGS ?? "static";
+  if ((embeddings === "local" || embeddings === "static") && modelDir !== undefined) {
+    const needed =
+      embeddings === "local" ? ["model.onnx", "tokenizer.json"] : ["tokenizer.json", "static-embeddings.f32"];
+    const missing = needed.filter((file) => !existsSync(join(modelDir, file)));
+    if (missing.length > 0) {
+      problems.push(`REFLECTOR_EMBEDDING_MODEL_DIR: ${modelDir} has no ${missing.join(" and ")}`);
+    }
+  }
+  return problems;
+}
