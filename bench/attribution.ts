@@ -19,7 +19,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chooseAttribution } from "../src/adapters/llm/model-attribution.js";
 import { hintMinConfidence, parseReflectionOutput } from "../src/adapters/llm/prompts.js";
-import { attributionConfidence, locateFailure } from "../src/domain/attribution/attribute-failure.js";
+import { locateFailure } from "../src/domain/attribution/attribute-failure.js";
+import { attributionConfidence } from "../src/domain/attribution/attribution-confidence.js";
 import type { Attribution } from "../src/domain/contracts/index.js";
 import {
   loadRealFailures,

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { locateFailure, type LocatedFailure } from "../../domain/attribution/attribute-failure.js";
+import { locateFailure } from "../../domain/attribution/attribute-failure.js";
+import type { LocatedFailure } from "../../domain/attribution/located-failure.js";
 import { Reflection, type TaskCompleted } from "../../domain/contracts/index.js";
 import type { GenerationRequest } from "../../pipeline/ports.js";
 import { jsonObjectText } from "./answer-json.js";
