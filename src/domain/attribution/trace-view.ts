@@ -14,9 +14,9 @@ export interface TraceView {
   /** The steps cues are searched in, in order: the agents' steps, not the final answer or the user's. */
   searchable: readonly number[];
   /** Step `i`'s text, lower-cased ("" past the end). */
-  lower(i: number): string;
+  lower: (i: number) => string;
   /** Step `i`'s text, lower-cased with whitespace collapsed (`normalise`). */
-  flat(i: number): string;
+  flat: (i: number) => string;
 }
 
 export function createTraceView(event: TaskCompleted): TraceView {
