@@ -7,7 +7,7 @@ import { roleOf } from "./trace-view.js";
 /**
  * Where a wrong outcome was set in motion, read from the shape of the run when no step says what
  * went wrong. Learnt from public annotated failure logs (bench/attribution.ts), where the textual
- * cues of attribute-failure.ts mostly point at a later symptom: annotators name the earliest step
+ * cues of cue-rules.ts mostly point at a later symptom: annotators name the earliest step
  * whose correction would have changed the outcome, and in real runs that is, far more often than
  * any cue, the step that first committed the run to its path.
  *
