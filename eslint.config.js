@@ -35,11 +35,6 @@ export default tseslint.config(
     },
   },
   {
-    // Being split separately (the failure attribution's locate); remove this entry when it is under 400.
-    files: ["src/domain/attribution/attribute-failure.ts"],
-    rules: { "max-lines": "off" },
-  },
-  {
     files: ["**/*.js", "**/*.mjs"],
     ...tseslint.configs.disableTypeChecked,
   },

@@ -20,7 +20,8 @@ import { fileURLToPath } from "node:url";
 import { chooseAttribution } from "../src/adapters/llm/model-attribution.js";
 import { hintMinConfidence } from "../src/adapters/llm/prompts.js";
 import { parseReflectionOutput } from "../src/adapters/llm/reflection-output.js";
-import { attributionConfidence, locateFailure } from "../src/domain/attribution/attribute-failure.js";
+import { locateFailure } from "../src/domain/attribution/attribute-failure.js";
+import { attributionConfidence } from "../src/domain/attribution/attribution-confidence.js";
 import type { Attribution } from "../src/domain/contracts/index.js";
 import {
   loadRealFailures,
@@ -148,7 +149,7 @@ export const calibrationMinRuns = 10;
  * The offline confidence beside the precision measured on each split, per kind of evidence (all
  * sources pooled: at run time the source is unknown). A kind that fired `calibrationMinRuns` times
  * or more on the tune split and whose confidence is more than 0.05 from its tune precision is
- * marked: its constant in attribute-failure.ts disagrees with what it measures.
+ * marked: its constant in attribution-confidence.ts disagrees with what it measures.
  */
 function calibration(failures: readonly RealFailure[]): { lines: string[]; off: string[] } {
   const byBasis = new Map<string, { confidence: number; tune: Tally; holdout: Tally }>();

@@ -1,4 +1,4 @@
-import type { LocatedFailure } from "../domain/attribution/attribute-failure.js";
+import type { LocatedFailure } from "../domain/attribution/located-failure.js";
 import type { Rating } from "../domain/feedback/effective-quality.js";
 import type {
   ContractName,

@@ -5,7 +5,7 @@ import type {
   TraceEvent,
   Verdict,
 } from "../domain/contracts/index.js";
-import type { LocatedFailure } from "../domain/attribution/attribute-failure.js";
+import type { LocatedFailure } from "../domain/attribution/located-failure.js";
 import type { AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
 import type { findingFromEvaluation } from "../domain/evaluation/reflection-from-evaluation.js";
 import type { LoopDecisionResult } from "../domain/guardrails/decide-loop.js";

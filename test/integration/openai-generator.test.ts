@@ -8,7 +8,7 @@ import {
   type OpenAiGeneratorOptions,
 } from "../../src/adapters/llm/openai-generator.js";
 import { StrictReflection } from "../../src/adapters/llm/reflection-output.js";
-import { attributionConfidence } from "../../src/domain/attribution/attribute-failure.js";
+import { attributionConfidence } from "../../src/domain/attribution/attribution-confidence.js";
 import { createPgReflectionStore } from "../../src/adapters/postgres/pg-reflection-store.js";
 import { ReflectionOutcomeV1, type TaskCompleted } from "../../src/domain/contracts/index.js";
 import { classifyFailure, ReflectorError } from "../../src/domain/errors.js";

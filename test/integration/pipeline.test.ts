@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createHeuristicGenerator } from "../../src/adapters/llm/heuristic-generator.js";
-import { attributionConfidence } from "../../src/domain/attribution/attribute-failure.js";
+import { attributionConfidence } from "../../src/domain/attribution/attribution-confidence.js";
 import { ReflectionOutcomeV1, LoopDecisionV1 } from "../../src/domain/contracts/index.js";
 import type { ReflectionGenerator } from "../../src/pipeline/ports.js";
 import { startHarness, type Harness } from "../support/harness.js";

@@ -146,7 +146,7 @@ export const modelAttributionPrecision = 0.58;
 /**
  * The attribution a reflection carries: the model's when it gives one, unless the offline rules
  * named another step on a kind of evidence more precise than the model has proven. The offline
- * confidence is its kind's measured precision (attribute-failure.ts), so both sides are "how often
+ * confidence is its kind's measured precision (attribution-confidence.ts), so both sides are "how often
  * right": an error the run never recovered from, the step quoting the task's error, a claim
  * verification refuted, a failure the agent ignored, a tool-using agent's first change of state
  * outrank the model; a shortcut cue, the code that printed the answer, the answer's source, a

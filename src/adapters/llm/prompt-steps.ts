@@ -1,4 +1,4 @@
-import { isErrorStep } from "../../domain/attribution/attribute-failure.js";
+import { isErrorStep } from "../../domain/attribution/explicit-errors.js";
 import { cutMarker, cutMiddle } from "../../domain/contracts/cut-text.js";
 import type { TraceEvent } from "../../domain/contracts/index.js";
 import { estimateTokens } from "./token-estimate.js";

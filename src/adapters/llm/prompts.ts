@@ -1,4 +1,5 @@
-import { locateFailure, type LocatedFailure } from "../../domain/attribution/attribute-failure.js";
+import { locateFailure } from "../../domain/attribution/attribute-failure.js";
+import type { LocatedFailure } from "../../domain/attribution/located-failure.js";
 import type { TaskCompleted } from "../../domain/contracts/index.js";
 import type { GenerationRequest } from "../../pipeline/ports.js";
 import { instruction } from "../../domain/quality/lesson-screen.js";

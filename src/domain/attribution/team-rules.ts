@@ -1,10 +1,13 @@
 import type { TraceEvent } from "../contracts/index.js";
-import { isSubstantive } from "./trace-scan.js";
+import { attributionConfidence } from "./attribution-confidence.js";
+import { locatedAt, type LocatedFailure } from "./located-failure.js";
+import { isSubstantive, squeeze } from "./trace-scan.js";
+import { roleOf } from "./trace-view.js";
 
 /**
  * Where a wrong outcome was set in motion, read from the shape of the run when no step says what
  * went wrong. Learnt from public annotated failure logs (bench/attribution.ts), where the textual
- * cues of attribute-failure.ts mostly point at a later symptom: annotators name the earliest step
+ * cues of cue-rules.ts mostly point at a later symptom: annotators name the earliest step
  * whose correction would have changed the outcome, and in real runs that is, far more often than
  * any cue, the step that first committed the run to its path.
  *
@@ -99,4 +102,40 @@ export function firstWorkerStep(
     (s, i) =>
       i > 0 && s.actor !== undefined && roleOf(s.actor) === "agent" && !isExecutor(s) && isSubstantive(s),
   );
+}
+
+/** Rule 4a's first part: where a tool-using agent committed the run to its path. */
+export function stateChangeFailure(steps: readonly TraceEvent[]): LocatedFailure | null {
+  const i = firstStateChange(steps);
+  if (i < 0) return null;
+  return locatedAt(
+    steps,
+    "first_state_change",
+    i,
+    attributionConfidence.firstStateChange,
+    squeeze(steps[i]?.content ?? ""),
+  );
+}
+
+/** Rule 4a's team shapes: a coding team's first code, else an orchestrated team's first worker step. */
+export function teamShapeFailure(steps: readonly TraceEvent[]): LocatedFailure | null {
+  const code = firstCodeStep(steps);
+  if (code >= 0)
+    return locatedAt(
+      steps,
+      "first_code",
+      code,
+      attributionConfidence.firstCode,
+      squeeze(steps[code]?.content ?? ""),
+    );
+  const worker = firstWorkerStep(steps, roleOf);
+  if (worker >= 0)
+    return locatedAt(
+      steps,
+      "first_worker_step",
+      worker,
+      attributionConfidence.firstWorkerStep,
+      squeeze(steps[worker]?.content ?? ""),
+    );
+  return null;
 }

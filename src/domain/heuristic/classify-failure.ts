@@ -1,9 +1,6 @@
-import {
-  isErrorStep,
-  locateFailure,
-  statusOf,
-  type LocatedFailure,
-} from "../attribution/attribute-failure.js";
+import { locateFailure } from "../attribution/attribute-failure.js";
+import { isErrorStep, statusOf } from "../attribution/explicit-errors.js";
+import type { LocatedFailure } from "../attribution/located-failure.js";
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
 import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 

@@ -1,4 +1,4 @@
-import type { LocatedFailure } from "../attribution/attribute-failure.js";
+import type { LocatedFailure } from "../attribution/located-failure.js";
 import type { TaskCompleted } from "../contracts/index.js";
 import { leavesOf, parseArguments, type Leaf } from "./argument-sources.js";
 import { firstMismatch, type CallFinding } from "./call-mismatch.js";

@@ -1,4 +1,4 @@
-import type { AttributionBasis, LocatedFailure } from "../attribution/attribute-failure.js";
+import type { AttributionBasis, LocatedFailure } from "../attribution/located-failure.js";
 import type { Reflection, TaskCompleted } from "../contracts/index.js";
 import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";

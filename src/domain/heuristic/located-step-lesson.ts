@@ -1,4 +1,4 @@
-import type { AttributionBasis, LocatedFailure } from "../attribution/attribute-failure.js";
+import type { AttributionBasis, LocatedFailure } from "../attribution/located-failure.js";
 import type { TaskCompleted } from "../contracts/index.js";
 import { userActor } from "./argument-sources.js";
 

@@ -7,10 +7,8 @@ import {
   readModelAttribution,
 } from "../../../src/adapters/llm/model-attribution.js";
 import { buildReflectionPrompt, hintMinConfidence } from "../../../src/adapters/llm/prompts.js";
-import {
-  attributionConfidence,
-  type LocatedFailure,
-} from "../../../src/domain/attribution/attribute-failure.js";
+import { attributionConfidence } from "../../../src/domain/attribution/attribution-confidence.js";
+import type { LocatedFailure } from "../../../src/domain/attribution/located-failure.js";
 import type { TraceEvent } from "../../../src/domain/contracts/index.js";
 import { taskEvent } from "../../support/task-events.js";
 

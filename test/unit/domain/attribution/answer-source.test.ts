@@ -1,9 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { answerValue, numbersIn, statesAnswer } from "../../../../src/domain/attribution/answer-source.js";
-import {
-  attributionConfidence,
-  locateFailure,
-} from "../../../../src/domain/attribution/attribute-failure.js";
+import { locateFailure } from "../../../../src/domain/attribution/attribute-failure.js";
+import { attributionConfidence } from "../../../../src/domain/attribution/attribution-confidence.js";
 import type { TaskCompleted, TraceEvent } from "../../../../src/domain/contracts/index.js";
 import { taskEvent } from "../../../support/task-events.js";
 

@@ -1,9 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  attributeFailure,
-  attributionConfidence,
-  locateFailure,
-} from "../../../../src/domain/attribution/attribute-failure.js";
+import { attributeFailure, locateFailure } from "../../../../src/domain/attribution/attribute-failure.js";
+import { attributionConfidence } from "../../../../src/domain/attribution/attribution-confidence.js";
 import type { TaskCompleted, TraceEvent } from "../../../../src/domain/contracts/index.js";
 import { classifyFailure } from "../../../../src/domain/heuristic/classify-failure.js";
 import { generateHeuristicReflection } from "../../../../src/domain/heuristic/generate-heuristic-reflection.js";
