@@ -1,4 +1,5 @@
 import pg from "pg";
+import { recordCommitGroups, replayCommitGroups } from "./commit-replay.js";
 import { barePipe } from "./floor.js";
 import { createApp } from "../src/app.js";
 import { createLogger } from "../src/observability/logger.js";
@@ -62,6 +63,11 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
   // Where the time goes, besides the stage histograms: the CPU this process spends per event
   // (the app runs in it; the counter's share is small), and what Postgres' connections are doing
   // (waiting for the client = idle in transaction, waiting for a lock, or working).
+  // BENCH_E2E_COMMIT_REPLAY=<rounds>: the drain's group commits are recorded and replayed after it
+  // (bench/commit-replay.ts); BENCH_COMMIT_FUNCTIONS=<file>[,<file>…] replays under each of these
+  // function sources in turn, e.g. this file as it was at another commit.
+  const replayRounds = Number(process.env.BENCH_E2E_COMMIT_REPLAY ?? 0);
+  const recorder = replayRounds > 0 ? recordCommitGroups() : null;
   const sampler = samplePgActivity();
   const machineCpu = sampleMachineCpu();
   const cpuBefore = process.cpuUsage();
@@ -85,6 +91,13 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
   await decisions.stop();
   await cleanTenant(tenantId);
   await deleteTopics(setup);
+  const replayed = recorder
+    ? await replayCommitGroups(
+        recorder.stop(),
+        replayRounds,
+        (process.env.BENCH_COMMIT_FUNCTIONS ?? "").split(",").filter((f) => f !== ""),
+      )
+    : [];
 
   const ratio = reflectorRate / pipeRate;
   return {
@@ -100,6 +113,7 @@ export async function benchE2e(events = Number(process.env.BENCH_E2E_EVENTS ?? 5
       `postgres sessions   ${activity.states}`,
       `postgres backends   ${activity.backendsCpu} of CPU, the app's sessions alone`,
       `kafka transactions  ${String(transactions)} committed, ${(events / Math.max(1, transactions)).toFixed(1)} events each, ${(wallMs / Math.max(1, transactions)).toFixed(1)} ms each`,
+      ...replayed,
     ],
     ratio,
     // With the default embedder; 0.25 is where it is headed.

@@ -16,9 +16,11 @@ import {
   benchSetup,
   cleanTenant,
   deleteTopics,
+  phaseMeans,
   produceEvents,
   report,
   silentLogger,
+  stageMeans,
   startCounter,
   type BenchResult,
 } from "./support.js";
@@ -90,6 +92,9 @@ export async function benchLlmBound(
   // From the end of the first wave of in-flight completions to the last (see rateAfter).
   const rate = decisions.rateAfter(inFlight);
   const calls = fake.chatRequests().length;
+  // Where an event's time goes besides the model's latency: each stage's mean, and the phases.
+  const stages = await stageMeans(app);
+  const phases = await phaseMeans(app);
   await app.stop();
   await decisions.stop();
   await fake.close();
@@ -105,6 +110,8 @@ export async function benchLlmBound(
       `plain eachMessage consumer (${String(baselineEvents)} events)  ${plainRate.toFixed(1)} events/s`,
       `reflector                                  ${rate.toFixed(1)} events/s (${(rate / plainRate).toFixed(1)}× the plain consumer)`,
       `ideal in-flight ÷ latency                  ${ideal.toFixed(1)} events/s`,
+      `mean stage times    ${stages}`,
+      `mean phase times    ${phases}`,
     ],
     ratio,
     goal: "≥ 0.9 × in-flight ÷ latency",

@@ -34,14 +34,9 @@ BEGIN
   END IF;
 
   -- An increment, a re-judgement or a merge (and the text that replaces a merged lesson) names a
-  -- lesson by id: an id that is not this tenant's lesson stores nothing, so no tenant's event can
-  -- count towards, or rewrite, another tenant's lesson. The event is still processed once.
-  IF u->>'store' IN ('increment', 'merge') AND NOT EXISTS (
-    SELECT 1 FROM reflections t WHERE t.id = (u->>'reflectionId')::uuid AND t.tenant_id = tenant
-  ) THEN
-    u := u - 'store';
-  END IF;
-
+  -- lesson by id: an id that is not this tenant's lesson matches no row of the UPDATE (its WHERE
+  -- names the tenant), so nothing is stored, stored_id and occurrences stay NULL, and no tenant's
+  -- event can count towards, or rewrite, another tenant's lesson. The event is still processed once.
   IF u->>'store' = 'insert' THEN
     INSERT INTO reflections AS t (id, tenant_id, project_id, signature, signature_type, reflection_text,
       strategy_text, learning, importance, confidence, quality_score, verdict, metrics, violations, tags,
@@ -69,11 +64,11 @@ BEGIN
     UPDATE reflections AS t SET occurrences = t.occurrences + 1, last_seen_at = GREATEST(t.last_seen_at, decided),
            verdict = u->'rejudged'->>'verdict', quality_score = (u->'rejudged'->>'qualityScore')::real,
            metrics = u->'rejudged'->'metrics', violations = u->'rejudged'->'violations'
-     WHERE t.id = (u->>'reflectionId')::uuid
+     WHERE t.id = (u->>'reflectionId')::uuid AND t.tenant_id = tenant
     RETURNING t.id, t.occurrences INTO stored_id, occurrences;
   ELSIF u->>'store' = 'increment' THEN
     UPDATE reflections AS t SET occurrences = t.occurrences + 1, last_seen_at = GREATEST(t.last_seen_at, decided)
-     WHERE t.id = (u->>'reflectionId')::uuid
+     WHERE t.id = (u->>'reflectionId')::uuid AND t.tenant_id = tenant
     RETURNING t.id, t.occurrences INTO stored_id, occurrences;
   ELSIF u->>'store' = 'merge' THEN
     -- A new lesson that is the same as a stored one: its signature leads to the stored lesson from
@@ -81,7 +76,7 @@ BEGIN
     UPDATE reflections AS t SET occurrences = t.occurrences + 1, last_seen_at = GREATEST(t.last_seen_at, decided),
            merged_signatures = CASE WHEN (u->>'signature') = ANY(t.merged_signatures) THEN t.merged_signatures
                                     ELSE t.merged_signatures || (u->>'signature') END
-     WHERE t.id = (u->>'reflectionId')::uuid
+     WHERE t.id = (u->>'reflectionId')::uuid AND t.tenant_id = tenant
     RETURNING t.id, t.occurrences INTO stored_id, occurrences;
     IF stored_id IS NOT NULL THEN
       INSERT INTO reflection_aliases (tenant_id, signature, reflection_id, source_vector, created_at)

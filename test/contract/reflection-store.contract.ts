@@ -339,6 +339,47 @@ export function reflectionStoreContract(
       expect((await store.loopContext(rerun)).familyReruns ?? 0).toBe(0);
     });
 
+    it("answers loop contexts asked at once each as it answers them one at a time", async () => {
+      const store = await make();
+      const [one, other] = [newTenant(), newTenant()];
+      const root = taskEvent({ tenantId: one, biasTags: [{ tag: "anchoring" }] });
+      await commit(store, root, { signature: null });
+      const rerun = taskEvent({ tenantId: one, loopId: `${root.loopId}_r1`, rerunOf: root.loopId });
+      await commit(store, rerun, { signature: null });
+      const asked = [
+        taskEvent({
+          tenantId: one,
+          loopId: `${root.loopId}_r2`,
+          rerunOf: rerun.loopId,
+          biasTags: [{ tag: "anchoring" }],
+        }),
+        taskEvent({ tenantId: one }),
+        // The same loop ids in another tenant: none of the first tenant's state.
+        taskEvent({
+          tenantId: other,
+          loopId: `${root.loopId}_r2`,
+          rerunOf: rerun.loopId,
+          biasTags: [{ tag: "anchoring" }],
+        }),
+        taskEvent({
+          tenantId: one,
+          rerunOf: "unknown-loop",
+          biasTags: [{ tag: "recency" }, { tag: "anchoring" }],
+        }),
+      ];
+      const alone = [];
+      for (const event of asked) alone.push(await store.loopContext(event));
+      const together = await Promise.all(asked.map((event) => store.loopContext(event)));
+      expect(together).toEqual(alone);
+      expect(alone[0]).toMatchObject({
+        previous: { rootLoopId: root.loopId, rerunDepth: 1 },
+        familyReruns: 1,
+      });
+      expect(alone[0]?.biasHistory.get("anchoring")).toBe(1);
+      expect(alone[2]).toMatchObject({ previous: null, familyReruns: 0 });
+      expect(alone[2]?.biasHistory.get("anchoring") ?? 0).toBe(0);
+    });
+
     it("refuses a decision made from bias counts that moved meanwhile: nothing is written, the caller decides again", async () => {
       const store = await make();
       const tenantId = newTenant();

@@ -8,15 +8,22 @@ import { createFakeIndex, createOfflineProcessor } from "../support/fakes.js";
 import { taskEvent } from "../support/task-events.js";
 
 // A database of its own: the migration under test is rolled back and applied again.
-const name = `reflector_commitfn_${randomUUID().slice(0, 8)}`;
-const url = new URL(inject("databaseUrl"));
-url.pathname = `/${name}`;
-const databaseUrl = url.toString();
+const names = [
+  `reflector_commitfn_${randomUUID().slice(0, 8)}`,
+  `reflector_commitfn_${randomUUID().slice(0, 8)}`,
+];
+const urlOf = (name: string) => {
+  const url = new URL(inject("databaseUrl"));
+  url.pathname = `/${name}`;
+  return url.toString();
+};
+const databaseUrl = urlOf(names[0] ?? "");
 
 afterAll(async () => {
   const admin = new pg.Client({ connectionString: inject("databaseUrl") });
   await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
+  for (const name of names)
+    await admin.query(`DROP DATABASE IF EXISTS ${admin.escapeIdentifier(name)} WITH (FORCE)`);
   await admin.end();
 });
 
@@ -27,8 +34,10 @@ describe("the commit functions applied from their source file (1732000021000)", 
   it("up, down and up: down restores the replaced definitions exactly, and replays publish what was published", async () => {
     await ensureDatabase(databaseUrl);
     const migrations = (await readdir(migrationsDir)).filter((f) => f.endsWith(".sql")).sort();
-    expect(migrations.at(-1)).toBe("1732000021000_commit-function-source.sql");
-    await migrate({ databaseUrl, count: migrations.length - 1 });
+    // Up to the migration before it; later migrations are not applied while it is tested.
+    const at = migrations.indexOf("1732000021000_commit-function-source.sql");
+    expect(at).toBeGreaterThan(0);
+    await migrate({ databaseUrl, count: at });
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
     try {
       const before = (await pool.query(commitFunctions)).rows;
@@ -38,7 +47,7 @@ describe("the commit functions applied from their source file (1732000021000)", 
         "reflector_commit_unchecked(jsonb)",
       ]);
 
-      expect(await migrate({ databaseUrl })).toEqual(["1732000021000_commit-function-source"]);
+      expect(await migrate({ databaseUrl, count: 1 })).toEqual(["1732000021000_commit-function-source"]);
       const after = (await pool.query(commitFunctions)).rows;
       expect(after.map((r: { signature: string }) => r.signature)).toEqual([
         "reflector_commit(jsonb)",
@@ -94,9 +103,64 @@ describe("the commit functions applied from their source file (1732000021000)", 
       const byEvent = new Map(stored.rows.map((r) => [r.event_id, r.outputs]));
       expect(events.map((e) => byEvent.get(e.eventId))).toEqual(published);
 
-      expect(await migrate({ databaseUrl })).toEqual(["1732000021000_commit-function-source"]);
+      expect(await migrate({ databaseUrl, count: 1 })).toEqual(["1732000021000_commit-function-source"]);
       expect((await pool.query(commitFunctions)).rows).toEqual(after);
       expect(await replayed()).toEqual(published);
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+describe("the cheaper commit (1732000024000)", () => {
+  it("up, down and up: down restores the definitions and the outputs' compression; every count is the same", async () => {
+    const databaseUrl = urlOf(names[1] ?? "");
+    await ensureDatabase(databaseUrl);
+    const migrations = (await readdir(migrationsDir)).filter((f) => f.endsWith(".sql")).sort();
+    const at = migrations.indexOf("1732000024000_cheaper-commit.sql");
+    expect(at).toBeGreaterThan(0);
+    await migrate({ databaseUrl, count: at });
+    const compression = `SELECT attcompression AS c FROM pg_attribute
+      WHERE attrelid = 'processed_events'::regclass AND attname = 'outputs'`;
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+    try {
+      // A fresh database's 1732000021000 applied the file as it is now: the definitions that the
+      // migration replaces are made to differ (as a deployed older version's would), so that down
+      // has something to restore.
+      await pool.query(`DO $$ DECLARE d text; BEGIN
+          SELECT pg_get_functiondef('reflector_commit_many(jsonb)'::regprocedure) INTO d;
+          EXECUTE replace(d, 'BEGIN', E'-- as deployed before\\nBEGIN');
+        END $$`);
+      const before = (await pool.query(commitFunctions)).rows;
+      expect(JSON.stringify(before)).toContain("as deployed before");
+      expect((await pool.query(compression)).rows).toEqual([{ c: "" }]);
+      expect(await migrate({ databaseUrl, count: 1 })).toEqual(["1732000024000_cheaper-commit"]);
+      const after = (await pool.query(commitFunctions)).rows;
+      expect(after).not.toEqual(before);
+      expect((await pool.query(compression)).rows).toEqual([{ c: "l" }]);
+
+      // One lesson counted three times by the new function (the tenant check that moved into its
+      // UPDATE: test/contract/reflection-store.contract.ts).
+      const store = createPgReflectionStore(pool);
+      const worker = () => createOfflineProcessor({ store, index: createFakeIndex().index });
+      const tenantId = `t-${randomUUID().slice(0, 8)}`;
+      for (const event of [taskEvent({ tenantId }), taskEvent({ tenantId }), taskEvent({ tenantId })])
+        await worker().process(event);
+      const counted = await pool.query<{ occurrences: number | null }>(
+        "SELECT occurrences FROM processed_events WHERE tenant_id = $1",
+        [tenantId],
+      );
+      expect(counted.rows.map((r) => r.occurrences).sort()).toEqual([1, 2, 3]);
+      const lesson = await pool.query("SELECT occurrences FROM reflections WHERE tenant_id = $1", [tenantId]);
+      expect(lesson.rows).toEqual([{ occurrences: 3 }]);
+
+      expect(await migrate({ databaseUrl, direction: "down", count: 1 })).toEqual([
+        "1732000024000_cheaper-commit",
+      ]);
+      expect((await pool.query(commitFunctions)).rows).toEqual(before);
+      expect((await pool.query(compression)).rows).toEqual([{ c: "p" }]);
+      expect(await migrate({ databaseUrl, count: 1 })).toEqual(["1732000024000_cheaper-commit"]);
+      expect((await pool.query(commitFunctions)).rows).toEqual(after);
     } finally {
       await pool.end();
     }

@@ -10,7 +10,6 @@ import { episodeMatchesPattern } from "../../domain/quality/pattern-validity.js"
 import { defaultQualityConfig, type QualityConfig } from "../../domain/quality/quality-config.js";
 import type {
   CommitResult,
-  LoopContext,
   OutboundMessage,
   PatternEvidence,
   ProcessedEvent,
@@ -19,8 +18,8 @@ import type {
 } from "../../pipeline/ports.js";
 import { commitPayload, staleLoopStateCode, withOccurrences } from "./commit-payload.js";
 import { createGroupCommit } from "./group-commit.js";
+import { createLoopContextBatch } from "./loop-context-batch.js";
 import { withStoreErrors } from "./store-errors.js";
-import { loopFamilyRoot } from "../../domain/guardrails/loop-family.js";
 
 interface ReflectionRow {
   id: string;
@@ -88,45 +87,6 @@ const aliasedColumns = reflectionColumns
   .map((column) => `r.${column.trim()}`)
   .join(", ");
 
-interface LoopContextRow {
-  root_loop_id: string | null;
-  rerun_depth: number;
-  max_reruns: number;
-  alignment: number | null;
-  drift: number | null;
-  reflection_fatigue: number;
-  override_found: boolean;
-  override_fatigue: boolean;
-  override_max_reruns: boolean;
-  overridden_by: string | null;
-  family_reruns: number;
-  bias_tags: string[] | null;
-  bias_occurrences: number[] | null;
-}
-
-// $1 tenant, $2 the parent loop (rerunOf, may be null), $3 the root when the parent's trace is
-// unknown, $4 the loop, $5 its bias tags. An override on the family's root covers all its
-// reruns; the loop's own one wins.
-const loopContextSql = `
-  SELECT p.root_loop_id, p.rerun_depth, p.max_reruns, p.alignment, p.drift, p.reflection_fatigue,
-         o.loop_id IS NOT NULL AS override_found, o.override_fatigue, o.override_max_reruns, o.overridden_by,
-         (SELECT count(*)::int FROM loop_traces t
-           WHERE t.tenant_id = $1 AND t.root_loop_id = f.root AND t.rerun_of IS NOT NULL AND t.loop_id <> $4
-         ) AS family_reruns,
-         b.tags AS bias_tags, b.occurrences AS bias_occurrences
-    FROM (SELECT 1) AS one
-    LEFT JOIN loop_traces p ON p.tenant_id = $1 AND p.loop_id = $2
-    CROSS JOIN LATERAL (SELECT coalesce(p.root_loop_id, $3) AS root) f
-    LEFT JOIN LATERAL (
-      SELECT loop_id, override_fatigue, override_max_reruns, overridden_by FROM loop_overrides
-       WHERE tenant_id = $1 AND loop_id IN ($4, f.root)
-       ORDER BY (loop_id = $4) DESC LIMIT 1
-    ) o ON true
-    CROSS JOIN LATERAL (
-      SELECT array_agg(tag) AS tags, array_agg(occurrences) AS occurrences FROM bias_tag_history
-       WHERE tenant_id = $1 AND tag = ANY($5::text[])
-    ) b`;
-
 export interface PgReflectionStoreOptions {
   /**
    * Name of the embedder whose vectors this process writes (`Embedder.name`). Stored with each
@@ -148,6 +108,9 @@ export function createPgReflectionStore(
   // hashing), the persist stage 401–461 ms against 83–89: groups of one tenant's events lock the
   // same rows (lessons' counts, the bias history), so the second waits for the first anyway.
   const group = createGroupCommit(pool, { maxUnits: 64, maxGroups: 1 });
+  // The loop context that every event reads before it decides: one statement for the events
+  // that ask in the same turn (docs/benchmarks.md, "e2e: where a drain's CPU goes").
+  const loopContexts = createLoopContextBatch(pool, { maxEvents: 256 });
   async function findProcessed(tenantId: string, eventId: string): Promise<ProcessedEvent | null> {
     const res = await pool.query<{
       outputs: OutboundMessage[];
@@ -240,41 +203,7 @@ export function createPgReflectionStore(
         }));
       }),
 
-    loopContext: (event) =>
-      withStoreErrors(async (): Promise<LoopContext> => {
-        const tags = [...new Set((event.biasTags ?? []).map((t) => t.tag))];
-        // One statement instead of up to four queries. The family's root is the parent trace's
-        // root when the parent is known, else decideLoop's rule (loopFamilyRoot).
-        const res = await pool.query<LoopContextRow>({
-          name: "reflector-loop-context",
-          text: loopContextSql,
-          values: [event.tenantId, event.rerunOf ?? null, loopFamilyRoot(event), event.loopId, tags],
-        });
-        const row = res.rows[0];
-        if (!row) throw new ReflectorError("INTERNAL", "loop context query returned no row");
-        return {
-          previous:
-            row.root_loop_id !== null
-              ? {
-                  rootLoopId: row.root_loop_id,
-                  rerunDepth: row.rerun_depth,
-                  maxReruns: row.max_reruns,
-                  alignment: row.alignment,
-                  drift: row.drift,
-                  fatigue: row.reflection_fatigue,
-                }
-              : null,
-          override: row.override_found
-            ? {
-                overrideFatigue: row.override_fatigue,
-                overrideMaxReruns: row.override_max_reruns,
-                overriddenBy: row.overridden_by,
-              }
-            : null,
-          biasHistory: new Map((row.bias_tags ?? []).map((tag, i) => [tag, row.bias_occurrences?.[i] ?? 0])),
-          familyReruns: row.family_reruns,
-        };
-      }),
+    loopContext: (event) => withStoreErrors(() => loopContexts.read(event)),
 
     commonIssues: (tenantId) =>
       withStoreErrors(async () => {
