@@ -13,13 +13,7 @@ export const valueOmittedHeader = "reflector.value.omitted";
  * list, the doc and the writers in step.
  */
 export const failureRecordHeaders = [
-  "reflector.error.code",
-  "reflector.error.message",
-  "reflector.original.topic",
-  "reflector.original.partition",
-  "reflector.original.offset",
-  "reflector.consumer.group",
-  "reflector.failed.at",
+  ...describingFailure(),
   valueOmittedHeader,
   retryCountHeader,
   retryNotBeforeHeader,
@@ -28,6 +22,29 @@ export const failureRecordHeaders = [
   "reflector.replayed.from",
   "reflector.replay.count",
 ] as const;
+
+/**
+ * The headers the consumer adds when it dead-letters or retries a record, which describe that
+ * failure and not the record itself: a replay from the DLQ drops them (admin/dlq-replay.ts).
+ */
+export const consumerFailureHeaders: readonly string[] = [
+  ...describingFailure(),
+  retryCountHeader,
+  retryNotBeforeHeader,
+];
+
+/** What went wrong, and where the record came from. */
+function describingFailure() {
+  return [
+    "reflector.error.code",
+    "reflector.error.message",
+    "reflector.original.topic",
+    "reflector.original.partition",
+    "reflector.original.offset",
+    "reflector.consumer.group",
+    "reflector.failed.at",
+  ] as const;
+}
 
 /** The consumed record a failure is about. */
 export interface SourceRecord {

@@ -6,20 +6,9 @@ import {
 } from "../../../domain/tenant-topic-binding.js";
 import { classifyFailure, errorMessage } from "../../../domain/errors.js";
 import type { Logger } from "../../../observability/logger.js";
+import { consumerFailureHeaders } from "../failure-records.js";
 import { createProducer } from "../producers.js";
 
-/** Headers the consumer adds when it dead-letters (../failure-records.ts): not replayed. */
-export const deadLetterHeaders = [
-  "reflector.error.code",
-  "reflector.error.message",
-  "reflector.original.topic",
-  "reflector.original.partition",
-  "reflector.original.offset",
-  "reflector.consumer.group",
-  "reflector.failed.at",
-  "reflector.retry.count",
-  "reflector.retry.not-before",
-] as const;
 export const replayedFromHeader = "reflector.replayed.from";
 export const replayCountHeader = "reflector.replay.count";
 
@@ -37,7 +26,7 @@ function first(headers: IHeaders | undefined, name: string): string | undefined 
 export function replayHeaders(headers: IHeaders | undefined, partition: number, offset: string): IHeaders {
   const kept: IHeaders = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (value !== undefined && !(deadLetterHeaders as readonly string[]).includes(name)) kept[name] = value;
+    if (value !== undefined && !consumerFailureHeaders.includes(name)) kept[name] = value;
   }
   const count = Number(first(headers, replayCountHeader) ?? "0");
   kept[replayedFromHeader] = `dlq:${String(partition)}:${offset}`;
