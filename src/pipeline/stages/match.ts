@@ -55,9 +55,10 @@ export async function match(deps: MatchDeps, state: EventState): Promise<Matched
     const similarity = source?.length === traceVector.length ? cosineSimilarity(traceVector, source) : null;
     last = { candidate, known, similarity };
     // A lesson written for a call fits only the same action (tool, argument shape, the user's
-    // identifiers): alike traces of another user's request, or of another call, are not it.
+    // identifiers): alike traces of another user's request, of another call, or of a run whose
+    // failing step is no call at all, are not it.
     const knownAction = known.reflection.attribution?.action;
-    const sameCall = !knownAction || !facts.action || sameAction(knownAction, facts.action);
+    const sameCall = !knownAction || (facts.action !== null && sameAction(knownAction, facts.action));
     if (similarity !== null && similarity >= deps.memory.reuseMinSimilarity && sameCall)
       return { ...state, traceVector, matched: last };
   }

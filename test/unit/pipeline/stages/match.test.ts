@@ -70,4 +70,30 @@ describe("stage match", () => {
     expect(matched?.matched.candidate.level).not.toBe("message");
     expect(matched?.matched.candidate).toEqual(state.facts.candidates[1]);
   });
+
+  it("does not reuse a lesson about a call for a run whose failing step is no call", async () => {
+    const { deps, fakeStore, seed } = stageDeps();
+    await seed(taskEvent());
+    const state = eventState(deps, taskEvent());
+    const signature = state.facts.candidates[0]?.signature ?? "";
+    const stored = await fakeStore.store.findBySignature("tenant-a", signature);
+    if (!stored) throw new Error("the seeded lesson is not stored");
+    const attribution = stored.reflection.attribution ?? { confidence: 0.9 };
+    // The stored lesson is about a call; the new run's failing step is not one.
+    const aboutACall = {
+      ...stored,
+      reflection: {
+        ...stored.reflection,
+        attribution: { ...attribution, action: "cancel_reservation(reservation_id)" },
+      },
+    };
+    const noCall = { ...state, facts: { ...state.facts, action: null }, cached: aboutACall };
+    const matched = await match(deps, noCall);
+    expect(matched?.matched.known?.id === stored.id && matched.matched.candidate.level === "message").toBe(
+      false,
+    );
+    // The same run whose failing step is that call reuses it.
+    const sameCall = { ...noCall, facts: { ...state.facts, action: "cancel_reservation(reservation_id)" } };
+    expect((await match(deps, sameCall))?.matched.known?.id).toBe(stored.id);
+  });
 });
