@@ -3,6 +3,7 @@ import { qualityAfterOutcomes, type AppliedOutcome } from "../../domain/feedback
 import { effectiveQuality, isServed, type Rating } from "../../domain/feedback/effective-quality.js";
 import { ReflectorError } from "../../domain/errors.js";
 import type { FeedbackInput, FeedbackResult } from "../../pipeline/ports.js";
+import { inTransaction } from "./in-transaction.js";
 import { withStoreErrors as guarded } from "./store-errors.js";
 
 /** The feedback feature's write: one vote on a lesson of the caller's tenant. */
@@ -143,9 +144,7 @@ export function createPgFeedbackStore(pool: pg.Pool) {
     recordApplied: (tenantId: string, eventId: string, outcomes: readonly AppliedOutcome[], at: Date) =>
       guarded(async () => {
         if (outcomes.length === 0) return;
-        const client = await pool.connect();
-        try {
-          await client.query("BEGIN");
+        await inTransaction(pool, async (client) => {
           const counted = await client.query<{
             id: string;
             quality_score: number;
@@ -154,22 +153,22 @@ export function createPgFeedbackStore(pool: pg.Pool) {
             applied_failed: number;
           }>(
             `WITH input AS (
-               SELECT x.reflection_id, x.result FROM jsonb_to_recordset($3::jsonb) AS x(reflection_id uuid, result text)
-             ), inserted AS (
-               INSERT INTO lesson_outcomes (tenant_id, event_id, reflection_id, result, recorded_at)
-               SELECT $1, $2, i.reflection_id, i.result, $4 FROM input i
-                WHERE EXISTS (SELECT 1 FROM reflections r WHERE r.tenant_id = $1 AND r.id = i.reflection_id)
-               ON CONFLICT DO NOTHING
-               RETURNING reflection_id, result
-             ), per_lesson AS (
-               SELECT reflection_id, count(*) FILTER (WHERE result = 'helped') AS helped,
-                      count(*) FILTER (WHERE result = 'failed_again') AS failed
-                 FROM inserted GROUP BY reflection_id
-             )
-             UPDATE reflections r SET applied_helped = r.applied_helped + c.helped,
-                                      applied_failed = r.applied_failed + c.failed
-               FROM per_lesson c WHERE r.id = c.reflection_id AND r.tenant_id = $1
-             RETURNING r.id, r.quality_score, r.feedback_rating, r.applied_helped, r.applied_failed`,
+                 SELECT x.reflection_id, x.result FROM jsonb_to_recordset($3::jsonb) AS x(reflection_id uuid, result text)
+               ), inserted AS (
+                 INSERT INTO lesson_outcomes (tenant_id, event_id, reflection_id, result, recorded_at)
+                 SELECT $1, $2, i.reflection_id, i.result, $4 FROM input i
+                  WHERE EXISTS (SELECT 1 FROM reflections r WHERE r.tenant_id = $1 AND r.id = i.reflection_id)
+                 ON CONFLICT DO NOTHING
+                 RETURNING reflection_id, result
+               ), per_lesson AS (
+                 SELECT reflection_id, count(*) FILTER (WHERE result = 'helped') AS helped,
+                        count(*) FILTER (WHERE result = 'failed_again') AS failed
+                   FROM inserted GROUP BY reflection_id
+               )
+               UPDATE reflections r SET applied_helped = r.applied_helped + c.helped,
+                                        applied_failed = r.applied_failed + c.failed
+                 FROM per_lesson c WHERE r.id = c.reflection_id AND r.tenant_id = $1
+               RETURNING r.id, r.quality_score, r.feedback_rating, r.applied_helped, r.applied_failed`,
             [
               tenantId,
               eventId,
@@ -189,13 +188,7 @@ export function createPgFeedbackStore(pool: pg.Pool) {
               quality,
             ]);
           }
-          await client.query("COMMIT");
-        } catch (err) {
-          await client.query("ROLLBACK").catch(() => undefined);
-          throw err;
-        } finally {
-          client.release();
-        }
+        });
       }),
   };
 }

@@ -7,6 +7,7 @@ import type {
   SplitResult,
   SplitTarget,
 } from "../../domain/memory/lesson-split.js";
+import { inTransaction } from "./in-transaction.js";
 import { withStoreErrors as guarded } from "./store-errors.js";
 
 interface Source {
@@ -87,16 +88,14 @@ export function createPgLessonSplitStore(pool: pg.Pool, options: { clock?: { now
       guarded(async (): Promise<SplitResult> => {
         // Read before the transaction's connection is taken: a pool of one must not wait on itself.
         const cols = await columns();
-        const client = await pool.connect();
-        try {
-          await client.query("BEGIN");
+        // A refusal returns before anything is written: its transaction commits nothing.
+        return inTransaction(pool, async (client) => {
           const lesson = await client.query<{ signature: string }>(
             "SELECT signature FROM reflections WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
             [request.tenantId, request.lessonId],
           );
           const own = lesson.rows[0]?.signature;
           if (own === undefined) {
-            await client.query("ROLLBACK");
             return { status: "not_found" };
           }
           const sources = await client.query<{
@@ -112,11 +111,9 @@ export function createPgLessonSplitStore(pool: pg.Pool, options: { clock?: { now
           const moving = sources.rows.filter((s) => named.has(s.event_id));
           const missing = request.eventIds.filter((id) => !moving.some((s) => s.event_id === id));
           if (missing.length) {
-            await client.query("ROLLBACK");
             return { status: "not_sources", missing };
           }
           if (moving.length === sources.rows.length) {
-            await client.query("ROLLBACK");
             return { status: "all_sources", sources: sources.rows.length };
           }
           // A merged signature moves when every failure filed under it moves; the lesson's own stays.
@@ -166,7 +163,6 @@ export function createPgLessonSplitStore(pool: pg.Pool, options: { clock?: { now
               now.toISOString(),
             ],
           );
-          await client.query("COMMIT");
           return {
             status: "split",
             lessonId: request.lessonId,
@@ -175,12 +171,7 @@ export function createPgLessonSplitStore(pool: pg.Pool, options: { clock?: { now
             remaining: sources.rows.length - moving.length,
             signaturesMoved,
           };
-        } catch (err) {
-          await client.query("ROLLBACK").catch(() => undefined);
-          throw err;
-        } finally {
-          client.release();
-        }
+        });
       }),
 
     listSplits: (tenantId: string, query: SplitAuditQuery) =>

@@ -6,6 +6,7 @@ import type {
   OtlpSpanStore,
   TraceClosing,
 } from "../../pipeline/otlp-bridge-ports.js";
+import { inTransaction } from "./in-transaction.js";
 import { withStoreErrors } from "./store-errors.js";
 
 /**
@@ -114,27 +115,6 @@ const keyOf = (tenantId: string, traceId: string) => JSON.stringify([tenantId, t
 class FromClose extends Error {
   constructor(readonly error: unknown) {
     super("the closer failed");
-  }
-}
-
-/** Runs `work` in one transaction on its own client; rolls back when it throws. */
-async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken = false;
-  try {
-    await client.query("BEGIN");
-    try {
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => {
-        broken = true;
-      });
-      throw err;
-    }
-  } finally {
-    client.release(broken);
   }
 }
 
