@@ -15,7 +15,7 @@ import { wordsOf } from "./task-words.js";
  * tune half of `npm run bench -- lessons-for-task` and checked on its held-out half; see
  * docs/benchmarks.md.
  */
-export const defaultRelevanceFloor = 0.33;
+export const defaultRelevanceFloor = 0.28;
 
 export const LessonsForTaskBody = z.strictObject({
   task: z.string().trim().min(1).max(8_000).describe("what the agent is about to do"),

@@ -22,13 +22,60 @@ function information(count: number, df: number): number {
  * benchmark; capped by that of one word found in a single lesson, so that a tenant with few
  * lessons (where no word can be rare) is not left with none.
  */
-export const sharedWordsMinNats = 2.5;
+export const sharedWordsMinNats = 1.125;
 
-/** The words of a text: letters only, lower case, three or more, common English endings cut. */
+/**
+ * English function words, which say nothing about what a task is: pronouns, determiners and
+ * quantifiers, auxiliaries and modals, prepositions, conjunctions, question words, common
+ * adverbs of degree and time, the remains of contractions (`don't` reads as "don"), and greetings
+ * and politeness. A general list (of the kind search engines leave out), fixed beforehand and not
+ * grown from the benchmark's misses: among a tenant's few lessons such a word is as rare as a
+ * "cancel" and would count as much. Words of one or two letters are not read at all.
+ */
+export const functionWords: ReadonlySet<string> = new Set(
+  [
+    // pronouns
+    "you your yours yourself yourselves him his himself her hers herself its itself",
+    "our ours ourselves they them their theirs themselves myself mine",
+    "someone somebody something anyone anybody anything everyone everybody everything",
+    "nobody nothing none",
+    // determiners and quantifiers
+    "the this that these those some any each every all both either neither few many much more",
+    "most less least other others another such own same several enough",
+    // auxiliaries and modals
+    "are was were been being have has had having does did doing done",
+    "will would shall should can could may might must ought",
+    // remains of contractions
+    "don doesn didn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn",
+    // prepositions
+    "about above across after against along among around before behind below beneath beside",
+    "besides between beyond but down during except for from inside into near off onto out",
+    "outside over past per since than through throughout till toward towards under underneath",
+    "until upon with within without via",
+    // conjunctions
+    "and nor yet because while whereas although though whether unless once",
+    // question words and relatives
+    "what which who whom whose when where why how whatever whichever whoever",
+    // adverbs of degree, time and place
+    "also just only very too quite rather really even still already again ever never not",
+    "now then here there soon often always sometimes perhaps maybe",
+    // greetings and politeness
+    "hello hey hiya greetings dear please kindly thank thanks thx cheers regards sorry",
+    "yes yeah okay",
+  ]
+    .join(" ")
+    .split(" "),
+);
+
+/**
+ * The words of a text: letters only, lower case, three or more, English function words left out,
+ * common English endings cut.
+ */
 export function wordsOf(text: string): string[] {
   const out = new Set<string>();
   for (const match of text.toLowerCase().matchAll(/\p{L}{3,}/gu)) {
     const word = match[0];
+    if (functionWords.has(word)) continue;
     out.add(word.length > 4 ? word.replace(/(?:ing|ed|es|s)$/, "") : word);
   }
   return [...out];

@@ -7,6 +7,7 @@ import {
 } from "../../../src/features/lessons/lessons-for-task-index.js";
 import { rankLessons, unitVector } from "../../../src/features/lessons/lessons-for-task-rank.js";
 import {
+  functionWords,
   sharedWordsMinNats,
   taskOfEpisode,
   WordRarity,
@@ -19,11 +20,44 @@ const embedder = createHashingEmbedder();
 
 describe("task words", () => {
   it("keeps letters only, three or more, lower case, with common endings cut", () => {
-    expect(wordsOf("Cancel my 2 flights, please! Cancelled? ok")).toEqual(
-      expect.arrayContaining(["cancel", "flight", "please", "cancell"]),
-    );
+    expect(wordsOf("Cancel my 2 flights, please! Cancelled? ok")).toEqual(["cancel", "flight", "cancell"]);
     expect(wordsOf("ok to 42 a")).toEqual([]);
     expect(wordsOf("Réserver un vol")).toEqual(["réserver", "vol"]);
+  });
+
+  it("leaves out English function words, greetings and politeness, before endings are cut", () => {
+    expect(
+      wordsOf(
+        "Hello! Can you help me? I'd like to change my flight from Boston, which is tomorrow, and thanks",
+      ),
+    ).toEqual(["help", "like", "change", "flight", "boston", "tomorrow"]);
+    expect(wordsOf("Hi there, could you please tell me whether they would? Thank you so much.")).toEqual([
+      "tell",
+    ]);
+    // Cut endings would otherwise turn "yourselves" into a word of its own.
+    expect(wordsOf("yourselves themselves")).toEqual([]);
+  });
+
+  it("lists function words as the tokenizer reads them (lower-case letters, three or more)", () => {
+    for (const word of functionWords) expect(word).toMatch(/^\p{Ll}{3,}$/u);
+    expect(functionWords.size).toBeGreaterThan(150);
+  });
+
+  it("weighs no function word, however rare among the tenant's lessons", () => {
+    // Each lesson's task has function words no other one has: by rarity alone they would count.
+    const tasks = [
+      "Hello, can you cancel my reservation",
+      "Which seat and which meal for the trip",
+      "From Boston to Denver, thanks",
+      "Could you upgrade the cabin please",
+      "Book a flight for whom it may concern",
+    ];
+    const rarity = new WordRarity();
+    for (const t of tasks) rarity.add(wordsOf(t));
+    const idle = new Set(wordsOf("hello, can you tell me which one is from here? thanks, and please"));
+    for (const t of tasks) expect(rarity.shared(idle, wordsOf(t))).toBe(0);
+    // A content word of one lesson still counts.
+    expect(rarity.shared(new Set(wordsOf("cancel it")), wordsOf(tasks[0] ?? ""))).toBeGreaterThan(1);
   });
 
   it("reads the task part of a stored episode: its description and goal, not its outcome or steps", () => {
