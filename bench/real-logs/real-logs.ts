@@ -180,10 +180,60 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function loadTauAirline(dir: string): RealFailure[] {
+/**
+ * The task description a τ-bench airline run is given as: the agent's role, then the request. The
+ * same words for every task, so that what differs between two tasks is the request alone.
+ */
+export function tauTaskDescription(request: string): string {
+  return `Airline customer service: help the user with their request. The user opened with: ${request}`;
+}
+
+function readTauRuns(dir: string): TauRun[] {
   const file = join(dir, "tau-bench", "gpt-4o-airline.json");
   if (!existsSync(file)) return [];
-  const runs = JSON.parse(readFileSync(file, "utf8")) as TauRun[];
+  return JSON.parse(readFileSync(file, "utf8")) as TauRun[];
+}
+
+/** One τ-bench airline task, whether or not any of its runs failed. */
+export interface TauAirlineTask {
+  /** `task-<id>`, as `RealFailure.taskKey`. */
+  taskKey: string;
+  /**
+   * The task as the benchmark's authors describe it to their simulated user (second person: "You
+   * want to…"), from `info.task.instruction`; the user's opening requests are worded from it.
+   */
+  instruction: string;
+  /** The simulated user's opening request in each run, in the file's order. */
+  openings: { trial: number; request: string }[];
+  /** As `RealFailure.split` for the task's failures. */
+  split: "tune" | "holdout";
+}
+
+/**
+ * Every τ-bench airline task under the folder, by task key, including those that never failed
+ * (which `loadRealFailures` does not return); empty when the file is absent.
+ */
+export function loadTauAirlineTasks(dir: string): Map<string, TauAirlineTask> {
+  const tasks = new Map<string, TauAirlineTask>();
+  for (const run of readTauRuns(dir)) {
+    const taskKey = `task-${String(run.task_id)}`;
+    const task = tasks.get(taskKey) ?? {
+      taskKey,
+      instruction: run.info.task.instruction,
+      openings: [],
+      split: splitOf(`tau-bench/airline/${taskKey}`),
+    };
+    task.openings.push({
+      trial: run.trial,
+      request: run.traj.find((m) => m.role === "user")?.content ?? "",
+    });
+    tasks.set(taskKey, task);
+  }
+  return tasks;
+}
+
+function loadTauAirline(dir: string): RealFailure[] {
+  const runs = readTauRuns(dir);
   const source: RealLogSource = "tau-bench/airline";
   return runs
     .filter((run) => run.reward < 1)
@@ -263,7 +313,7 @@ function loadTauAirline(dir: string): RealFailure[] {
         source,
         event: base(
           id,
-          `Airline customer service: help the user with their request. The user opened with: ${firstUser}`,
+          tauTaskDescription(firstUser),
           events,
           "The final reservation database did not match the expected outcome.",
         ),
