@@ -39,28 +39,58 @@ import {
 } from "../src/features/lessons/task-words.js";
 import { reflectionBody } from "../src/pipeline/judge-reflection.js";
 import type { Embedder } from "../src/pipeline/ports.js";
-import { loadRealFailures, realLogsDir, type RealFailure } from "./real-logs/real-logs.js";
+import {
+  loadRealFailures,
+  loadTauAirlineTasks,
+  realLogsDir,
+  tauTaskDescription,
+  type RealFailure,
+  type TauAirlineTask,
+} from "./real-logs/real-logs.js";
 import { latency } from "./lessons-for-task-speed.js";
 import { withDeadline, type BenchResult } from "./support.js";
 
-interface Labels {
+/**
+ * Which labelling an item belongs to: `first`, the items the rules and numbers were tuned on (the
+ * tune split of them) and checked on (their held-out split); `fresh` and `fresh-2`, labelled later
+ * by readers who saw only the lessons and the requests, after the rules were fixed. Only `first`
+ * enters a sweep.
+ */
+export type LabelSet = "first" | "fresh" | "fresh-2";
+
+/**
+ * How a τ-bench query is worded: `opening`, the simulated user's first message in a run (the
+ * default); `instruction`, the benchmark authors' description of the task (`info.task.instruction`,
+ * second person), given as the request in the same words around it.
+ */
+export type Wording = "opening" | "instruction";
+
+interface LabelMarks {
+  /** Labelled after the rules were fixed (the set `fresh`). */
+  fresh?: boolean;
+  set?: "fresh-2";
+  wording?: Wording;
+}
+
+export interface Labels {
   lessons: Record<string, { recording: string; topic: string }>;
-  related: { task: string; lessons: string[]; reason: string; fresh?: boolean }[];
+  related: ({ task: string; lessons: string[]; reason: string } & LabelMarks)[];
   unrelated: (
-    | { source: "tau-bench/airline"; task: string; fresh?: boolean }
-    | { source: "who-and-when"; id: string; fresh?: boolean }
+    | ({ source: "tau-bench/airline"; task: string } & LabelMarks)
+    | ({ source: "who-and-when"; id: string } & LabelMarks)
   )[];
 }
 
-interface Query {
+export interface Query {
+  /** Unique among the queries: the run's id, or `<task>/instruction` for an instruction. */
   name: string;
   split: "tune" | "holdout";
   text: string;
   /** Lesson keys that are right for it; empty for an unrelated task. */
   right: string[];
   kind: "related" | "unrelated-other-domain" | "unrelated-same-domain";
-  /** Labelled after the ranking's rules and floor were fixed: nothing was tuned on it. */
-  fresh: boolean;
+  set: LabelSet;
+  wording: Wording;
 }
 
 const now = new Date("2026-11-26T12:00:00Z");
@@ -114,37 +144,68 @@ async function storedLessons(labels: Labels, byId: Map<string, RealFailure>, emb
   return lessons;
 }
 
-function queriesOf(labels: Labels, failures: RealFailure[]): Query[] {
+const setOf = (m: LabelMarks): LabelSet => m.set ?? (m.fresh === true ? "fresh" : "first");
+
+/**
+ * The queries the labels name. A τ-bench task's opening request is the first failed run's (the
+ * task the lessons were not written for failed too), or for a task that never failed its first
+ * run's; its instruction is read from the same file.
+ */
+export function queriesOf(
+  labels: Labels,
+  failures: RealFailure[],
+  tasks: ReadonlyMap<string, TauAirlineTask>,
+): Query[] {
   const firstOfTask = new Map<string, RealFailure>();
   for (const f of failures)
     if (f.source === "tau-bench/airline" && !firstOfTask.has(f.taskKey)) firstOfTask.set(f.taskKey, f);
   const byId = new Map(failures.map((f) => [f.id, f]));
-  const need = (f: RealFailure | undefined, name: string) => {
-    if (!f) throw new Error(`labels name ${name}, which the real logs do not hold`);
-    return f;
+  const airline = (taskKey: string, wording: Wording) => {
+    const task = tasks.get(taskKey);
+    if (wording === "instruction") {
+      if (!task) throw new Error(`labels name ${taskKey}, which the real logs do not hold`);
+      const name = `tau-bench/airline/${taskKey}/instruction`;
+      return { name, split: task.split, text: tauTaskDescription(task.instruction) };
+    }
+    const failed = firstOfTask.get(taskKey);
+    if (failed) return { name: failed.id, split: failed.split, text: failed.event.task.description };
+    const opening = task?.openings[0];
+    if (!task || !opening) throw new Error(`labels name ${taskKey}, which the real logs do not hold`);
+    const name = `tau-bench/airline/${taskKey}/trial-${String(opening.trial)}`;
+    return { name, split: task.split, text: tauTaskDescription(opening.request) };
   };
   const queries: Query[] = labels.related.map((r) => {
-    const f = need(firstOfTask.get(r.task), r.task);
-    return {
-      name: f.id,
-      split: f.split,
-      text: f.event.task.description,
-      right: r.lessons,
-      kind: "related",
-      fresh: r.fresh === true,
-    };
+    const wording = r.wording ?? "opening";
+    return { ...airline(r.task, wording), right: r.lessons, kind: "related", set: setOf(r), wording };
   });
   for (const u of labels.unrelated) {
-    const f =
-      u.source === "who-and-when" ? need(byId.get(u.id), u.id) : need(firstOfTask.get(u.task), u.task);
-    queries.push({
-      name: f.id,
-      split: f.split,
-      text: f.event.task.description,
-      right: [],
-      kind: u.source === "who-and-when" ? "unrelated-other-domain" : "unrelated-same-domain",
-      fresh: u.fresh === true,
-    });
+    const wording = u.wording ?? "opening";
+    if (u.source === "who-and-when") {
+      if (wording !== "opening") throw new Error(`${u.id}: only τ-bench tasks have an instruction`);
+      const f = byId.get(u.id);
+      if (!f) throw new Error(`labels name ${u.id}, which the real logs do not hold`);
+      queries.push({
+        name: f.id,
+        split: f.split,
+        text: f.event.task.description,
+        right: [],
+        kind: "unrelated-other-domain",
+        set: setOf(u),
+        wording,
+      });
+    } else
+      queries.push({
+        ...airline(u.task, wording),
+        right: [],
+        kind: "unrelated-same-domain",
+        set: setOf(u),
+        wording,
+      });
+  }
+  const seen = new Set<string>();
+  for (const q of queries) {
+    if (seen.has(q.name)) throw new Error(`two labels make the same query ${q.name}`);
+    seen.add(q.name);
   }
   return queries;
 }
@@ -179,7 +240,7 @@ async function answers(
 type Answer = Awaited<ReturnType<typeof answers>>[number];
 
 /** Shares at one floor: related with a right lesson in the top 3 above it; unrelated with nothing above it. */
-function scoreAt(floor: number, queries: Query[], got: Answer[]) {
+export function scoreAt(floor: number, queries: Query[], got: Answer[]) {
   let related = 0;
   let hits = 0;
   let unrelated = 0;
@@ -203,10 +264,11 @@ const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
  * The floor, from the tune split: the floors where min(hit, clean) is best form a range; its
  * middle is the floor (farthest from both kinds of error).
  */
-function tuneFloor(queries: Query[], got: Answer[]) {
+export function tuneFloor(queries: Query[], got: Answer[]) {
+  // Only the first labels: items labelled after the rules were fixed never choose a number.
   const tune = queries
     .map((q, i) => ({ q, a: got[i] ?? [] }))
-    .filter((x) => x.q.split === "tune" && !x.q.fresh);
+    .filter((x) => x.q.split === "tune" && x.q.set === "first");
   const steps: { floor: number; worst: number }[] = [];
   for (let i = 0; i <= 100; i += 1) {
     const floor = i / 100;
@@ -234,25 +296,26 @@ async function quality(
   ) as Labels;
   const failures = loadRealFailures(logs.dir);
   const lessons = await storedLessons(labels, new Map(failures.map((f) => [f.id, f])), embedder);
-  const queries = queriesOf(labels, failures);
+  const queries = queriesOf(labels, failures, loadTauAirlineTasks(logs.dir));
   const lines = [
     `${String(lessons.length)} lessons (recorded answers to τ-bench failures); ${String(queries.length)} queries (${String(queries.filter((q) => q.kind === "related").length)} related, ${String(queries.filter((q) => q.kind !== "related").length)} unrelated); embedder ${embedder.name}`,
   ];
   // The shared-words bar, tuned on the tune split alone: for each bar the best floor's
   // min(hit, clean); the bars that reach the best form a range, and its middle is the bar.
   const sweep: { minNats: number | null; worst: number; low: number; high: number }[] = [];
-  for (const minNats of [null, 0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4]) {
+  for (const minNats of [null, ...Array.from({ length: 16 }, (_, i) => (i + 1) / 4)]) {
     const t = tuneFloor(queries, await answers(queries, lessons, embedder, minNats));
     sweep.push({ minNats, worst: t.worst, low: t.low, high: t.high });
   }
   const bestWorst = Math.max(...sweep.map((x) => x.worst));
   const bars = sweep.filter((x) => x.worst === bestWorst && x.minNats !== null).map((x) => x.minNats ?? 0);
+  const [lowBar, highBar] = [Math.min(...bars), Math.max(...bars)];
   lines.push(
     `shared rare words, tuned on the tune split (best floor's min(hit, clean) per bar): ${sweep
-      .map((x) => `${x.minNats === null ? "meaning alone" : `${x.minNats.toFixed(1)} nats`} ${pct(x.worst)}`)
+      .map((x) => `${x.minNats === null ? "meaning alone" : `${x.minNats.toFixed(2)} nats`} ${pct(x.worst)}`)
       .join(
         ", ",
-      )}; best from ${Math.min(...bars).toFixed(1)} to ${Math.max(...bars).toFixed(1)} nats; the code's bar: ${sharedWordsMinNats.toFixed(1)}`,
+      )}; best from ${lowBar.toFixed(2)} to ${highBar.toFixed(2)} nats, middle ${((lowBar + highBar) / 2).toFixed(3)}; the code's bar: ${sharedWordsMinNats.toFixed(3)}`,
   );
   const got = await answers(queries, lessons, embedder, sharedWordsMinNats);
   const tuned = tuneFloor(queries, got);
@@ -265,45 +328,70 @@ async function quality(
   lines.push(
     `meaning alone at floor 0.28 (before shared words counted): right lesson in top 3 ${pct(was.hit)} of ${String(was.related)}, nothing above the floor ${pct(was.clean)} of ${String(was.unrelated)}`,
   );
-  let result = { hit: 0, clean: 0 };
-  // `fresh`: the items labelled after the rules were fixed (of either split), counted in theirs too.
-  for (const split of ["tune", "holdout", "fresh", "all"] as const) {
-    const pick = queries
-      .map((q, i) => ({ q, a: got[i] ?? [] }))
-      .filter((x) => split === "all" || (split === "fresh" ? x.q.fresh : x.q.split === split));
-    const s = scoreAt(
-      defaultRelevanceFloor,
-      pick.map((x) => x.q),
-      pick.map((x) => x.a),
-    );
-    const other = pick.filter((x) => x.q.kind === "unrelated-other-domain");
-    const same = pick.filter((x) => x.q.kind === "unrelated-same-domain");
-    const cleanOf = (xs: typeof pick) =>
-      xs.length
-        ? pct(
-            scoreAt(
-              defaultRelevanceFloor,
-              xs.map((x) => x.q),
-              xs.map((x) => x.a),
-            ).clean,
-          )
-        : "-";
-    lines.push(
-      `${split.padEnd(7)} at floor ${defaultRelevanceFloor.toFixed(3)}: right lesson in top 3 ${pct(s.hit)} of ${String(s.related)} related; nothing above the floor ${pct(s.clean)} of ${String(s.unrelated)} unrelated (other domain ${cleanOf(other)} of ${String(other.length)}, airline without a lesson ${cleanOf(same)} of ${String(same.length)})`,
-    );
-    if (split === "all") result = { hit: s.hit, clean: s.clean };
-  }
+  const parts = partsAt(defaultRelevanceFloor, queries, got);
+  lines.push(...parts.lines);
   // What each query got, to read (names and numbers only: the logs' texts stay out of the output).
   queries.forEach((q, i) => {
     const a = (got[i] ?? []).map(
       (x) => `${x.key}${q.right.includes(x.key) ? "*" : ""} ${x.relevance.toFixed(2)}`,
     );
     lines.push(
-      `  ${q.kind.padEnd(22)} ${q.split.padEnd(7)}${q.fresh ? " fresh" : "      "} ${q.name.padEnd(42)} right ${q.right.join(",") || "-"} → ${a.join("; ") || "nothing"}`,
+      `  ${q.kind.padEnd(22)} ${q.split.padEnd(7)} ${q.set.padEnd(7)} ${q.name.padEnd(50)} right ${q.right.join(",") || "-"} → ${a.join("; ") || "nothing"}`,
     );
   });
-  return { lines, ...result };
+  return { lines, ...parts.all };
 }
+
+/**
+ * One line per part at the floor. `tune`, `holdout` and `all` hold the first labels and `fresh`
+ * (as they always did), never `fresh-2`, which has lines of its own (and one per wording) and an
+ * `all with fresh-2` line. `all` is what the benchmark's goal is read on.
+ */
+export function partsAt(floor: number, queries: Query[], got: Answer[]) {
+  const both = queries.map((q, i) => ({ q, a: got[i] ?? [] }));
+  type Item = (typeof both)[number];
+  const parts: [string, (x: Item) => boolean][] = [
+    ["tune", (x) => x.q.set !== "fresh-2" && x.q.split === "tune"],
+    ["holdout", (x) => x.q.set !== "fresh-2" && x.q.split === "holdout"],
+    ["fresh", (x) => x.q.set === "fresh"],
+    ["all", (x) => x.q.set !== "fresh-2"],
+  ];
+  if (queries.some((q) => q.set === "fresh-2"))
+    parts.push(
+      ["fresh-2", (x) => x.q.set === "fresh-2"],
+      ["fresh-2 opening", (x) => x.q.set === "fresh-2" && x.q.wording === "opening"],
+      ["fresh-2 instruction", (x) => x.q.set === "fresh-2" && x.q.wording === "instruction"],
+      ["all with fresh-2", () => true],
+    );
+  else parts.push(["fresh-2", () => false]);
+  const score = (xs: Item[]) =>
+    scoreAt(
+      floor,
+      xs.map((x) => x.q),
+      xs.map((x) => x.a),
+    );
+  const cleanOf = (xs: Item[]) => (xs.length ? pct(score(xs).clean) : "-");
+  const lines: string[] = [];
+  let all = { hit: 0, clean: 0 };
+  for (const [part, keep] of parts) {
+    const pick = both.filter(keep);
+    if (pick.length === 0) {
+      lines.push(`${part.padEnd(7)} at floor ${floor.toFixed(3)}: no queries labelled`);
+      continue;
+    }
+    const s = score(pick);
+    const other = pick.filter((x) => x.q.kind === "unrelated-other-domain");
+    const same = pick.filter((x) => x.q.kind === "unrelated-same-domain");
+    const hits = s.related ? `${pct(s.hit)} of ${String(s.related)}` : "- of 0";
+    const clean = s.unrelated ? `${pct(s.clean)} of ${String(s.unrelated)}` : "- of 0";
+    lines.push(
+      `${part.padEnd(7)} at floor ${floor.toFixed(3)}: right lesson in top 3 ${hits} related; nothing above the floor ${clean} unrelated (other domain ${cleanOf(other)} of ${String(other.length)}, airline without a lesson ${cleanOf(same)} of ${String(same.length)})`,
+    );
+    if (part === "all") all = { hit: s.hit, clean: s.clean };
+  }
+  return { lines, all };
+}
+
 export async function benchLessonsForTask(): Promise<BenchResult> {
   const name =
     "Lessons for a task: right lesson in the top 3, nothing for unrelated tasks, p99 with 10,000 lessons";
