@@ -10,9 +10,10 @@
  * research and coding questions, airline requests no lesson is about). Which lesson is right for
  * which query was decided by reading: bench/lessons-for-task-labels.json, with a reason each.
  * The shared-words bar and the floor are tuned on the tune split of the first labels and reported
- * on both splits; the sets labelled after the rules were fixed (`fresh`, `fresh-2`) never enter a
- * sweep, and `fresh-2` is reported apart, by wording as well (a run's opening request, or the
- * task's instruction as the benchmark's authors wrote it).
+ * on both splits; the sets labelled after the rules were fixed (`fresh`, `fresh-2`, `fresh-3`) never
+ * enter a sweep, and `fresh-2` is reported apart, by wording as well (a run's opening request, or
+ * the task's instruction as the benchmark's authors wrote it), as is `fresh-3` (τ²-bench's airline
+ * tasks, each worded by why its user calls; read only when that file is there).
  *
  * Speed: 10,000 lessons in a Postgres database of the benchmark's own (`reflector_bench_lessons`
  * on the benchmark server), answered through the in-process index and the Postgres store exactly
@@ -44,10 +45,12 @@ import { reflectionBody } from "../src/pipeline/judge-reflection.js";
 import type { Embedder } from "../src/pipeline/ports.js";
 import {
   loadRealFailures,
+  loadTau2AirlineTasks,
   loadTauAirlineTasks,
   realLogsDir,
   tauTaskDescription,
   type RealFailure,
+  type Tau2AirlineTask,
   type TauAirlineTask,
 } from "./real-logs/real-logs.js";
 import { latency } from "./lessons-for-task-speed.js";
@@ -55,33 +58,53 @@ import { withDeadline, type BenchResult } from "./support.js";
 
 /**
  * Which labelling an item belongs to: `first`, the items the rules and numbers were tuned on (the
- * tune split of them) and checked on (their held-out split); `fresh` and `fresh-2`, labelled later
- * by readers who saw only the lessons and the requests, after the rules were fixed. Only `first`
- * enters a sweep.
+ * tune split of them) and checked on (their held-out split); `fresh`, `fresh-2` and `fresh-3`,
+ * labelled later by readers who saw only the lessons and the requests, after the rules were fixed.
+ * Only `first` enters a sweep.
  */
-export type LabelSet = "first" | "fresh" | "fresh-2";
+export type LabelSet = "first" | "fresh" | "fresh-2" | "fresh-3";
 
 /**
- * How a τ-bench query is worded: `opening`, the simulated user's first message in a run (the
- * default); `instruction`, the benchmark authors' description of the task (`info.task.instruction`,
- * second person), given as the request in the same words around it.
+ * How a query is worded: `opening`, the simulated user's first message in a τ-bench run (the
+ * default); `instruction`, the τ-bench authors' description of the task (`info.task.instruction`,
+ * second person); `reason`, why the user of a τ²-bench task calls (`reason_for_call`, second
+ * person, the only wording of such a task). The last two are given as the request in the same
+ * words around it as an opening.
  */
-export type Wording = "opening" | "instruction";
+export type Wording = "opening" | "instruction" | "reason";
 
 interface LabelMarks {
   /** Labelled after the rules were fixed (the set `fresh`). */
   fresh?: boolean;
-  set?: "fresh-2";
+  set?: "fresh-2" | "fresh-3";
   wording?: Wording;
 }
 
+/**
+ * A `task` is a τ-bench airline task (`task-<id>`) or a τ²-bench one (`tau2-<id>`, its `id` in
+ * τ²-bench's airline tasks file; only in the set `fresh-3`).
+ */
 export interface Labels {
   lessons: Record<string, { recording: string; topic: string }>;
   related: ({ task: string; lessons: string[]; reason: string } & LabelMarks)[];
   unrelated: (
-    | ({ source: "tau-bench/airline"; task: string } & LabelMarks)
+    | ({ source: "tau-bench/airline" | "tau2-bench/airline"; task: string } & LabelMarks)
     | ({ source: "who-and-when"; id: string } & LabelMarks)
   )[];
+}
+
+/** A τ²-bench task's key, as labels name it. */
+export const isTau2Task = (task: string) => task.startsWith("tau2-");
+
+/**
+ * The labels without those naming a τ²-bench task, for when its file is absent: how many were
+ * left out, so that the benchmark can say so.
+ */
+export function withoutTau2(labels: Labels): { labels: Labels; skipped: number } {
+  const related = labels.related.filter((r) => !isTau2Task(r.task));
+  const unrelated = labels.unrelated.filter((u) => !("task" in u) || !isTau2Task(u.task));
+  const skipped = labels.related.length - related.length + labels.unrelated.length - unrelated.length;
+  return { labels: { ...labels, related, unrelated }, skipped };
 }
 
 export interface Query {
@@ -149,21 +172,39 @@ async function storedLessons(labels: Labels, byId: Map<string, RealFailure>, emb
 
 const setOf = (m: LabelMarks): LabelSet => m.set ?? (m.fresh === true ? "fresh" : "first");
 
+/** A label's wording (a τ²-bench task has its reason only), and its set checked: τ²-bench is `fresh-3`. */
+function wordingOf(task: string, m: LabelMarks): Wording {
+  if (!isTau2Task(task)) return m.wording ?? "opening";
+  if (setOf(m) !== "fresh-3") throw new Error(`${task}: τ²-bench tasks are labelled in the set fresh-3 only`);
+  return m.wording ?? "reason";
+}
+
 /**
  * The queries the labels name. A τ-bench task's opening request is the first failed run's (the
  * task the lessons were not written for failed too), or for a task that never failed its first
- * run's; its instruction is read from the same file.
+ * run's; its instruction is read from the same file. A τ²-bench task (`fresh-3` only) is worded by
+ * why its user calls, from `tau2` (empty when its file is absent: leave such labels out first,
+ * `withoutTau2`).
  */
 export function queriesOf(
   labels: Labels,
   failures: RealFailure[],
   tasks: ReadonlyMap<string, TauAirlineTask>,
+  tau2: ReadonlyMap<string, Tau2AirlineTask> = new Map(),
 ): Query[] {
   const firstOfTask = new Map<string, RealFailure>();
   for (const f of failures)
     if (f.source === "tau-bench/airline" && !firstOfTask.has(f.taskKey)) firstOfTask.set(f.taskKey, f);
   const byId = new Map(failures.map((f) => [f.id, f]));
   const airline = (taskKey: string, wording: Wording) => {
+    if (isTau2Task(taskKey)) {
+      const t2 = tau2.get(taskKey);
+      if (!t2) throw new Error(`labels name ${taskKey}, which τ²-bench's airline tasks do not hold`);
+      if (wording !== "reason") throw new Error(`${taskKey}: a τ²-bench task is worded by its reason only`);
+      const name = `tau2-bench/airline/${taskKey}/reason`;
+      return { name, split: t2.split, text: tauTaskDescription(t2.reasonForCall) };
+    }
+    if (wording === "reason") throw new Error(`${taskKey}: only τ²-bench tasks have a reason for call`);
     const task = tasks.get(taskKey);
     if (wording === "instruction") {
       if (!task) throw new Error(`labels name ${taskKey}, which the real logs do not hold`);
@@ -178,12 +219,12 @@ export function queriesOf(
     return { name, split: task.split, text: tauTaskDescription(opening.request) };
   };
   const queries: Query[] = labels.related.map((r) => {
-    const wording = r.wording ?? "opening";
+    const wording = wordingOf(r.task, r);
     return { ...airline(r.task, wording), right: r.lessons, kind: "related", set: setOf(r), wording };
   });
   for (const u of labels.unrelated) {
-    const wording = u.wording ?? "opening";
     if (u.source === "who-and-when") {
+      const wording = u.wording ?? "opening";
       if (wording !== "opening") throw new Error(`${u.id}: only τ-bench tasks have an instruction`);
       const f = byId.get(u.id);
       if (!f) throw new Error(`labels name ${u.id}, which the real logs do not hold`);
@@ -196,7 +237,10 @@ export function queriesOf(
         set: setOf(u),
         wording,
       });
-    } else
+    } else {
+      if (u.source === "tau2-bench/airline" && !isTau2Task(u.task))
+        throw new Error(`${u.task}: a τ²-bench task's key is tau2-<id>`);
+      const wording = wordingOf(u.task, u);
       queries.push({
         ...airline(u.task, wording),
         right: [],
@@ -204,6 +248,7 @@ export function queriesOf(
         set: setOf(u),
         wording,
       });
+    }
   }
   const seen = new Set<string>();
   for (const q of queries) {
@@ -289,6 +334,26 @@ export function tuneFloor(queries: Query[], got: Answer[]) {
   return { floor: Math.round(((low + high) / 2) * 100) / 100, low, high, worst: best };
 }
 
+/**
+ * The queries of the labels under the real logs' folder: those naming a τ²-bench task are left
+ * out, with a note saying why and where to fetch its file, when that file is absent.
+ */
+export function labelledQueries(
+  labels: Labels,
+  failures: RealFailure[],
+  dir: string,
+): { queries: Query[]; note: string | null } {
+  const tasks = loadTauAirlineTasks(dir);
+  const tau2 = loadTau2AirlineTasks(dir);
+  if (!("absent" in tau2)) return { queries: queriesOf(labels, failures, tasks, tau2), note: null };
+  const kept = withoutTau2(labels);
+  const note =
+    kept.skipped > 0
+      ? `${String(kept.skipped)} labels of τ²-bench tasks (fresh-3) not read: ${tau2.absent}`
+      : null;
+  return { queries: queriesOf(kept.labels, failures, tasks), note };
+}
+
 async function quality(
   embedder: Embedder,
 ): Promise<{ lines: string[]; hit: number; clean: number } | string> {
@@ -299,8 +364,9 @@ async function quality(
   ) as Labels;
   const failures = loadRealFailures(logs.dir);
   const lessons = await storedLessons(labels, new Map(failures.map((f) => [f.id, f])), embedder);
-  const queries = queriesOf(labels, failures, loadTauAirlineTasks(logs.dir));
+  const { queries, note } = labelledQueries(labels, failures, logs.dir);
   const lines = [
+    ...(note ? [note] : []),
     `${String(lessons.length)} lessons (recorded answers to τ-bench failures); ${String(queries.length)} queries (${String(queries.filter((q) => q.kind === "related").length)} related, ${String(queries.filter((q) => q.kind !== "related").length)} unrelated); embedder ${embedder.name}`,
   ];
   // The shared-words bar, tuned on the tune split alone: for each bar the best floor's
@@ -347,26 +413,31 @@ async function quality(
 
 /**
  * One line per part at the floor. `tune`, `holdout` and `all` hold the first labels and `fresh`
- * (as they always did), never `fresh-2`, which has lines of its own (and one per wording) and an
- * `all with fresh-2` line. `all` is what the benchmark's goal is read on.
+ * (as they always did), never `fresh-2` or `fresh-3`: `fresh-2` has lines of its own (and one per
+ * wording) and an `all with fresh-2` line; `fresh-3` has its own and an
+ * `all with fresh-2 and fresh-3` line. `all` is what the benchmark's goal is read on.
  */
 export function partsAt(floor: number, queries: Query[], got: Answer[]) {
   const both = queries.map((q, i) => ({ q, a: got[i] ?? [] }));
   type Item = (typeof both)[number];
+  const later = (x: Item) => x.q.set === "fresh-2" || x.q.set === "fresh-3";
   const parts: [string, (x: Item) => boolean][] = [
-    ["tune", (x) => x.q.set !== "fresh-2" && x.q.split === "tune"],
-    ["holdout", (x) => x.q.set !== "fresh-2" && x.q.split === "holdout"],
+    ["tune", (x) => !later(x) && x.q.split === "tune"],
+    ["holdout", (x) => !later(x) && x.q.split === "holdout"],
     ["fresh", (x) => x.q.set === "fresh"],
-    ["all", (x) => x.q.set !== "fresh-2"],
+    ["all", (x) => !later(x)],
   ];
   if (queries.some((q) => q.set === "fresh-2"))
     parts.push(
       ["fresh-2", (x) => x.q.set === "fresh-2"],
       ["fresh-2 opening", (x) => x.q.set === "fresh-2" && x.q.wording === "opening"],
       ["fresh-2 instruction", (x) => x.q.set === "fresh-2" && x.q.wording === "instruction"],
-      ["all with fresh-2", () => true],
+      ["all with fresh-2", (x) => x.q.set !== "fresh-3"],
     );
   else parts.push(["fresh-2", () => false]);
+  if (queries.some((q) => q.set === "fresh-3"))
+    parts.push(["fresh-3", (x) => x.q.set === "fresh-3"], ["all with fresh-2 and fresh-3", () => true]);
+  else parts.push(["fresh-3", () => false]);
   const score = (xs: Item[]) =>
     scoreAt(
       floor,

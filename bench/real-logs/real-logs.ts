@@ -15,6 +15,9 @@
  *   trials of a tool-calling customer-service agent. The label of a failed run is derived from
  *   the task's published expected actions, not by Reflector: the decisive step is the agent's
  *   first write call that the task did not call for.
+ * - `tau2-bench/airline-tasks.json` (optional): τ²-bench's airline tasks (Barres et al., 2025;
+ *   `data/tau2/domains/airline/tasks.json` of github.com/sierra-research/tau2-bench), read only
+ *   for why each task's user calls (`loadTau2AirlineTasks`); no runs, so no failures.
  *
  * Step indexes: `events[i]` of the event is the log's i-th entry (Who&When's `mistake_step` indexes
  * its `history`), so an attribution's `stepIndex` compares with the label directly.
@@ -339,4 +342,53 @@ export function loadRealFailures(dir: string): RealFailure[] {
     ...loadWhoAndWhen(dir, "Algorithm-Generated"),
     ...loadTauAirline(dir),
   ];
+}
+
+/** Where τ²-bench's airline tasks are read from, under `REFLECTOR_REAL_LOGS_DIR`. */
+export const tau2AirlineTasksPath = join("tau2-bench", "airline-tasks.json");
+
+/** One τ²-bench airline task (github.com/sierra-research/tau2-bench, `data/tau2/domains/airline/tasks.json`). */
+export interface Tau2AirlineTask {
+  /** `tau2-<id>`: the task's `id` in the file, told apart from τ-bench's `task-<id>`. */
+  taskKey: string;
+  /**
+   * Why the simulated user calls, as the benchmark's authors wrote it for them (second person,
+   * "You want to…"): `user_scenario.instructions.reason_for_call`.
+   */
+  reasonForCall: string;
+  /** Deterministic, as every other source's; such tasks are never tuned on all the same. */
+  split: "tune" | "holdout";
+}
+
+interface Tau2TaskFile {
+  id: string | number;
+  user_scenario?: { instructions?: { reason_for_call?: string | null } | string | null } | null;
+}
+
+/**
+ * τ²-bench's airline tasks by task key, or a sentence saying where to fetch them when the file is
+ * absent (it is optional: only the labels that name such a task need it).
+ */
+export function loadTau2AirlineTasks(dir: string): Map<string, Tau2AirlineTask> | { absent: string } {
+  const file = join(dir, tau2AirlineTasksPath);
+  if (!existsSync(file))
+    return {
+      absent:
+        `${file} is absent: fetch data/tau2/domains/airline/tasks.json of ` +
+        `github.com/sierra-research/tau2-bench into <dir>/${tau2AirlineTasksPath} to read the labels that name τ²-bench tasks`,
+    };
+  const tasks = new Map<string, Tau2AirlineTask>();
+  for (const raw of JSON.parse(readFileSync(file, "utf8")) as Tau2TaskFile[]) {
+    const taskKey = `tau2-${String(raw.id)}`;
+    const instructions = raw.user_scenario?.instructions;
+    const reason = typeof instructions === "object" ? instructions?.reason_for_call : undefined;
+    // A task without one cannot be a query; a label that names it is refused when read.
+    if (!reason?.trim()) continue;
+    tasks.set(taskKey, {
+      taskKey,
+      reasonForCall: reason.trim(),
+      split: splitOf(`tau2-bench/airline/${taskKey}`),
+    });
+  }
+  return tasks;
 }
