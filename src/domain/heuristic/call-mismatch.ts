@@ -4,6 +4,7 @@ import { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument
 import { budgetMiss, type BudgetMiss } from "./budget-cap.js";
 import { choiceMiss, type ChoiceMiss } from "./choice-criteria.js";
 import { returnMiss, type ReturnMiss } from "./round-trip.js";
+import { dateMiss, type DateMiss } from "./same-dates.js";
 import { policyBreach, policySentences } from "./policy-conditions.js";
 
 /**
@@ -23,7 +24,9 @@ import { policyBreach, policySentences } from "./policy-conditions.js";
  *   (choice-criteria.ts); both options are named with the values that decide;
  * - `no_return`: a round trip whose flights, by the agent's own searches, never come back to its
  *   origin (round-trip.ts);
- * - `over_budget`: the call charged more than the cap the user last stated (budget-cap.ts).
+ * - `over_budget`: the call charged more than the cap the user last stated (budget-cap.ts);
+ * - `moves_date`: a change of flights that moves a leg off its date although the user asked for
+ *   the same dates (same-dates.ts).
  * A call that the tool rejected changed nothing and is passed over.
  */
 export type Mismatch =
@@ -33,7 +36,8 @@ export type Mismatch =
   | { kind: "breaks_policy"; values: string[]; required: string }
   | ({ kind: "misses_choice" } & ChoiceMiss)
   | ({ kind: "no_return" } & ReturnMiss)
-  | ({ kind: "over_budget" } & BudgetMiss);
+  | ({ kind: "over_budget" } & BudgetMiss)
+  | ({ kind: "moves_date" } & DateMiss);
 
 export interface CallFinding {
   index: number;
@@ -278,6 +282,8 @@ export function mismatchOf(
   if (oneWay) return { mismatch: { kind: "no_return", ...oneWay } };
   const dearer = budgetMiss(event, index);
   if (dearer) return { mismatch: { kind: "over_budget", ...dearer } };
+  const moved = dateMiss(event, index);
+  if (moved) return { mismatch: { kind: "moves_date", ...moved } };
   // 1. A value of another kind than the one the user asked for (pay by gift card, not credit card).
   const otherKind = kindContradiction(leaves, userText, toolText, policyText);
   if (otherKind) return otherKind;

@@ -147,6 +147,20 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
         patterns: [`${tool} charging more than the user's cap`],
       };
     }
+    case "moves_date": {
+      const was = `the reservation's ${m.leg} leaves ${m.was.from} on ${m.was.date} (step ${String(m.was.step)})`;
+      const now = `the call takes ${m.now.flight} on ${m.now.date} (searched at step ${String(m.now.step)})`;
+      return {
+        found: `${where} moved the ${m.leg} leg to another date instead of keeping it, although the user asked "${plain(m.asked)}": ${was}, and ${now}`,
+        learning: `Before \`${tool}\`, when the user asks for the same dates, search each leg on the date it leaves in the reservation: ${was}, and ${now}.`,
+        adjustments: [
+          `add constraint: before calling ${tool} for a request that keeps the dates, every new leg must leave on the date the reservation's leg leaves (${m.was.date} for the ${m.leg})`,
+          `change the ${m.leg} search for ${tool} from the leg's arrival date to its departure date`,
+        ],
+        tags: [tool, "decisive-step", "contradicts-user", "same-dates"],
+        patterns: [`${tool} moving a leg off the date the user kept`],
+      };
+    }
     case "unasked":
       return {
         found: `${where} is an action the user never asked for (they asked: "${plain(m.asked)}")${rule}`,
