@@ -75,7 +75,7 @@ function criteriaOf(sentence: string): Partial<Criteria> & { any: boolean; drops
   const direct = directWord.exec(lower);
   if (direct) {
     const before = lower.slice(Math.max(0, direct.index - 24), direct.index);
-    if (/\b(not|no need|needn't|doesn't|don't|not necessarily)\b/.test(before)) out.dropsDirect = true;
+    if (/\b(not|no|no need|needn't|doesn't|don't|not necessarily)\b/.test(before)) out.dropsDirect = true;
     else out.direct = true;
   } else if (stopWords.test(lower) && !negation.test(lower)) out.dropsDirect = true;
   if (!/\b(any ?time|doesn't matter|does not matter|don't care)\b/.test(lower)) {
