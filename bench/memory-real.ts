@@ -143,9 +143,12 @@ async function runPart(
       if (step !== undefined && Math.abs(step - failure.label.step) <= 2) stepWithinTwo += 1;
     }
   }
-  const tasksRightLesson = [...taskLessons.values()].filter((ids) =>
-    [...ids].some((id) => lessonRight.get(id) === true),
-  ).length;
+  const rightTasks = [...taskLessons]
+    .filter(([, ids]) => [...ids].some((id) => lessonRight.get(id) === true))
+    .map(([task]) => task);
+  if (process.env.BENCH_VERBOSE && rightTasks.length > 0)
+    console.error(`tasks with a right lesson: ${rightTasks.join(", ")}`);
+  const tasksRightLesson = rightTasks.length;
   const wrongLessons = [...lessonRight.values()].filter((right) => !right).length;
   const repeated = [...taskFailures].filter(([, n]) => n > 1).map(([task]) => task);
   // A task none of whose failures got a lesson is not split over lessons: it is left out here
