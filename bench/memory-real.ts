@@ -59,6 +59,12 @@ interface PartResult {
    */
   tasksRightLesson: number;
   wrongLessons: number;
+  /**
+   * τ-bench: failures whose own lesson (written for it and stored, merged or matched, not reused)
+   * names no wrong write of that run. A lesson is judged above by the run it was first written
+   * from; a later run merged into it is counted here.
+   */
+  writtenWrong: number;
   /** Chat calls the model answered (the recorded-answers run only). */
   chatCalls: number | null;
   actions: Map<string, number>;
@@ -94,6 +100,7 @@ async function runPart(
   let generatorCalls = 0;
   /** Per stored lesson: whether the run it was written from shows it names a wrong write. */
   const lessonRight = new Map<string, boolean>();
+  let writtenWrong = 0;
   for (const failure of failures) {
     const chatsBefore = model?.chatCalls() ?? 0;
     const result = await processor.process(failure.event);
@@ -111,8 +118,11 @@ async function runPart(
     taskFailures.set(failure.taskKey, (taskFailures.get(failure.taskKey) ?? 0) + 1);
     const id = outcome.stored || action === "reuse" ? outcome.reflectionId : null;
     const wrongWrites = failure.label.unexpectedWrites;
+    const namesWrongWrite = wrongWrites?.includes(lessonCall(outcome.reflection.reflectionText) ?? -1);
     if (id && wrongWrites && !lessonRight.has(id) && lessonText(outcome) !== "")
-      lessonRight.set(id, wrongWrites.includes(lessonCall(outcome.reflection.reflectionText) ?? -1));
+      lessonRight.set(id, namesWrongWrite === true);
+    if (id && wrongWrites && action !== "reuse" && lessonText(outcome) !== "" && !namesWrongWrite)
+      writtenWrong += 1;
     if (id) {
       const tasks = lessonTasks.get(id) ?? new Set<string>();
       if (action === "reuse") {
@@ -133,9 +143,12 @@ async function runPart(
       if (step !== undefined && Math.abs(step - failure.label.step) <= 2) stepWithinTwo += 1;
     }
   }
-  const tasksRightLesson = [...taskLessons.values()].filter((ids) =>
-    [...ids].some((id) => lessonRight.get(id) === true),
-  ).length;
+  const rightTasks = [...taskLessons]
+    .filter(([, ids]) => [...ids].some((id) => lessonRight.get(id) === true))
+    .map(([task]) => task);
+  if (process.env.BENCH_VERBOSE && rightTasks.length > 0)
+    console.error(`tasks with a right lesson: ${rightTasks.join(", ")}`);
+  const tasksRightLesson = rightTasks.length;
   const wrongLessons = [...lessonRight.values()].filter((right) => !right).length;
   const repeated = [...taskFailures].filter(([, n]) => n > 1).map(([task]) => task);
   // A task none of whose failures got a lesson is not split over lessons: it is left out here
@@ -167,6 +180,7 @@ async function runPart(
     generatorCalls,
     tasksRightLesson,
     wrongLessons,
+    writtenWrong,
     chatCalls: model ? model.chatCalls() - chatBefore : null,
     actions,
   };
@@ -208,7 +222,7 @@ function partLines(r: PartResult, verdict: string): string[] {
     `  distinct lesson texts ${String(r.distinctTexts)} for ${String(r.tasks)} failing tasks (≥ half)`,
     ...(tau && r.chatCalls === null
       ? [
-          `  tasks with a right lesson (about a write the task did not call for) ${String(r.tasksRightLesson)} of ${String(r.tasks)}; lessons naming no wrong write ${String(r.wrongLessons)}`,
+          `  tasks with a right lesson (about a write the task did not call for) ${String(r.tasksRightLesson)} of ${String(r.tasks)}; lessons naming no wrong write ${String(r.wrongLessons)} (failures whose own stored or merged lesson names none ${String(r.writtenWrong)})`,
         ]
       : []),
     `  decisive step: exact ${String(r.stepExact)}/${String(r.labelled)} = ${pct(r.stepExact, r.labelled)}, within two ${String(r.stepWithinTwo)}/${String(r.labelled)} = ${pct(r.stepWithinTwo, r.labelled)}${tau ? " (≥ 60 %)" : ""}`,

@@ -1,7 +1,10 @@
 import { isWriteTool } from "../attribution/team-rules.js";
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
 import { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument-sources.js";
-import { cheapestMiss, type CheapestMiss } from "./cheapest-choice.js";
+import { budgetMiss, type BudgetMiss } from "./budget-cap.js";
+import { choiceMiss, type ChoiceMiss } from "./choice-criteria.js";
+import { returnMiss, type ReturnMiss } from "./round-trip.js";
+import { dateMiss, type DateMiss } from "./same-dates.js";
 import { policyBreach, policySentences } from "./policy-conditions.js";
 
 /**
@@ -15,8 +18,15 @@ import { policyBreach, policySentences } from "./policy-conditions.js";
  * - `unasked`: a write whose action the user never asked for (a certificate sent, a transfer);
  * - `breaks_policy`: a condition the policy states for the call, visibly not met by the values
  *   the trace holds (policy-conditions.ts); the values and what the condition required are named;
- * - `not_cheapest`: the user asked for the cheapest option of a class and the agent's own search
- *   listed a cheaper one for the same route and date (cheapest-choice.ts); both are named.
+ * - `misses_choice`: the user stated what they wanted of the option (the cheapest, the second
+ *   cheapest, nonstop, a time bound, the fastest, the earliest) and the agent's own search for the
+ *   same route and date shows the option taken breaks it or is beaten by one that meets it all
+ *   (choice-criteria.ts); both options are named with the values that decide;
+ * - `no_return`: a round trip whose flights, by the agent's own searches, never come back to its
+ *   origin (round-trip.ts);
+ * - `over_budget`: the call charged more than the cap the user last stated (budget-cap.ts);
+ * - `moves_date`: a change of flights that moves a leg off its date although the user asked for
+ *   the same dates (same-dates.ts).
  * A call that the tool rejected changed nothing and is passed over.
  */
 export type Mismatch =
@@ -24,7 +34,10 @@ export type Mismatch =
   | { kind: "unsourced"; leaves: Leaf[] }
   | { kind: "unasked"; asked: string }
   | { kind: "breaks_policy"; values: string[]; required: string }
-  | ({ kind: "not_cheapest" } & CheapestMiss);
+  | ({ kind: "misses_choice" } & ChoiceMiss)
+  | ({ kind: "no_return" } & ReturnMiss)
+  | ({ kind: "over_budget" } & BudgetMiss)
+  | ({ kind: "moves_date" } & DateMiss);
 
 export interface CallFinding {
   index: number;
@@ -262,9 +275,15 @@ export function mismatchOf(
       mismatch: { kind: "breaks_policy", values: breach.values, required: breach.required },
       policy: breach.sentence,
     };
-  // 0b. Not the cheapest option the agent's own search offered, when the user asked for it.
-  const dearer = cheapestMiss(event, index);
-  if (dearer) return { mismatch: { kind: "not_cheapest", ...dearer } };
+  // 0b. Not the option the user's criteria pick among the agent's own search results.
+  const missed = choiceMiss(event, index);
+  if (missed) return { mismatch: { kind: "misses_choice", ...missed } };
+  const oneWay = returnMiss(event, index);
+  if (oneWay) return { mismatch: { kind: "no_return", ...oneWay } };
+  const dearer = budgetMiss(event, index);
+  if (dearer) return { mismatch: { kind: "over_budget", ...dearer } };
+  const moved = dateMiss(event, index);
+  if (moved) return { mismatch: { kind: "moves_date", ...moved } };
   // 1. A value of another kind than the one the user asked for (pay by gift card, not credit card).
   const otherKind = kindContradiction(leaves, userText, toolText, policyText);
   if (otherKind) return otherKind;

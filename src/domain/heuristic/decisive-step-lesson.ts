@@ -2,6 +2,7 @@ import type { LocatedFailure } from "../attribution/located-failure.js";
 import type { TaskCompleted } from "../contracts/index.js";
 import { leavesOf, parseArguments, type Leaf } from "./argument-sources.js";
 import { firstMismatch, type CallFinding } from "./call-mismatch.js";
+import type { ChoiceMiss, ChoiceOption } from "./choice-criteria.js";
 
 export { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument-sources.js";
 
@@ -41,6 +42,24 @@ const nameOf = (path: string) =>
     .filter(Boolean)
     .pop() ?? path;
 const plain = (text: string) => text.replace(/["`]/g, "'");
+const hours = (minutes: number) =>
+  `${String(Math.floor(minutes / 60))} h${minutes % 60 ? ` ${String(minutes % 60).padStart(2, "0")}` : ""}`;
+/** An option with the values the user's criteria turn on: its price, times, travel time. */
+function describeOption(o: ChoiceOption, m: ChoiceMiss): string {
+  const byPrice = m.criteria.some((c) => c.endsWith("cheapest"));
+  const byTime = m.criteria.some((c) => /^(arriving|departing|the (earliest|latest))/.test(c));
+  const byLength = m.criteria.includes("the shortest travel time");
+  const parts: string[] = [];
+  if (byTime || byLength) {
+    if (o.departs !== undefined && o.arrives !== undefined) parts.push(`${o.departs}–${o.arrives}`);
+    if (byLength && o.minutes !== undefined) parts.push(hours(o.minutes));
+  }
+  if (m.criteria.includes("nonstop"))
+    parts.push(o.flights.length === 1 ? "nonstop" : `${String(o.flights.length - 1)} stop`);
+  const name = o.flights.join(" + ");
+  const price = byPrice && o.price !== undefined ? ` at ${String(o.price)}` : "";
+  return `${name}${price}${parts.length ? ` (${parts.join(", ")})` : ""}`;
+}
 
 function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
   const tool = finding.step.toolName ?? "the call";
@@ -80,18 +99,66 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
         patterns: [`${tool} against the policy on ${fields.slice(0, 3).join(", ") || "its records"}`],
       };
     }
-    case "not_cheapest": {
-      const took = `${m.chosen.flights.join(" + ")} at ${String(m.chosen.price)}`;
-      const offered = `${m.cheaper.flights.join(" + ")} at ${String(m.cheaper.price)}`;
+    case "misses_choice": {
+      const pure = m.criteria.length === 1 && m.criteria[0] === "the cheapest";
+      const took = describeOption(m.chosen, m);
+      const offered = m.better.map((o) => describeOption(o, m)).join(", ");
+      const at = `step ${String(m.better[0]?.step ?? m.chosen.step)}`;
       return {
-        found: `${where} chose ${took} in ${m.cls} instead of ${offered}, which the search at step ${String(m.cheaper.step)} listed with seats for the same route and date, although the user asked "${plain(m.asked)}"`,
-        learning: `Before \`${tool}\`, when the user asks for the cheapest ${m.cls} option, take the lowest ${m.cls} price among all search results for that route and date: the agent took ${took} while step ${String(m.cheaper.step)} offered ${offered}.`,
+        found: `${where} chose ${took} in ${m.cls}, which ${m.breach}, instead of ${offered}, which the search at ${at} listed for the same route and date, although the user asked "${plain(m.asked)}"`,
+        learning: pure
+          ? `Before \`${tool}\`, when the user asks for the cheapest ${m.cls} option, take the lowest ${m.cls} price among all search results for that route and date: the agent took ${took} while ${at} offered ${offered}.`
+          : `Before \`${tool}\`, keep only the searched ${m.cls} options that meet what the user asked (${m.criteria.join(", ")}) and take the one their words pick: the agent took ${took}, which ${m.breach}, while ${at} offered ${offered}.`,
         adjustments: [
-          `add constraint: before calling ${tool} for a "cheapest" request, sort every searched ${m.cls} option (direct and connecting) by its total ${m.cls} price and take the first with seats`,
-          `change the choice for ${tool} from the first suitable option to the lowest-priced one the searches returned`,
+          `add constraint: before calling ${tool}, filter every searched ${m.cls} option (direct and connecting) by the user's stated criteria (${m.criteria.join(", ")}) and order the rest by them`,
+          `change the choice for ${tool} from the first suitable option to the one the user's criteria select among all search results`,
         ],
-        tags: [tool, "decisive-step", "contradicts-user", "cheapest"],
-        patterns: [`${tool} not the cheapest ${m.cls} option searched`],
+        tags: [tool, "decisive-step", "contradicts-user", pure ? "cheapest" : "user-criteria"],
+        patterns: [
+          pure
+            ? `${tool} not the cheapest ${m.cls} option searched`
+            : `${tool} not the ${m.cls} option the user's criteria select (${m.criterion})`,
+        ],
+      };
+    }
+    case "no_return": {
+      const legs = m.legs.map((l) => `${l.flight} on ${l.date} ${l.from}→${l.to}`).join(", ");
+      return {
+        found: `${where} booked a round trip from ${m.origin} to ${m.destination} with a return leg from a search in the outbound direction instead of one from ${m.destination} back to ${m.origin}: by the agent's searches (step ${String(m.legs.at(-1)?.step ?? 0)}) its flights are ${legs}, and none lands at ${m.origin}`,
+        learning: `Before \`${tool}\` for a round trip, search the return leg from ${m.destination} back to ${m.origin} and book a flight that lands at ${m.origin}: the agent booked ${legs}.`,
+        adjustments: [
+          `add constraint: for a round trip, the return flights of ${tool} must come from a search whose origin is the trip's destination and whose destination is its origin`,
+          `change the return search for ${tool} from the outbound direction to the swapped one`,
+        ],
+        tags: [tool, "decisive-step", "contradicts-user", "round-trip"],
+        patterns: [`${tool} round trip that never returns to its origin`],
+      };
+    }
+    case "over_budget": {
+      const seen = m.from === "call" ? "the call's payments add up to" : "its reply shows a new payment of";
+      return {
+        found: `${where} went ahead without comparing what it would charge with the cap the user had set ("${plain(m.asked)}"): ${seen} ${String(m.charged)}, above $${String(m.cap)}`,
+        learning: `Before \`${tool}\`, work out what the call will charge for every passenger and compare it with the user's cap: the user said "${plain(m.asked)}" and the call charged ${String(m.charged)}.`,
+        adjustments: [
+          `add constraint: before calling ${tool}, compute its total charge and refuse or propose another option when it exceeds the cap the user stated ($${String(m.cap)})`,
+          `change ${tool} handling from quoting a partial difference to quoting the full amount the call will charge`,
+        ],
+        tags: [tool, "decisive-step", "contradicts-user", "budget"],
+        patterns: [`${tool} charging more than the user's cap`],
+      };
+    }
+    case "moves_date": {
+      const was = `the reservation's ${m.leg} leaves ${m.was.from} on ${m.was.date} (step ${String(m.was.step)})`;
+      const now = `the call takes ${m.now.flight} on ${m.now.date} (searched at step ${String(m.now.step)})`;
+      return {
+        found: `${where} moved the ${m.leg} leg to another date instead of keeping it, although the user asked "${plain(m.asked)}": ${was}, and ${now}`,
+        learning: `Before \`${tool}\`, when the user asks for the same dates, search each leg on the date it leaves in the reservation: ${was}, and ${now}.`,
+        adjustments: [
+          `add constraint: before calling ${tool} for a request that keeps the dates, every new leg must leave on the date the reservation's leg leaves (${m.was.date} for the ${m.leg})`,
+          `change the ${m.leg} search for ${tool} from the leg's arrival date to its departure date`,
+        ],
+        tags: [tool, "decisive-step", "contradicts-user", "same-dates"],
+        patterns: [`${tool} moving a leg off the date the user kept`],
       };
     }
     case "unasked":
@@ -109,7 +176,7 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
       const names = [...new Set(m.leaves.map((l) => nameOf(l.path)))];
       const keys = names.map((n) => `\`${n}\``).join(", ");
       return {
-        found: `${where} set ${show(m.leaves)}, which no user message and no earlier tool output holds: the agent chose ${m.leaves.length > 1 ? "them" : "it"}${rule}`,
+        found: `${where} set ${show(m.leaves)}, which no user message and no earlier tool output holds, so the agent chose ${m.leaves.length > 1 ? "them" : "it"} without a source${rule}`,
         learning:
           `Before \`${tool}\`, work out ${keys} from what the user said and the records${policy ? `, by the policy (${policy})` : ""}, or ask: ` +
           `the agent set ${show(m.leaves).replace(/`/g, "")} with no source in the trace.`,

@@ -1,5 +1,25 @@
+import { isWriteTool } from "../attribution/team-rules.js";
 import type { TaskCompleted } from "../contracts/index.js";
-import { parsedStep, says, userActor } from "./argument-sources.js";
+import { parsedStep, userActor } from "./argument-sources.js";
+import {
+  field,
+  hasStem,
+  isObject,
+  negative,
+  norm,
+  scopeOf,
+  short,
+  stem,
+  timeOf,
+  toNumber,
+  valueSaid,
+  wordsOf,
+  type PolicyBreach,
+  type Scope,
+} from "./policy-scope.js";
+import { windowBreach } from "./policy-window.js";
+
+export type { PolicyBreach } from "./policy-scope.js";
 
 /**
  * A condition the policy in the trace's system text states for a state-changing call, and the
@@ -9,8 +29,11 @@ import { parsedStep, says, userActor } from "./argument-sources.js";
  * - a time window: "can be cancelled within 24 hours of booking, or if …", with an "Otherwise, …
  *   can be cancelled only if <X> is bought …, and <class> … can always be cancelled" that follows
  *   it; a breach needs the record's time, the policy's current time, a class the sentence names
- *   and not the one it exempts, <X> recorded as absent, and no word of the alternative anywhere in
- *   the user's words or the tools' output;
+ *   and not the one it exempts, no word of the alternative anywhere in the user's words or the
+ *   tools' output (the replies to the agent's own writes aside), and <X> recorded as absent — or,
+ *   when the sentence adds "and the condition is met", <X> present but the user's stated reason
+ *   one the policy lists ("change of plan") that is clearly not among those the policy's sentence
+ *   about <X> covers ("… given health or weather reasons"; policy-window.ts);
  * - an allowance: "N free <thing> for each <class> <unit>", per "is a <tier> member" when the
  *   sentence says so: the call's charged count of the thing must be the total less the free ones;
  * - an amount: "the amount being $A times the number of <unit>s", for a tool named after what
@@ -24,108 +47,6 @@ import { parsedStep, says, userActor } from "./argument-sources.js";
  * those (a reservation's `user_id` leads to the user's profile). Whatever cannot be read or is
  * missing means no breach: a condition is claimed broken only when every value it needs is seen.
  */
-export interface PolicyBreach {
-  /** The policy sentence whose condition the call did not meet. */
-  sentence: string;
-  /** The values from the trace that decide it, as `name = value`. */
-  values: string[];
-  /** What the condition required, in a few words. */
-  required: string;
-}
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
-const norm = (v: unknown) => String(v).toLowerCase().replace(/[_-]+/g, " ").replace(/\s+/g, " ").trim();
-const negative = (v: unknown) => /^(no|false|none|0|)$/.test(norm(v));
-const numberWords = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
-const toNumber = (word: string) =>
-  /^\d+$/.test(word) ? Number(word) : numberWords.indexOf(word.toLowerCase());
-/** A word's stem as compared here: its first five letters, plural and past endings aside. */
-const stem = (word: string) =>
-  word
-    .toLowerCase()
-    .replace(/(ages|age|ies|es|s|led|ed|d)$/, "")
-    .slice(0, 5);
-/** Two stems of one word: one begins the other (`bag` and `bagg` of baggages). */
-const sameStem = (a: string, b: string) =>
-  a.length >= 3 && b.length >= 3 && (a.startsWith(b) || b.startsWith(a));
-const hasStem = (stems: string[], word: string) => stems.some((s) => sameStem(s, stem(word)));
-const wordsOf = (name: string) =>
-  name
-    .replace(/([a-z])([A-Z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z]+/)
-    .filter((w) => w.length >= 3);
-const short = (text: string, max = 220) => {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-};
-
-interface Scope {
-  args: Json;
-  /** The records the call is about, the call's own first, latest of each tool. */
-  records: Json[];
-}
-
-/** The call's arguments and the records it is about (see the comment at the top). */
-function scopeOf(event: TaskCompleted, index: number, args: Json): Scope {
-  const seen: { tool: string; record: Json; about: Set<string> }[] = [];
-  for (let i = 0; i < index; i += 1) {
-    const step = event.events[i];
-    if (step?.type !== "tool_response") continue;
-    const record = parsedStep(event, i);
-    if (!isObject(record)) continue;
-    const about = new Set<string>();
-    for (const v of Object.values(record)) if (typeof v === "string") about.add(v);
-    // The call that asked for it names what it is about (a profile fetched by its user id).
-    for (let j = i - 1; j >= 0; j -= 1) {
-      const call = event.events[j];
-      if (call?.type !== "tool_call") continue;
-      if (call.toolName === step.toolName) {
-        const callArgs = parsedStep(event, j);
-        if (isObject(callArgs))
-          for (const v of Object.values(callArgs)) if (typeof v === "string") about.add(v);
-      }
-      break;
-    }
-    seen.push({ tool: step.toolName ?? "", record, about });
-  }
-  const latestAbout = (id: string) => {
-    const byTool = new Map<string, Json>();
-    for (const s of seen) if (s.about.has(id)) byTool.set(s.tool, s.record);
-    return [...byTool.values()];
-  };
-  const ids = (o: Json) =>
-    Object.entries(o)
-      .filter(([k, v]) => typeof v === "string" && /(^|_)id$/i.test(k))
-      .map(([, v]) => v as string);
-  const direct = ids(args).flatMap(latestAbout);
-  const linked = direct.flatMap((r) => ids(r).flatMap(latestAbout));
-  return { args, records: [...new Set([...direct, ...linked])] };
-}
-
-/** The first value of a field whose name has one of the stems: the call's own, then its records'. */
-function field(scope: Scope, stems: string[], test: (v: unknown) => boolean = () => true) {
-  for (const o of [scope.args, ...scope.records])
-    for (const [k, v] of Object.entries(o))
-      if (wordsOf(k).some((w) => hasStem(stems, w)) && test(v)) return { name: k, value: v };
-  return undefined;
-}
-
-/** The first scalar value (any field) that one of `phrases` names as whole words, with its field. */
-function valueSaid(scope: Scope, phrases: string[]) {
-  for (const o of [scope.args, ...scope.records])
-    for (const [k, v] of Object.entries(o)) {
-      if (typeof v !== "string" || v.length < 3 || /\d/.test(v) || negative(v)) continue;
-      if (phrases.some((p) => says(p, norm(v)))) return { name: k, value: v };
-    }
-  return undefined;
-}
-
-const timeOf = (v: unknown) => {
-  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)/.exec(String(v));
-  return m ? Date.parse(`${m[1] ?? ""}T${m[2] ?? ""}Z`) : Number.NaN;
-};
 
 /**
  * The policy's sentences that speak of this call: those under a heading that names its action
@@ -139,13 +60,16 @@ export function policySentences(policy: string, actionWords: readonly string[]):
   return sentencesOf(policy, actionWords.map(stem));
 }
 
-function sentencesOf(policy: string, actionStems: string[]): string[] {
+/** Every sentence of the policy, whatever its heading (what a term such as "travel insurance" covers). */
+const allPolicySentences = (policy: string) => sentencesOf(policy, [], true);
+
+function sentencesOf(policy: string, actionStems: string[], everyHeading = false): string[] {
   const out: string[] = [];
   let applies = true;
   for (const line of policy.split(/\n+/)) {
     const heading = /^\s*#{2,}\s*(.+)$/.exec(line)?.[1];
     if (heading !== undefined) {
-      applies = wordsOf(heading).some((w) => hasStem(actionStems, w));
+      applies = everyHeading || wordsOf(heading).some((w) => hasStem(actionStems, w));
       continue;
     }
     if (!applies) continue;
@@ -157,89 +81,6 @@ function sentencesOf(policy: string, actionStems: string[]): string[] {
     }
   }
   return out;
-}
-
-/**
- * "Otherwise, <classes> can be <verb> only if <needs> is bought …": the classes it speaks of and
- * what they need. Read by position (a policy sentence is untrusted text).
- */
-function onlyIf(otherwise: string): { classes: string; needs: string } | null {
-  const lower = otherwise.toLowerCase();
-  const at = lower.indexOf(" only if ");
-  const canBe = lower.lastIndexOf(" can be ", at);
-  if (at < 0 || canBe < 0) return null;
-  const rest = lower.slice(at + 9);
-  const verb = [" is ", " are "].map((v) => rest.indexOf(v)).filter((i) => i > 0);
-  const end = verb.length ? Math.min(...verb) : -1;
-  if (
-    end < 0 ||
-    !/^(bought|purchased|included|added|present)\b/.test(rest.slice(end).replace(/^ (is|are) /, ""))
-  )
-    return null;
-  return { classes: lower.slice(0, canBe).replace(/^otherwise,? ?/, ""), needs: rest.slice(0, end) };
-}
-
-const joiners = new Set(["and", "or", "but", "the", "while", "whereas"]);
-/** "…, and business flights can always be cancelled": the class that always may (`business`). */
-function alwaysClass(otherwise: string): string {
-  const at = otherwise.toLowerCase().indexOf(" can always be");
-  if (at < 0) return "";
-  const words = wordsOf(otherwise.slice(Math.max(0, at - 60), at));
-  const [before, last] = words.slice(-2);
-  return before !== undefined && !joiners.has(before) ? before : (last ?? "");
-}
-
-/** "can be cancelled within 24 hours of booking, or if …", and the "Otherwise, …" after it. */
-function windowBreach(
-  sentences: string[],
-  i: number,
-  scope: Scope,
-  verb: string,
-  now: number,
-  seenText: string,
-): PolicyBreach | null {
-  const s = sentences[i] ?? "";
-  const w = /\b(?:can|may) be ([a-z]+) within (\d+) (hour|day)s? of (?:the )?([a-z]+)/i.exec(s);
-  if (!w || !sameStem(stem(w[1] ?? ""), stem(verb)) || Number.isNaN(now)) return null;
-  const limitH = Number(w[2]) * (/day/i.test(w[3] ?? "") ? 24 : 1);
-  const when = field(scope, ["creat", "book", "place", "made"], (v) => !Number.isNaN(timeOf(v)));
-  if (!when) return null;
-  const hours = (now - timeOf(when.value)) / 3_600_000;
-  if (hours <= limitH) return null;
-  // The alternative ("or if the airline cancelled the flight"): any of its words' past forms
-  // said by the user or a tool means it may hold.
-  const orIf = s.toLowerCase().indexOf(" or if ");
-  const alternative = orIf >= 0 ? s.slice(orIf + 7) : "";
-  const pasts = wordsOf(alternative).filter((w) => w.endsWith("ed"));
-  if (pasts.some((p) => new RegExp(`\\b${p}\\b`, "i").test(seenText))) return null;
-  const next = sentences[i + 1] ?? "";
-  const otherwise = /^otherwise\b/i.test(next) ? next : "";
-  const values = [
-    `\`${when.name}\` = \`${String(when.value)}\` (${hours.toFixed(0)} hours before the policy's current time)`,
-  ];
-  if (otherwise) {
-    const only = onlyIf(otherwise);
-    if (!only) return null;
-    const classes = only.classes;
-    const always = alwaysClass(otherwise);
-    const cls = valueSaid(scope, [classes, always].filter(Boolean));
-    if (cls === undefined) return null;
-    const exempt = always !== "" && norm(cls.value) === always.toLowerCase();
-    if (exempt || !says(classes, norm(cls.value))) return null;
-    const needed = field(scope, wordsOf(only.needs).map(stem));
-    if (!needed || !negative(needed.value)) return null;
-    values.push(`\`${cls.name}\` = \`${cls.value}\``, `\`${needed.name}\` = \`${String(needed.value)}\``);
-    return {
-      sentence: short(`${s} ${otherwise}`, 320),
-      values,
-      required: `past ${String(limitH)} hours, a ${norm(cls.value)} booking may be ${w[1] ?? verb} only with ${only.needs}`,
-    };
-  }
-  return {
-    sentence: short(s),
-    values,
-    required: `within ${String(limitH)} hours of ${w[4] ?? "the event"} only`,
-  };
 }
 
 /** "N free <thing> for each <class> <unit>" (per "is a <tier> member"): the charged count. */
@@ -375,8 +216,18 @@ export function policyBreach(
     .map((e) => e.content)
     .join("\n");
   if (policy.length === 0) return null;
+  // What the user said and the tools returned, the agent's own writes' replies aside: a
+  // reservation the agent cancelled says "cancelled" without the airline having cancelled anything.
   const seenText = before
-    .filter((e) => e.type === "tool_response" || (e.actor !== undefined && userActor.test(e.actor)))
+    .filter(
+      (e) =>
+        (e.type === "tool_response" && !isWriteTool(e.toolName)) ||
+        (e.actor !== undefined && userActor.test(e.actor)),
+    )
+    .map((e) => e.content)
+    .join("\n");
+  const userText = before
+    .filter((e) => e.actor !== undefined && userActor.test(e.actor))
     .map((e) => e.content)
     .join("\n");
   const scope = scopeOf(event, index, args);
@@ -388,9 +239,10 @@ export function policyBreach(
     /current time is (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?)/i.exec(policy)?.[1] ?? "",
   );
   const sentences = sentencesOf(policy, verbStems);
+  const allSentences = allPolicySentences(policy);
   for (let i = 0; i < sentences.length; i += 1) {
     const found =
-      windowBreach(sentences, i, scope, verb, now, seenText) ??
+      windowBreach(sentences, i, scope, verb, now, seenText, allSentences, userText) ??
       allowanceBreach(sentences[i] ?? "", scope) ??
       prohibitionBreach(sentences[i] ?? "", scope, verbStems);
     if (found) return found;
