@@ -92,6 +92,13 @@ function chargeOf(
   return charged > 0 ? { amount: charged, from: "reply" } : null;
 }
 
+/** "12345" as a pattern that also matches "12,345": an optional comma between groups of three. */
+function thousandsPattern(digits: string): string {
+  const groups: string[] = [];
+  for (let end = digits.length; end > 0; end -= 3) groups.unshift(digits.slice(Math.max(0, end - 3), end));
+  return groups.join(",?");
+}
+
 export function budgetMiss(event: TaskCompleted, index: number): BudgetMiss | null {
   const args = parsedStep(event, index);
   if (!isObject(args)) return null;
@@ -101,7 +108,7 @@ export function budgetMiss(event: TaskCompleted, index: number): BudgetMiss | nu
   if (!charge || charge.amount <= cap.cap) return null;
   // The agent named the amount to the user after the cap: the user chose it knowingly.
   const [whole = "", cents] = String(charge.amount).split(".");
-  const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ",?");
+  const grouped = thousandsPattern(whole);
   const amount = new RegExp(`(?<![\\d.,])${grouped}${cents ? `\\.${cents}` : "(?:\\.00)?"}(?![\\d,])`);
   for (let i = cap.at + 1; i < index; i += 1) {
     const e = event.events[i];

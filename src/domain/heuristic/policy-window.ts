@@ -67,7 +67,7 @@ function coveredReasons(
       );
     if (!m) continue;
     const reasons = (m[1] ?? "")
-      .split(/,\s*|\s+or\s+|\s+and\s+/)
+      .split(/,|\bor\b|\band\b/)
       .map((r) => r.trim().toLowerCase())
       .filter((r) => r.length >= 3);
     if (reasons.length) return { sentence: s, reasons };
@@ -84,7 +84,7 @@ function listedReasons(sentences: string[]): string[] {
     const m = /\breason for [a-z]+ \(([^()]{3,200})\)/i.exec(s);
     if (m)
       return (m[1] ?? "")
-        .split(/,\s*(?:or\s+)?|\s+or\s+/)
+        .split(/,|\bor\b/)
         .map((r) => r.trim().toLowerCase())
         .filter(Boolean);
   }
