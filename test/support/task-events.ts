@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { TaskCompleted } from "../../src/domain/contracts/index.js";
+import type { TaskCompleted, TraceEvent } from "../../src/domain/contracts/index.js";
 
 /** A realistic failing task (a postgres JOIN timing out), with overrides for each test. */
 export function taskEvent(overrides: Partial<TaskCompleted> = {}): TaskCompleted {
@@ -42,4 +42,23 @@ export function taskEvent(overrides: Partial<TaskCompleted> = {}): TaskCompleted
     ],
     ...overrides,
   };
+}
+
+/** One step of a hand-written trace: who acted, the kind of event, what it said, and its tool. */
+export type Step = [actor: string, type: TraceEvent["type"], content: string, tool?: string];
+
+/** A failed task whose trace is the steps given, one second apart, failing with `message`. */
+export function failedRun(steps: Step[], message: string): TaskCompleted {
+  return taskEvent({
+    outcome: "failure",
+    error: { category: "task_failure", message },
+    events: steps.map(([actor, type, content, toolName], i) => ({
+      eventId: `s${String(i)}`,
+      type,
+      timestamp: `2026-11-20T10:00:${String(i).padStart(2, "0")}.000Z`,
+      actor,
+      content,
+      ...(toolName ? { toolName } : {}),
+    })),
+  });
 }

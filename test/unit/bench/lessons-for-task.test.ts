@@ -152,17 +152,19 @@ describe("queries of the labels", () => {
   });
 });
 
+/** A query of the report's tests: unrelated, tune, first set, opening wording unless told. */
+const query = (name: string, over: Partial<Query>): Query => ({
+  name,
+  split: "tune",
+  text: name,
+  right: [],
+  kind: "unrelated-same-domain",
+  set: "first",
+  wording: "opening",
+  ...over,
+});
+
 describe("fresh-2 in the sweep and the report", () => {
-  const query = (name: string, over: Partial<Query>): Query => ({
-    name,
-    split: "tune",
-    text: name,
-    right: [],
-    kind: "unrelated-same-domain",
-    set: "first",
-    wording: "opening",
-    ...over,
-  });
   const first = [query("related", { kind: "related", right: ["L0"] }), query("unrelated", {})];
   const firstGot = [[{ key: "L0", relevance: 0.5 }], [{ key: "L0", relevance: 0.2 }]];
   const fresh2 = [
@@ -296,16 +298,6 @@ describe("τ²-bench airline tasks (fresh-3)", () => {
 });
 
 describe("fresh-3 in the sweep and the report", () => {
-  const query = (name: string, over: Partial<Query>): Query => ({
-    name,
-    split: "tune",
-    text: name,
-    right: [],
-    kind: "unrelated-same-domain",
-    set: "first",
-    wording: "opening",
-    ...over,
-  });
   const first = [query("related", { kind: "related", right: ["L0"] }), query("unrelated", {})];
   const firstGot = [[{ key: "L0", relevance: 0.5 }], [{ key: "L0", relevance: 0.2 }]];
   const fresh2 = [query("fresh-2 related", { set: "fresh-2", kind: "related", right: ["L0"] })];

@@ -1,26 +1,13 @@
 import { describe, expect, it } from "vitest";
-import type { TraceEvent } from "../../../../src/domain/contracts/index.js";
 import { choiceMiss } from "../../../../src/domain/heuristic/choice-criteria.js";
 import { generateHeuristicReflection } from "../../../../src/domain/heuristic/generate-heuristic-reflection.js";
-import { taskEvent } from "../../../support/task-events.js";
+import { failedRun, type Step } from "../../../support/task-events.js";
 
-type Step = [actor: string, type: TraceEvent["type"], content: string, tool?: string];
 const run = (steps: Step[]) =>
-  taskEvent({
-    outcome: "failure",
-    error: { category: "task_failure", message: "The bookings did not end as the customer wanted." },
-    events: [
-      ["system", "system_event", "# Travel desk rules\nHelp customers change their trips."] as Step,
-      ...steps,
-    ].map(([actor, type, content, toolName], i) => ({
-      eventId: `s${String(i)}`,
-      type,
-      timestamp: `2026-11-20T10:00:${String(i).padStart(2, "0")}.000Z`,
-      actor,
-      content,
-      ...(toolName ? { toolName } : {}),
-    })),
-  });
+  failedRun(
+    [["system", "system_event", "# Travel desk rules\nHelp customers change their trips."], ...steps],
+    "The bookings did not end as the customer wanted.",
+  );
 
 /** A flight as a search lists it: economy price, departure and arrival. */
 const flight = (number: string, price: number, departs: string, arrives: string, seats = 4) => ({

@@ -1,28 +1,13 @@
 import { describe, expect, it } from "vitest";
-import type { TraceEvent } from "../../../../src/domain/contracts/index.js";
 import { firstMismatch } from "../../../../src/domain/heuristic/call-mismatch.js";
 import { generateHeuristicReflection } from "../../../../src/domain/heuristic/generate-heuristic-reflection.js";
-import { taskEvent } from "../../../support/task-events.js";
+import { failedRun, taskEvent, type Step } from "../../../support/task-events.js";
 
-const at = (i: number) => `2026-11-20T10:00:${String(i).padStart(2, "0")}.000Z`;
 const policy =
   "# Policy\n- Checked bag allowance: a regular member gets 0 free checked bag for each basic economy passenger and 1 for each economy passenger.\n" +
   "- Do not proactively offer a certificate unless the user complains and explicitly asks for compensation.";
 
-type Step = [actor: string, type: TraceEvent["type"], content: string, tool?: string];
-const run = (steps: Step[]) =>
-  taskEvent({
-    outcome: "failure",
-    error: { category: "task_failure", message: "The final database did not match the expected outcome." },
-    events: steps.map(([actor, type, content, toolName], i) => ({
-      eventId: `s${String(i)}`,
-      type,
-      timestamp: at(i),
-      actor,
-      content,
-      ...(toolName ? { toolName } : {}),
-    })),
-  });
+const run = (steps: Step[]) => failedRun(steps, "The final database did not match the expected outcome.");
 const system: Step = ["system", "system_event", policy];
 const profile: Step = [
   "agent",

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { TraceEvent } from "../../../../src/domain/contracts/index.js";
 import { generateHeuristicReflection } from "../../../../src/domain/heuristic/generate-heuristic-reflection.js";
 import { policyBreach } from "../../../../src/domain/heuristic/policy-conditions.js";
-import { taskEvent } from "../../../support/task-events.js";
+import { failedRun, taskEvent, type Step } from "../../../support/task-events.js";
 
 const policy = [
   "# Airline Agent Policy",
@@ -16,22 +15,11 @@ const policy = [
   "- Do not compensate if the user is regular member and has no travel insurance and flies (basic) economy.",
 ].join("\n");
 
-type Step = [actor: string, type: TraceEvent["type"], content: string, tool?: string];
 const run = (steps: Step[]) =>
-  taskEvent({
-    outcome: "failure",
-    error: { category: "task_failure", message: "The final database did not match the expected outcome." },
-    events: [["system", "system_event", policy] as Step, ...steps].map(
-      ([actor, type, content, toolName], i) => ({
-        eventId: `s${String(i)}`,
-        type,
-        timestamp: `2026-11-20T10:00:${String(i).padStart(2, "0")}.000Z`,
-        actor,
-        content,
-        ...(toolName ? { toolName } : {}),
-      }),
-    ),
-  });
+  failedRun(
+    [["system", "system_event", policy], ...steps],
+    "The final database did not match the expected outcome.",
+  );
 
 const profile = (membership: string): Step[] => [
   ["agent", "tool_call", '{"user_id":"raj_sanchez_7340"}', "get_user_details"],

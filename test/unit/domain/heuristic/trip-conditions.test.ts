@@ -1,11 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { TraceEvent } from "../../../../src/domain/contracts/index.js";
 import { budgetMiss } from "../../../../src/domain/heuristic/budget-cap.js";
 import { generateHeuristicReflection } from "../../../../src/domain/heuristic/generate-heuristic-reflection.js";
 import { policyBreach } from "../../../../src/domain/heuristic/policy-conditions.js";
 import { returnMiss } from "../../../../src/domain/heuristic/round-trip.js";
 import { dateMiss } from "../../../../src/domain/heuristic/same-dates.js";
-import { taskEvent } from "../../../support/task-events.js";
+import { failedRun, type Step } from "../../../support/task-events.js";
 
 const policy = [
   "# Rail and air desk",
@@ -17,22 +16,11 @@ const policy = [
   "- Any booking can be cancelled within 24 hours of booking, or if the carrier cancelled the trip. Otherwise, basic economy or economy trips can be cancelled only if trip protection is bought and the condition is met, and business trips can always be cancelled.",
 ].join("\n");
 
-type Step = [actor: string, type: TraceEvent["type"], content: string, tool?: string];
 const run = (steps: Step[], system = policy) =>
-  taskEvent({
-    outcome: "failure",
-    error: { category: "task_failure", message: "The bookings did not end as the customer wanted." },
-    events: [["system", "system_event", system] as Step, ...steps].map(
-      ([actor, type, content, toolName], i) => ({
-        eventId: `s${String(i)}`,
-        type,
-        timestamp: `2026-11-20T10:00:${String(i).padStart(2, "0")}.000Z`,
-        actor,
-        content,
-        ...(toolName ? { toolName } : {}),
-      }),
-    ),
-  });
+  failedRun(
+    [["system", "system_event", system], ...steps],
+    "The bookings did not end as the customer wanted.",
+  );
 const atEnd = <T>(check: (e: ReturnType<typeof run>, i: number) => T, steps: Step[], system?: string) => {
   const event = run(steps, system);
   return check(event, event.events.length - 1);
