@@ -1,5 +1,5 @@
 import type { TaskCompleted } from "../contracts/index.js";
-import { parsedStep, userActor } from "./argument-sources.js";
+import { isObject, parsedStep, sentencesOf, userActor, type Json } from "./argument-sources.js";
 
 /**
  * A write that cost more than the user said they would pay, as the trace shows it: the user's last
@@ -19,8 +19,6 @@ export interface BudgetMiss {
   step: number;
 }
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 const money = (s: string) => Number(s.replace(/,/g, ""));
 
 const capBefore =
@@ -33,7 +31,7 @@ function lastCap(event: TaskCompleted, index: number) {
   for (let i = 0; i < index; i += 1) {
     const e = event.events[i];
     if (!e?.actor || !userActor.test(e.actor)) continue;
-    for (const sentence of e.content.split(/(?<=[.!?])\s+|\n+/)) {
+    for (const sentence of sentencesOf(e.content)) {
       const hits = [...sentence.matchAll(capBefore), ...sentence.matchAll(capAfter)];
       const last = hits.sort((a, b) => a.index - b.index).at(-1);
       if (last) found = { cap: money(last[1] ?? ""), asked: sentence.trim(), at: i };

@@ -1,6 +1,6 @@
 import { isWriteTool } from "../attribution/team-rules.js";
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
-import { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument-sources.js";
+import { leavesOf, parseArguments, says, sentencesOf, userActor, type Leaf } from "./argument-sources.js";
 import { budgetMiss, type BudgetMiss } from "./budget-cap.js";
 import { choiceMiss, type ChoiceMiss } from "./choice-criteria.js";
 import { returnMiss, type ReturnMiss } from "./round-trip.js";
@@ -173,7 +173,7 @@ const short = (text: string, max: number) => {
  */
 function policyFor(policyText: string, groups: string[][], when = false): string | undefined {
   let best: { text: string; score: number } | undefined;
-  for (const sentence of policyText.split(/(?<=[.!?])\s+|\n+/)) {
+  for (const sentence of sentencesOf(policyText)) {
     const s = sentence.replace(/^[-*#\s]+/, "").trim();
     if (s.length < 20 || !/\b(must|only|cannot|not|never|should|at most|if|unless|each|per)\b/i.test(s))
       continue;

@@ -1,6 +1,6 @@
 import { isWriteTool } from "../attribution/team-rules.js";
 import type { TaskCompleted } from "../contracts/index.js";
-import { parsedStep, says, userActor } from "./argument-sources.js";
+import { isObject, parsedStep, says, toolReplies, userActor, type Json } from "./argument-sources.js";
 import { userCriteria, type Bound, type Criteria } from "./user-criteria.js";
 
 /**
@@ -50,8 +50,6 @@ export interface ChoiceMiss {
   better: ChoiceOption[];
 }
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 const norm = (v: string) => v.toLowerCase().replace(/[_-]+/g, " ").trim();
 
 interface Option {
@@ -210,13 +208,9 @@ function missAmong(
 ): ChoiceMiss | null {
   // The searches the agent ran, grouped by what they searched (origin, destination, date).
   const groups = new Map<string, Option[]>();
-  for (let i = 0; i < index; i += 1) {
-    if (event.events[i]?.type !== "tool_response") continue;
-    let callAt = i - 1;
-    while (callAt >= 0 && event.events[callAt]?.type !== "tool_call") callAt -= 1;
-    const query = callAt >= 0 ? parsedStep(event, callAt) : null;
+  for (const { step: i, reply, query } of toolReplies(event, index)) {
     if (!isObject(query) || typeof query.date !== "string") continue;
-    const options = optionsOf(parsedStep(event, i), i, query.date);
+    const options = optionsOf(reply, i, query.date);
     if (options.length === 0) continue;
     const key = ["origin", "destination", "date"].map((k) => JSON.stringify(query[k] ?? null)).join("|");
     groups.set(key, [...(groups.get(key) ?? []), ...options]);

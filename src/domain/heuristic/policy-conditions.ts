@@ -1,10 +1,9 @@
 import { isWriteTool } from "../attribution/team-rules.js";
 import type { TaskCompleted } from "../contracts/index.js";
-import { parsedStep, userActor } from "./argument-sources.js";
+import { isObject, parsedStep, userActor } from "./argument-sources.js";
 import {
   field,
   hasStem,
-  isObject,
   negative,
   norm,
   scopeOf,

@@ -1,5 +1,5 @@
 import type { TaskCompleted } from "../contracts/index.js";
-import { parsedStep, says } from "./argument-sources.js";
+import { isObject, parsedStep, says, type Json } from "./argument-sources.js";
 
 /** What a policy condition the call did not meet is reported as (policy-conditions.ts). */
 export interface PolicyBreach {
@@ -15,8 +15,6 @@ export interface PolicyBreach {
  * The words, values and records a policy condition is read against: the call's arguments and
  * the records it is about (see policy-conditions.ts), and how a policy word is compared.
  */
-export type Json = Record<string, unknown>;
-export const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 export const norm = (v: unknown) =>
   String(v).toLowerCase().replace(/[_-]+/g, " ").replace(/\s+/g, " ").trim();
 export const negative = (v: unknown) => /^(no|false|none|0|)$/.test(norm(v));

@@ -12,7 +12,7 @@ import {
   type PolicyBreach,
   type Scope,
 } from "./policy-scope.js";
-import { says } from "./argument-sources.js";
+import { says, sentencesOf } from "./argument-sources.js";
 
 /**
  * The time window of an action ("can be cancelled within 24 hours of booking, or if …") and the
@@ -118,7 +118,7 @@ function uncoveredReason(
       .filter((w) => w.length >= 4)
       .map(stem);
     if (stems.length === 0) continue;
-    for (const sentence of userText.split(/(?<=[.!?])\s+|\n+/)) {
+    for (const sentence of sentencesOf(userText)) {
       const words = wordsOf(sentence);
       if (stems.every((st) => words.some((w) => sameStem(stem(w), st))))
         return { reason, said: short(sentence.trim(), 160) };

@@ -1,5 +1,5 @@
 import type { TaskCompleted } from "../contracts/index.js";
-import { parsedStep } from "./argument-sources.js";
+import { isObject, parsedStep, textOf as text, toolReplies } from "./argument-sources.js";
 
 /**
  * A round trip booked with flights that, by the agent's own search results, never come back: the
@@ -14,10 +14,6 @@ export interface ReturnMiss {
   legs: { flight: string; date: string; from: string; to: string; step: number }[];
 }
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
-const text = (v: unknown) => (typeof v === "string" ? v : "");
-
 export function returnMiss(event: TaskCompleted, index: number): ReturnMiss | null {
   const args = parsedStep(event, index);
   if (!isObject(args) || !/round/i.test(text(args.flight_type)) || !Array.isArray(args.flights)) return null;
@@ -26,12 +22,7 @@ export function returnMiss(event: TaskCompleted, index: number): ReturnMiss | nu
   if (!origin || !destination || origin === destination) return null;
   // Every flight the agent's searches listed, by number and date, with its route.
   const routes = new Map<string, { from: string; to: string; step: number }>();
-  for (let i = 0; i < index; i += 1) {
-    if (event.events[i]?.type !== "tool_response") continue;
-    let callAt = i - 1;
-    while (callAt >= 0 && event.events[callAt]?.type !== "tool_call") callAt -= 1;
-    const query = callAt >= 0 ? parsedStep(event, callAt) : null;
-    const result = parsedStep(event, i);
+  for (const { step: i, reply: result, query } of toolReplies(event, index)) {
     if (!isObject(query) || !Array.isArray(result)) continue;
     const flights = (result as unknown[])
       .flatMap((item): unknown[] => (Array.isArray(item) ? (item as unknown[]) : [item]))

@@ -1,5 +1,13 @@
 import type { TaskCompleted } from "../contracts/index.js";
-import { parsedStep, userActor } from "./argument-sources.js";
+import {
+  isObject,
+  parsedStep,
+  sentencesOf,
+  textOf as text,
+  toolReplies,
+  userActor,
+  type Json,
+} from "./argument-sources.js";
 
 /**
  * A change of flights that moves a leg off its date although the user asked to keep the dates
@@ -20,9 +28,6 @@ export interface DateMiss {
   now: { date: string; flight: string; step: number };
 }
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
-const text = (v: unknown) => (typeof v === "string" ? v : "");
 const months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 
 /** Whether a text names a date (`2024-05-20`, "May 20", "20 May", "5/20"). */
@@ -47,20 +52,15 @@ export function dateMiss(event: TaskCompleted, index: number): DateMiss | null {
   if (!id) return null;
   const users = event.events.slice(0, index).filter((e) => e.actor && userActor.test(e.actor));
   const asked = users
-    .flatMap((e) => e.content.split(/(?<=[.!?])\s+|\n+/))
+    .flatMap((e) => sentencesOf(e.content))
     .find((s) => /\bsame (dates?|days?)\b/i.test(s) && !/\b(not|n't|never)\b[^.]{0,20}\bsame\b/i.test(s));
   if (!asked) return null;
   // The reservation as last read before the call, and each search option's query.
   let record: { value: Json; step: number } | undefined;
   const searched = new Map<string, { query: Json; step: number }>();
-  for (let i = 0; i < index; i += 1) {
-    if (event.events[i]?.type !== "tool_response") continue;
-    const reply = parsedStep(event, i);
+  for (const { step: i, reply, query } of toolReplies(event, index)) {
     if (isObject(reply) && reply.reservation_id === id && Array.isArray(reply.flights))
       record = { value: reply, step: i };
-    let callAt = i - 1;
-    while (callAt >= 0 && event.events[callAt]?.type !== "tool_call") callAt -= 1;
-    const query = callAt >= 0 ? parsedStep(event, callAt) : null;
     if (!Array.isArray(reply) || !isObject(query)) continue;
     for (const item of reply as unknown[])
       for (const f of (Array.isArray(item) ? (item as unknown[]) : [item]).filter(isObject))

@@ -1,5 +1,5 @@
 import type { TaskCompleted } from "../contracts/index.js";
-import { userActor } from "./argument-sources.js";
+import { sentencesOf, userActor } from "./argument-sources.js";
 
 /**
  * What the user asked of the option they want, read from their own words (never from a list of
@@ -120,10 +120,9 @@ function criteriaOf(sentence: string): Partial<Criteria> & { any: boolean; drops
   return out;
 }
 
-const sentencesOf = (text: string) =>
-  text
-    .replace(/\b([ap])\.m\./gi, "$1m")
-    .split(/(?<=[.!?])\s+|\n+/)
+/** Sentences with "a.m."/"p.m." read as one word, so that they do not end a sentence. */
+const userSentences = (text: string) =>
+  sentencesOf(text.replace(/\b([ap])\.m\./gi, "$1m"))
     .map((s) => s.trim())
     .filter(Boolean);
 
@@ -134,7 +133,7 @@ export function userCriteria(event: TaskCompleted, from: number, index: number) 
   for (let i = from; i < index; i += 1) {
     const e = event.events[i];
     if (!e?.actor || !userActor.test(e.actor)) continue;
-    for (const sentence of sentencesOf(e.content)) {
+    for (const sentence of userSentences(e.content)) {
       const s = criteriaOf(sentence);
       for (const cls of s.classes ?? []) c.classes.add(cls);
       if (s.dropsDirect) c.direct = false;
