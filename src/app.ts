@@ -109,6 +109,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     feedbackMetrics,
     guardrails,
     embedder: llm.embedder,
+    lessonCheck: llm.lessonCheck,
     clock,
     isProducerConnected: () => committer.isConnected(),
     isConsuming: () => consumer.isReady(),

@@ -47,6 +47,7 @@ import type {
   ReflectionGenerator,
   ReflectionStore,
   ValueCodec,
+  LessonCheck,
 } from "./pipeline/ports.js";
 
 /**
@@ -191,6 +192,8 @@ export interface Llm {
   generator: ReflectionGenerator;
   embedder: Embedder;
   answerEvaluator: AnswerEvaluator;
+  /** The lessons-for-task check by the model (`LESSONS_FOR_TASK_CHECK=model`); null: meaning alone. */
+  lessonCheck: LessonCheck | null;
   /** The endpoint's concurrency slots, for the metrics. */
   slots: ReturnType<typeof createLlmAdapters>["slots"];
 }
@@ -201,7 +204,7 @@ export interface Llm {
  * Throws when the local model or its distilled table is missing.
  */
 export function buildLlm(config: Config, deps: LlmAdapterDeps = {}): Llm {
-  const { generator, answerEvaluator, openAiEmbedder, slots } = createLlmAdapters(config, deps);
+  const { generator, answerEvaluator, openAiEmbedder, lessonCheck, slots } = createLlmAdapters(config, deps);
   // A model's vectors are worth remembering (recurring failures embed the same trace text), and
   // so are the static ones (a lookup costs less than tokenising the text again); feature hashing
   // is cheaper than the lookup.
@@ -212,7 +215,7 @@ export function buildLlm(config: Config, deps: LlmAdapterDeps = {}): Llm {
       : config.embeddings === "static"
         ? createCachedEmbedder(createStaticEmbedder({ modelDir: config.embeddingModelDir }))
         : createHashingEmbedder();
-  return { generator, answerEvaluator, embedder, slots };
+  return { generator, answerEvaluator, embedder, lessonCheck, slots };
 }
 
 /**

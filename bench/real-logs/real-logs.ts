@@ -18,6 +18,11 @@
  * - `tau2-bench/airline-tasks.json` (optional): τ²-bench's airline tasks (Barres et al., 2025;
  *   `data/tau2/domains/airline/tasks.json` of github.com/sierra-research/tau2-bench), read only
  *   for why each task's user calls (`loadTau2AirlineTasks`); no runs, so no failures.
+ * - `tau-bench/few-shot-airline.jsonl` and `new-tau-bench/revised_tasks_test.py` (optional): the
+ *   opening requests of τ-bench's airline few-shot conversations (`few_shot_data/
+ *   MockAirlineDomainEnv-few_shot.jsonl` of github.com/sierra-research/tau-bench), and the airline
+ *   task instructions that neo-τ-bench rewrote by hand (`tau_bench/envs/airline/revised_tasks_test.py`
+ *   of github.com/yiphei/new-tau-bench); read as requests only (`loadLaterAirlineRequests`).
  *
  * Step indexes: `events[i]` of the event is the log's i-th entry (Who&When's `mistake_step` indexes
  * its `history`), so an attribution's `stepIndex` compares with the label directly.
@@ -391,4 +396,98 @@ export function loadTau2AirlineTasks(dir: string): Map<string, Tau2AirlineTask> 
     });
   }
   return tasks;
+}
+
+/** Where the later airline requests are read from, under `REFLECTOR_REAL_LOGS_DIR`. */
+export const laterAirlineRequestPaths = {
+  fewShot: join("tau-bench", "few-shot-airline.jsonl"),
+  revised: join("new-tau-bench", "revised_tasks_test.py"),
+};
+
+/**
+ * A request an airline agent is about to handle, from a source with no runs of ours: `fewshot-<n>`,
+ * the user's opening message of τ-bench's n-th airline few-shot conversation (0-based line);
+ * `revised-<id>`, a task instruction as neo-τ-bench rewrote it (its task `id`).
+ */
+export interface LaterAirlineRequest {
+  key: string;
+  request: string;
+  wording: "opening" | "instruction";
+}
+
+/**
+ * Both files' requests by key, or a sentence saying where to fetch them when either is absent.
+ * Only neo-τ-bench's instructions that differ from τ-bench's own (first 100 characters) are kept:
+ * the others are τ-bench's words, read already. `tauInstructions`: τ-bench's instructions.
+ */
+export function loadLaterAirlineRequests(
+  dir: string,
+  tauInstructions: readonly string[],
+): Map<string, LaterAirlineRequest> | { absent: string } {
+  const fewShot = join(dir, laterAirlineRequestPaths.fewShot);
+  const revised = join(dir, laterAirlineRequestPaths.revised);
+  if (!existsSync(fewShot) || !existsSync(revised))
+    return {
+      absent:
+        `${!existsSync(fewShot) ? fewShot : revised} is absent: fetch few_shot_data/MockAirlineDomainEnv-few_shot.jsonl ` +
+        `of github.com/sierra-research/tau-bench into <dir>/${laterAirlineRequestPaths.fewShot} and ` +
+        `tau_bench/envs/airline/revised_tasks_test.py of github.com/yiphei/new-tau-bench into ` +
+        `<dir>/${laterAirlineRequestPaths.revised} to read the labels of the set fresh-4`,
+    };
+  const out = new Map<string, LaterAirlineRequest>();
+  readFileSync(fewShot, "utf8")
+    .split("\n")
+    .filter((line) => line.trim())
+    .forEach((line, n) => {
+      const display = (JSON.parse(line) as { messages_display: string }).messages_display;
+      const first = display.split("\nassistant:")[0] ?? "";
+      if (!first.startsWith("user: "))
+        throw new Error(`${fewShot} line ${String(n + 1)}: no opening user message`);
+      out.set(`fewshot-${String(n)}`, {
+        key: `fewshot-${String(n)}`,
+        request: first.slice(6).trim(),
+        wording: "opening",
+      });
+    });
+  const known = new Set(tauInstructions.map((i) => i.slice(0, 100)));
+  // Each task is `Task(id=<n>, …, instruction=<text>, …)`, the text one string literal or several
+  // in parentheses (Python joins adjacent literals).
+  const source = readFileSync(revised, "utf8");
+  for (const block of source.split("Task(").slice(1)) {
+    const id = /^\s*id=(\d+),/.exec(block)?.[1];
+    const at = block.indexOf("instruction=");
+    if (id === undefined || at < 0) throw new Error(`${revised}: a task without an id or an instruction`);
+    const text = pythonStrings(block, at + "instruction=".length);
+    if (text === null) throw new Error(`${revised}: task ${id}'s instruction is not string literals`);
+    if (known.has(text.slice(0, 100))) continue;
+    out.set(`revised-${id}`, { key: `revised-${id}`, request: text, wording: "instruction" });
+  }
+  return out;
+}
+
+/**
+ * The text of double-quoted Python string literals from `at`: one, or several in parentheses,
+ * joined; null when something else is there. Escapes are JSON's, plus `\'`.
+ */
+function pythonStrings(text: string, at: number): string | null {
+  let i = at;
+  const skip = () => {
+    while (i < text.length && /\s/.test(text[i] ?? "")) i += 1;
+  };
+  skip();
+  const grouped = text[i] === "(";
+  if (grouped) i += 1;
+  const parts: string[] = [];
+  for (;;) {
+    skip();
+    if (text[i] !== '"') break;
+    let j = i + 1;
+    while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+    if (j >= text.length) return null;
+    parts.push(JSON.parse(text.slice(i, j + 1).replace(/\\'/g, "'")) as string);
+    i = j + 1;
+    if (!grouped) break;
+  }
+  if (parts.length === 0 || (grouped && text[i] !== ")")) return null;
+  return parts.join("");
 }

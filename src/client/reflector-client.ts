@@ -201,10 +201,15 @@ export function createReflectorClient(options: ReflectorClientOptions) {
       }
     },
 
-    /** The tenant's lessons that apply to a task, by meaning, best first (`POST /api/v1/lessons/for-task`). */
-    async lessonsForTask(query: LessonsForTask): Promise<{ lessons: Lesson[]; floor: number }> {
+    /**
+     * The tenant's lessons that apply to a task, best first (`POST /api/v1/lessons/for-task`);
+     * `checkedBy` says whether a model chose them among the nearest in meaning, or meaning alone.
+     */
+    async lessonsForTask(
+      query: LessonsForTask,
+    ): Promise<{ lessons: Lesson[]; floor: number; checkedBy?: "model" | "meaning" }> {
       const answer = await request("POST", "/api/v1/lessons/for-task", { json: query });
-      return answer.json as { lessons: Lesson[]; floor: number };
+      return answer.json as { lessons: Lesson[]; floor: number; checkedBy?: "model" | "meaning" };
     },
 
     /**

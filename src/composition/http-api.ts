@@ -21,7 +21,7 @@ import type { createFeedbackMetrics } from "../observability/feedback-metrics.js
 import type { Logger } from "../observability/logger.js";
 import { buildOtlpHttpIngest } from "../otlp-bridge-app.js";
 import { createLoopCompleter } from "../pipeline/complete-loop.js";
-import type { Clock, Embedder, ReflectionStore, ValueCodec } from "../pipeline/ports.js";
+import type { Clock, Embedder, LessonCheck, ReflectionStore, ValueCodec } from "../pipeline/ports.js";
 import { buildOutputPublisher } from "./task-consumer.js";
 
 export interface HttpApiDeps {
@@ -39,6 +39,8 @@ export interface HttpApiDeps {
   feedbackMetrics: Pick<ReturnType<typeof createFeedbackMetrics>, "recorded">;
   guardrails: GuardrailConfig;
   embedder: Embedder;
+  /** The model's lesson check (`LESSONS_FOR_TASK_CHECK=model`); null: meaning alone chooses. */
+  lessonCheck?: LessonCheck | null;
   clock: Clock;
   /** The transactional producer carries outputs and offsets: without it nothing can commit. */
   isProducerConnected: () => boolean;
@@ -84,6 +86,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
         }),
         embedder: deps.embedder,
         clock,
+        ...(deps.lessonCheck ? { check: deps.lessonCheck } : {}),
         // The lessons served to a loop, read back when its completion arrives.
         retrievals: createPgLessonRetrievals(deps.pool),
       }),

@@ -43,6 +43,14 @@ export const llmEnv = {
   /** Directory of the local model (model.onnx, tokenizer.json); unset = defaultEmbeddingModelDir. */
   REFLECTOR_EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
   REFLECTOR_EVALUATOR_MODEL: z.string().min(1).optional(),
+  /**
+   * How "lessons for a task" chooses: `meaning` (the default), by the embedder's relevance and the
+   * rare words the tasks share; `model`, a model reads the nearest lessons and says which apply
+   * (one chat request per call; meaning alone when it gives no usable answer).
+   */
+  LESSONS_FOR_TASK_CHECK: z.enum(["meaning", "model"]).default("meaning"),
+  /** The model of that check; defaults to `REFLECTOR_MODEL`. */
+  REFLECTOR_LESSON_CHECK_MODEL: z.string().min(1).optional(),
 };
 
 type LlmEnv = z.infer<z.ZodObject<typeof llmEnv>>;
@@ -61,6 +69,8 @@ export interface LlmConfig {
     embeddingModel: string | undefined;
     /** Model of the answer self-evaluation (a lighter one is fine); defaults to `model`. */
     evaluatorModel: string | undefined;
+    /** Model of the lessons-for-task check; defaults to `model`. */
+    lessonCheckModel: string | undefined;
     /** USD per million tokens; 0 = unpriced (cost metrics stay 0). */
     inputPricePerMTokUsd: number;
     outputPricePerMTokUsd: number;
@@ -70,6 +80,8 @@ export interface LlmConfig {
     maxOutputTokens: number;
   };
   embeddings: LlmEnv["REFLECTOR_EMBEDDINGS"];
+  /** How "lessons for a task" chooses (`LESSONS_FOR_TASK_CHECK`). */
+  lessonCheck: LlmEnv["LESSONS_FOR_TASK_CHECK"];
   /** The local model's directory, absolute (used when `embeddings` is `static` or `local`). */
   embeddingModelDir: string;
 }
@@ -87,12 +99,14 @@ export function llmConfigOf(e: LlmEnv): LlmConfig {
       circuitOpenMs: e.LLM_CIRCUIT_OPEN_MS,
       embeddingModel: e.REFLECTOR_EMBEDDING_MODEL,
       evaluatorModel: e.REFLECTOR_EVALUATOR_MODEL,
+      lessonCheckModel: e.REFLECTOR_LESSON_CHECK_MODEL,
       inputPricePerMTokUsd: e.LLM_INPUT_PRICE_PER_MTOK_USD,
       outputPricePerMTokUsd: e.LLM_OUTPUT_PRICE_PER_MTOK_USD,
       promptMaxTokens: e.LLM_PROMPT_MAX_TOKENS,
       maxOutputTokens: e.LLM_MAX_OUTPUT_TOKENS,
     },
     embeddings: e.REFLECTOR_EMBEDDINGS,
+    lessonCheck: e.LESSONS_FOR_TASK_CHECK,
     embeddingModelDir: e.REFLECTOR_EMBEDDING_MODEL_DIR
       ? resolve(e.REFLECTOR_EMBEDDING_MODEL_DIR)
       : defaultEmbeddingModelDir,
@@ -117,6 +131,16 @@ export function llmProblems(env: Record<string, string | undefined>): string[] {
     }
     if (env.REFLECTOR_EMBEDDING_MODEL === undefined) {
       problems.push("REFLECTOR_EMBEDDING_MODEL: REFLECTOR_EMBEDDINGS=openai needs an embedding model name");
+    }
+  }
+  if (env.LESSONS_FOR_TASK_CHECK === "model") {
+    if (!endpoint) {
+      problems.push("OPENAI_BASE_URL: LESSONS_FOR_TASK_CHECK=model needs OPENAI_BASE_URL or OPENAI_API_KEY");
+    }
+    if (env.REFLECTOR_LESSON_CHECK_MODEL === undefined && env.REFLECTOR_MODEL === undefined) {
+      problems.push(
+        "REFLECTOR_LESSON_CHECK_MODEL: LESSONS_FOR_TASK_CHECK=model needs REFLECTOR_LESSON_CHECK_MODEL or REFLECTOR_MODEL",
+      );
     }
   }
   // A directory given on purpose that holds no model is a typo worth listing with the rest; the

@@ -65,6 +65,37 @@ export interface SpendGate {
   release?(tenantId: string, tokens: number): Promise<void>;
 }
 
+/** A task an agent is about to start, as the lesson check reads it. */
+export interface LessonCheckTask {
+  task: string;
+  goal?: string | undefined;
+  tools?: readonly string[] | undefined;
+}
+
+/** A candidate lesson, as the lesson check reads it: its advice, adjustments and tags. */
+export interface LessonCheckCandidate {
+  /** The lesson's strategy, or its learning when it has none. */
+  advice: string;
+  adjustments: readonly string[];
+  tags: readonly string[];
+}
+
+/**
+ * Which of the lessons nearest to a task in meaning apply to it, as a model reads them
+ * (`LESSONS_FOR_TASK_CHECK=model`).
+ */
+export interface LessonCheck {
+  /**
+   * The candidates' indexes that apply, most useful first (possibly none); null when the model
+   * could not be asked or gave no usable answer, and the caller falls back to meaning alone.
+   */
+  applies(
+    tenantId: string,
+    task: LessonCheckTask,
+    candidates: readonly LessonCheckCandidate[],
+  ): Promise<number[] | null>;
+}
+
 export interface Embedder {
   readonly name: string;
   /**

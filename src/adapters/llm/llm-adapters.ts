@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import type { AnswerEvaluator, Embedder, ReflectionGenerator } from "../../pipeline/ports.js";
+import type { AnswerEvaluator, Embedder, LessonCheck, ReflectionGenerator } from "../../pipeline/ports.js";
 import { createHeuristicAnswerEvaluator } from "./heuristic-answer-evaluator.js";
 import { createOpenAiAnswerEvaluator } from "./openai-answer-evaluator.js";
 import { createHeuristicGenerator } from "./heuristic-generator.js";
@@ -8,10 +8,13 @@ import { FairSlots } from "./fair-slots.js";
 import type { LlmCallOutcome, LlmObserver } from "./llm-call.js";
 import { createOpenAiEmbedder } from "./openai-embedder.js";
 import { createOpenAiGenerator } from "./openai-generator.js";
+import { createOpenAiLessonCheck } from "./openai-lesson-check.js";
 
 export interface LlmSettings {
   generator: "heuristic" | "openai";
   embeddings: "static" | "local" | "openai" | "hashing";
+  /** `model`: "lessons for a task" asks the model which of the nearest lessons apply. */
+  lessonCheck?: "meaning" | "model";
   openai: {
     apiKey: string | undefined;
     baseUrl: string | undefined;
@@ -19,6 +22,8 @@ export interface LlmSettings {
     embeddingModel: string | undefined;
     /** Model for the answer self-evaluation; defaults to `model`. */
     evaluatorModel?: string | undefined;
+    /** Model of the lessons-for-task check; defaults to `model`. */
+    lessonCheckModel?: string | undefined;
     timeoutMs: number;
     maxRetries: number;
     /** Circuit breaker: consecutive retryable failures that open it (default 5), and for how long. */
@@ -53,6 +58,8 @@ export function createLlmAdapters(
   generator: ReflectionGenerator;
   openAiEmbedder: Embedder | null;
   answerEvaluator: AnswerEvaluator;
+  /** The lessons-for-task check by the model; null when meaning alone chooses. */
+  lessonCheck: LessonCheck | null;
   /** The endpoint's concurrency slots, for the metrics. */
   slots: FairSlots;
 } {
@@ -111,5 +118,11 @@ export function createLlmAdapters(
           ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
         })
       : createHeuristicAnswerEvaluator();
-  return { generator, openAiEmbedder, answerEvaluator, slots };
+  // An agent waits for this one: a failed request is not retried, meaning alone answers instead.
+  const lessonCheckModel = openai.lessonCheckModel ?? openai.model;
+  const lessonCheck =
+    settings.lessonCheck === "model" && lessonCheckModel
+      ? createOpenAiLessonCheck({ ...policy, maxRetries: 0, client: getClient(), model: lessonCheckModel })
+      : null;
+  return { generator, openAiEmbedder, answerEvaluator, lessonCheck, slots };
 }

@@ -195,7 +195,9 @@ export function createLessonIndex(options: LessonIndexOptions) {
           throw failure;
         }
       } else if (entry.failure !== null && now - entry.checkedAt > maxStaleMs) throw entry.failure;
-      return entry.lessons.values();
+      // Iterable more than once (a map's `values()` is not): the model check ranks them twice.
+      const lessons = entry.lessons;
+      return { [Symbol.iterator]: () => lessons.values() };
     },
     /** How rare each word is among the tenant's lessons' tasks, as held (after `lessonsOf`). */
     rarityOf(tenantId: string): WordRarity {

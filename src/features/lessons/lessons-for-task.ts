@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { lessonPrompt } from "../../domain/lessons/lesson-prompt.js";
-import type { Embedder } from "../../pipeline/ports.js";
+import type { Embedder, LessonCheck } from "../../pipeline/ports.js";
 import type { LessonIndex } from "./lessons-for-task-index.js";
-import { rankLessons, taskQueryText, unitVector } from "./lessons-for-task-rank.js";
+import { rankLessons, taskQueryText, unitVector, type RankedLesson } from "./lessons-for-task-rank.js";
 import { wordsOf } from "./task-words.js";
 
 /**
@@ -16,6 +16,14 @@ import { wordsOf } from "./task-words.js";
  * docs/benchmarks.md.
  */
 export const defaultRelevanceFloor = 0.28;
+
+/**
+ * With the model check on, the model is asked about this many lessons, the nearest to the task in
+ * meaning above relevance 0 (or the request's limit, when larger). On the real airline tasks of
+ * `npm run bench -- lessons-for-task`, a right lesson was among the 8 nearest for 104 of 105 tasks
+ * (among the 3 nearest for 90).
+ */
+export const lessonCheckCandidates = 8;
 
 export const LessonsForTaskBody = z.strictObject({
   task: z.string().trim().min(1).max(8_000).describe("what the agent is about to do"),
@@ -83,6 +91,11 @@ export interface LessonsForTaskDeps {
   floor?: number;
   /** Absent: a request's `loopId` is not remembered (`recordedFor: null`). */
   retrievals?: LessonRetrievalLog;
+  /**
+   * A model's reading of which of the nearest lessons apply (`LESSONS_FOR_TASK_CHECK=model`).
+   * Absent, or without a usable answer: meaning and shared rare words decide.
+   */
+  check?: LessonCheck;
 }
 
 export interface LessonsForTaskAnswer {
@@ -90,6 +103,11 @@ export interface LessonsForTaskAnswer {
   floor: number;
   /** The loop the served lessons were remembered for; null when none was given (or none is kept). */
   recordedFor: string | null;
+  /**
+   * What chose the lessons: `model`, the lesson check among the nearest in meaning; `meaning`,
+   * relevance and shared rare words (the check is off, or the model gave no usable answer).
+   */
+  checkedBy: "model" | "meaning";
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
@@ -107,16 +125,46 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
       ]);
       const vector = unitVector(vectors[0] ?? []);
       // A task with no words the embedder knows is like no lesson at all.
-      if (!vector) return { lessons: [], floor, recordedFor: loopId };
-      const ranked = rankLessons(
+      if (!vector) return { lessons: [], floor, recordedFor: loopId, checkedBy: "meaning" };
+      const query = {
+        vector,
+        projectId: body.projectId,
+        minImportance: body.minImportance,
+        now: deps.clock.now(),
+      };
+      let checkedBy: LessonsForTaskAnswer["checkedBy"] = "meaning";
+      let ranked: RankedLesson[] | null = null;
+      if (deps.check) {
+        // The nearest in meaning, without the floor (unless the request sets one) or the shared
+        // words: the model reads what the task needs, which those only approximate.
+        const candidates = rankLessons(
+          lessons,
+          { ...query, limit: Math.max(body.limit, lessonCheckCandidates), floor: body.minRelevance ?? 0 },
+          deps.embedder.similarityScale,
+        );
+        const picked =
+          candidates.length === 0
+            ? []
+            : await deps.check.applies(
+                tenantId,
+                { task: body.task, goal: body.goal, tools: body.tools },
+                candidates.map(({ lesson }) => ({
+                  advice: lesson.strategyText ?? lesson.learning,
+                  adjustments: lesson.adjustments,
+                  tags: lesson.tags,
+                })),
+              );
+        if (picked !== null) {
+          checkedBy = "model";
+          ranked = picked.flatMap((i) => candidates[i] ?? []).slice(0, body.limit);
+        }
+      }
+      ranked ??= rankLessons(
         lessons,
         {
-          vector,
-          projectId: body.projectId,
+          ...query,
           limit: body.limit,
-          minImportance: body.minImportance,
           floor,
-          now: deps.clock.now(),
           words: { task: new Set(wordsOf(text)), rarity: deps.index.rarityOf(tenantId) },
         },
         deps.embedder.similarityScale,
@@ -132,6 +180,7 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
       return {
         floor,
         recordedFor: loopId,
+        checkedBy,
         lessons: ranked.map(({ lesson, relevance }) => ({
           reflectionId: lesson.id,
           relevance: round(relevance),

@@ -12,6 +12,7 @@ import {
   type Query,
 } from "../../../bench/lessons-for-task.js";
 import {
+  loadLaterAirlineRequests,
   loadRealFailures,
   loadTau2AirlineTasks,
   loadTauAirlineTasks,
@@ -330,5 +331,126 @@ describe("fresh-3 in the sweep and the report", () => {
     const dirty = partsAt(0.2, queries, got).lines.find((l) => l.startsWith("fresh-3 at floor")) ?? "";
     expect(dirty).toContain("nothing above the floor 0.0 % of 1 unrelated");
     expect(partsAt(0.3, first, firstGot).lines).toContain("fresh-3 at floor 0.300: no queries labelled");
+  });
+});
+
+describe("later airline requests (fresh-4)", () => {
+  const later = mkdtempSync(join(tmpdir(), "lessons-for-task-later-"));
+  mkdirSync(join(later, "tau-bench"));
+  mkdirSync(join(later, "new-tau-bench"));
+  writeFileSync(
+    join(later, "tau-bench", "gpt-4o-airline.json"),
+    JSON.stringify([tauRun(0, 0, 1), tauRun(0, 1, 0), tauRun(5, 0, 0)]),
+  );
+  writeFileSync(
+    join(later, "tau-bench", "few-shot-airline.jsonl"),
+    [
+      { messages_display: "user: Hi, I need to cancel my flight.\nassistant: Sure.\nuser: thanks" },
+      { messages_display: "user: My flight was delayed.\nassistant: Sorry to hear that." },
+    ]
+      .map((l) => JSON.stringify(l))
+      .join("\n") + "\n",
+  );
+  writeFileSync(
+    join(later, "new-tau-bench", "revised_tasks_test.py"),
+    [
+      "from tau_bench.types import Action, Task",
+      "TASKS = [",
+      "    Task(",
+      "        id=0,",
+      '        user_id="u0",',
+      '        instruction="You are the user of task 0.",',
+      "    ),",
+      "    Task(",
+      "        id=7,",
+      '        user_id="u7",',
+      "        instruction=(",
+      '            "You want to change your flight. "',
+      '            "You say \\"please\\" and you don\\\'t give up."',
+      "        ),",
+      "    ),",
+      "]",
+    ].join("\n"),
+  );
+  afterAll(() => {
+    rmSync(later, { recursive: true, force: true });
+  });
+
+  it("reads the few-shot openings by line and the rewritten instructions by id, leaving out τ-bench's own", () => {
+    const tasks = loadTauAirlineTasks(later);
+    const requests = loadLaterAirlineRequests(
+      later,
+      [...tasks.values()].map((t) => t.instruction),
+    );
+    if ("absent" in requests) throw new Error(requests.absent);
+    expect([...requests.values()]).toEqual([
+      { key: "fewshot-0", request: "Hi, I need to cancel my flight.", wording: "opening" },
+      { key: "fewshot-1", request: "My flight was delayed.", wording: "opening" },
+      {
+        key: "revised-7",
+        request: 'You want to change your flight. You say "please" and you don\'t give up.',
+        wording: "instruction",
+      },
+    ]);
+    const absent = loadLaterAirlineRequests(dir, []);
+    expect("absent" in absent && absent.absent).toMatch(
+      /few-shot-airline\.jsonl is absent: fetch .*new-tau-bench/,
+    );
+  });
+
+  const laterLabels: Labels = {
+    lessons: { L0: { recording: "tau-bench/airline/task-0/trial-1", topic: "t" } },
+    related: [{ task: "fewshot-0", lessons: ["L0"], reason: "r", set: "fresh-4" }],
+    unrelated: [{ source: "new-tau-bench/airline", task: "revised-7", set: "fresh-4" }],
+  };
+
+  it("words a later request as its source does, in the set fresh-4, and leaves them out with a note when absent", () => {
+    const present = labelledQueries(laterLabels, loadRealFailures(later), later);
+    expect(present.note).toBeNull();
+    expect(present.queries.map((q) => [q.name, q.set, q.wording, q.kind, q.text])).toEqual([
+      [
+        "later-airline/fewshot-0",
+        "fresh-4",
+        "opening",
+        "related",
+        tauTaskDescription("Hi, I need to cancel my flight."),
+      ],
+      [
+        "later-airline/revised-7",
+        "fresh-4",
+        "instruction",
+        "unrelated-same-domain",
+        tauTaskDescription('You want to change your flight. You say "please" and you don\'t give up.'),
+      ],
+    ]);
+    const absent = labelledQueries(laterLabels, loadRealFailures(dir), dir);
+    expect(absent.queries).toEqual([]);
+    expect(absent.note).toMatch(/^2 labels of later airline requests \(fresh-4\) not read: /);
+    const outside = {
+      ...laterLabels,
+      related: [{ task: "fewshot-0", lessons: ["L0"], reason: "r" }],
+      unrelated: [],
+    };
+    expect(() => labelledQueries(outside, loadRealFailures(later), later)).toThrow(/fresh-4 only/);
+    const unknown = {
+      ...laterLabels,
+      unrelated: [{ source: "new-tau-bench/airline" as const, task: "revised-9", set: "fresh-4" as const }],
+    };
+    expect(() => labelledQueries(unknown, loadRealFailures(later), later)).toThrow(/revised-9/);
+  });
+
+  it("reports fresh-4 on a line of its own, out of every earlier line, and every label together", () => {
+    const queries = [
+      query("first related", { kind: "related", right: ["L0"] }),
+      query("fresh-4 unrelated", { set: "fresh-4" }),
+    ];
+    const got = [[{ key: "L0", relevance: 0.5 }], [{ key: "L0", relevance: 0.5 }]];
+    const { lines } = partsAt(0.3, queries, got);
+    const line = (part: string) => lines.find((l) => l.startsWith(`${part.padEnd(7)} at floor`)) ?? "";
+    expect(line("all")).toContain("100.0 % of 1 related; nothing above the floor - of 0");
+    expect(line("fresh-4")).toContain("nothing above the floor 0.0 % of 1 unrelated");
+    expect(line("every label")).toContain(
+      "100.0 % of 1 related; nothing above the floor 0.0 % of 1 unrelated",
+    );
   });
 });

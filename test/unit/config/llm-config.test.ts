@@ -109,6 +109,7 @@ describe("LLM configuration", () => {
       circuitOpenMs: 10_000,
       embeddingModel: "text-embedding-3-small",
       evaluatorModel: undefined,
+      lessonCheckModel: undefined,
       inputPricePerMTokUsd: 0.15,
       outputPricePerMTokUsd: 0.6,
       promptMaxTokens: 8_000,
@@ -135,6 +136,31 @@ describe("LLM configuration", () => {
     expect(text).toMatch(/REFLECTOR_MODEL: REFLECTOR_GENERATOR=openai needs a model name/);
     expect(text).toMatch(/REFLECTOR_EMBEDDINGS=openai needs OPENAI_BASE_URL or OPENAI_API_KEY/);
     expect(text).toMatch(/REFLECTOR_EMBEDDING_MODEL/);
+  });
+
+  it("builds the model's lesson check only when asked, and lists what it lacks", () => {
+    expect(buildLlm(loadConfig({})).lessonCheck).toBeNull();
+    const config = loadConfig({
+      LESSONS_FOR_TASK_CHECK: "model",
+      OPENAI_BASE_URL: "http://127.0.0.1:1/v1",
+      REFLECTOR_MODEL: "gpt-test",
+    });
+    expect(config.lessonCheck).toBe("model");
+    expect(buildLlm(config).lessonCheck).not.toBeNull();
+    expect(problemsOf({ LESSONS_FOR_TASK_CHECK: "model" })).toEqual([
+      expect.stringMatching(/^OPENAI_BASE_URL: LESSONS_FOR_TASK_CHECK=model needs/),
+      expect.stringMatching(/^REFLECTOR_LESSON_CHECK_MODEL: LESSONS_FOR_TASK_CHECK=model needs/),
+    ]);
+    expect(
+      problemsOf({
+        LESSONS_FOR_TASK_CHECK: "model",
+        OPENAI_API_KEY: "sk-x",
+        REFLECTOR_LESSON_CHECK_MODEL: "small",
+      }),
+    ).toEqual([]);
+    expect(problemsOf({ LESSONS_FOR_TASK_CHECK: "always" })).toEqual([
+      expect.stringMatching(/LESSONS_FOR_TASK_CHECK/),
+    ]);
   });
 
   it("accepts an API key alone (the SDK's default endpoint) and rejects unknown generators", () => {

@@ -17,6 +17,7 @@ import { createLessonsForTask } from "../../../src/features/lessons/lessons-for-
 import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
+import type { LessonCheck } from "../../../src/pipeline/ports.js";
 
 const now = new Date("2026-11-26T12:00:00Z");
 const embedder = createHashingEmbedder();
@@ -286,7 +287,7 @@ describe("POST /api/v1/lessons/for-task", () => {
 
   it("returns nothing above a floor the caller raises", async () => {
     const res = await post({ task: "Cancel a flight reservation", minRelevance: 1 });
-    expect(res.json()).toEqual({ lessons: [], floor: 1, recordedFor: null });
+    expect(res.json()).toEqual({ lessons: [], floor: 1, checkedBy: "meaning", recordedFor: null });
   });
 
   it("remembers the lessons served for the task's loop id, and nothing when none is given or none is served", async () => {
@@ -341,5 +342,70 @@ describe("lessons for a task without a retrieval log", () => {
     });
     expect(answer.lessons.map((l) => l.reflectionId)).toEqual([rows[0]?.id]);
     expect(answer.recordedFor).toBeNull();
+  });
+});
+
+describe("lessons for a task with the model check", () => {
+  const clock = { now: () => now };
+  const body = { task: "Cancel a flight reservation", limit: 5, minImportance: 0.5 };
+  async function service(check: LessonCheck, texts_: string[]) {
+    const rows = await Promise.all(texts_.map((t) => row(t)));
+    const forTask = createLessonsForTask({
+      index: createLessonIndex({ source: fakeSource(rows).source, embeddingModel: embedder.name, clock }),
+      embedder,
+      clock,
+      floor: 0.05,
+      check,
+    });
+    return { rows, forTask };
+  }
+
+  it("asks about the nearest lessons, floor and shared words aside, and serves those it picks in its order", async () => {
+    const asked: { advice: string }[][] = [];
+    const check: LessonCheck = {
+      applies: (_tenant, task, candidates) => {
+        expect(task.task).toBe("Cancel a flight reservation");
+        asked.push([...candidates]);
+        // The second and the first candidate, in that order; a number past the end is not served.
+        return Promise.resolve([1, 0, 7]);
+      },
+    };
+    const { forTask } = await service(check, [texts.cancel, texts.book, texts.deploy]);
+    const answer = await forTask.forTask("t", body);
+    expect(answer.checkedBy).toBe("model");
+    const offered = asked[0]?.map((c) => c.advice) ?? [];
+    // The deploy lesson shares no rare word with the task, and is offered all the same.
+    expect(offered.length).toBeGreaterThanOrEqual(2);
+    expect(answer.lessons.map((l) => l.strategyText)).toEqual([offered[1], offered[0]]);
+  });
+
+  it("serves nothing when the model says no lesson applies", async () => {
+    const { forTask } = await service({ applies: () => Promise.resolve([]) }, [texts.cancel, texts.book]);
+    const answer = await forTask.forTask("t", body);
+    expect(answer).toMatchObject({ checkedBy: "model", lessons: [] });
+  });
+
+  it("falls back to meaning and shared words when the model gives no usable answer", async () => {
+    const { forTask, rows } = await service({ applies: () => Promise.resolve(null) }, [
+      texts.cancel,
+      texts.deploy,
+    ]);
+    const answer = await forTask.forTask("t", body);
+    expect(answer.checkedBy).toBe("meaning");
+    expect(answer.lessons.map((l) => l.reflectionId)).toEqual([rows[0]?.id]);
+  });
+
+  it("asks no model when no lesson is near the task at all", async () => {
+    let calls = 0;
+    const check: LessonCheck = {
+      applies: () => {
+        calls += 1;
+        return Promise.resolve([0]);
+      },
+    };
+    const { forTask } = await service(check, []);
+    const answer = await forTask.forTask("t", body);
+    expect(calls).toBe(0);
+    expect(answer).toMatchObject({ checkedBy: "model", lessons: [] });
   });
 });

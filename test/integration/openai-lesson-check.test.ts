@@ -1,0 +1,159 @@
+import OpenAI from "openai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createHashingEmbedder } from "../../src/adapters/embedding/hashing-embedder.js";
+import { createCircuitBreaker } from "../../src/adapters/llm/circuit-breaker.js";
+import { createOpenAiLessonCheck } from "../../src/adapters/llm/openai-lesson-check.js";
+import {
+  createLessonIndex,
+  type LessonVectorRow,
+} from "../../src/features/lessons/lessons-for-task-index.js";
+import { createLessonsForTask } from "../../src/features/lessons/lessons-for-task.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+
+/**
+ * The lesson check's OpenAI adapter against a local OpenAI-compatible server: what it sends, how
+ * it reads the answers real models give, and that an outage or an unusable answer leaves the
+ * lessons to meaning (null) instead of failing the agent's request.
+ */
+
+let fake: FakeOpenAiServer;
+
+beforeAll(async () => {
+  fake = await startFakeOpenAiServer();
+});
+
+afterAll(async () => {
+  await fake.close();
+});
+
+afterEach(() => {
+  fake.reset();
+});
+
+function check(over: { timeoutMs?: number; breaker?: ReturnType<typeof createCircuitBreaker> } = {}) {
+  const client = new OpenAI({ baseURL: fake.url, apiKey: "test-key", maxRetries: 0 });
+  return createOpenAiLessonCheck({
+    client,
+    model: "fake-check-model",
+    timeoutMs: over.timeoutMs ?? 2_000,
+    maxRetries: 0,
+    ...(over.breaker ? { breaker: over.breaker } : {}),
+    randomToken: () => "n0nce",
+  });
+}
+
+const candidates = [
+  {
+    advice: "Before cancel_reservation, check the grounds the policy allows.",
+    adjustments: ["check insurance"],
+    tags: ["cancellation"],
+  },
+  {
+    advice: "Upgrade a basic economy cabin before changing its flights.",
+    adjustments: [],
+    tags: ["flight-change"],
+  },
+];
+const task = { task: "Cancel my flight, I am sick and have insurance", tools: ["cancel_reservation"] };
+const content = (text: string) => ({ kind: "completion" as const, content: text });
+
+describe("the model's lesson check against a local OpenAI-compatible server", () => {
+  it("sends one JSON-mode request with the task and the numbered lessons, and reads the numbers", async () => {
+    fake.enqueueChat(content('{"apply": [1]}'));
+    expect(await check().applies("tenant-a", task, candidates)).toEqual([0]);
+    const [body] = fake.chatRequests();
+    expect(body).toMatchObject({ model: "fake-check-model", response_format: { type: "json_object" } });
+    expect((body as { max_completion_tokens?: number }).max_completion_tokens).toBe(256);
+    const user = JSON.stringify(body?.messages);
+    expect(user).toContain("lessons-data-n0nce");
+    expect(user).toContain("basic economy");
+    expect(user).toContain("cancel_reservation");
+  });
+
+  it("reads the answers real models give around the object", async () => {
+    fake.enqueueChat(
+      content('```json\n{"apply": [2, 1]}\n```'),
+      content('Both apply here: {"apply": ["1"], "why": "it is a cancellation"}'),
+      content('{"apply": []}'),
+    );
+    const c = check();
+    expect(await c.applies("t", task, candidates)).toEqual([1, 0]);
+    expect(await c.applies("t", task, candidates)).toEqual([0]);
+    expect(await c.applies("t", task, candidates)).toEqual([]);
+  });
+
+  it("gives null for a refusal, a cut answer, prose without an object, an error or no answer in time", async () => {
+    fake.enqueueChat(
+      { kind: "completion", content: "", refusal: "I can't help with that." },
+      { kind: "completion", content: '{"apply": [1,', finishReason: "length" },
+      content("None of these lessons seem relevant to me."),
+      { kind: "status", status: 500, body: { error: { message: "boom" } } },
+      { kind: "hang" },
+    );
+    const c = check({ timeoutMs: 300 });
+    for (let i = 0; i < 5; i += 1) expect(await c.applies("t", task, candidates)).toBeNull();
+    expect(fake.chatRequests()).toHaveLength(5);
+  });
+
+  it("asks no model about no candidates, and none while the circuit is open", async () => {
+    expect(await check().applies("t", task, [])).toEqual([]);
+    const breaker = createCircuitBreaker({ failureThreshold: 1, openMs: 60_000 });
+    fake.enqueueChat({ kind: "status", status: 503, body: { error: { message: "overloaded" } } });
+    const c = check({ breaker });
+    expect(await c.applies("t", task, candidates)).toBeNull();
+    expect(await c.applies("t", task, candidates)).toBeNull();
+    expect(fake.chatRequests()).toHaveLength(1);
+  });
+
+  it("serves what the model picked through lessons for a task, and meaning when it cannot answer", async () => {
+    const embedder = createHashingEmbedder();
+    const now = new Date("2026-11-26T12:00:00Z");
+    const texts = [
+      "Cancel the customer's flight reservation after checking the refund policy and insurance",
+      "Change the customer's basic economy flight to a later flight the same day",
+    ];
+    const rows: LessonVectorRow[] = await Promise.all(
+      texts.map(async (text, i) => ({
+        id: `lesson-${String(i)}`,
+        projectId: "p1",
+        strategyText: `Strategy for: ${text}`,
+        learning: "learning",
+        adjustments: [],
+        tags: [],
+        importance: 0.8,
+        effectiveQuality: 0.8,
+        createdAt: now,
+        lastSeenAt: now,
+        updatedAt: now,
+        vector: (await embedder.embed([text]))[0] ?? [],
+      })),
+    );
+    const clock = { now: () => now };
+    const forTask = createLessonsForTask({
+      index: createLessonIndex({
+        source: {
+          lessonVersion: () => Promise.resolve({ count: rows.length, latest: now }),
+          lessonVectors: () => Promise.resolve(rows),
+        },
+        embeddingModel: embedder.name,
+        clock,
+      }),
+      embedder,
+      clock,
+      floor: 0.05,
+      check: check(),
+    });
+    const body = { task: "Cancel a flight reservation", limit: 5, minImportance: 0.5 };
+    // The model is shown the lessons nearest first; it picks the one about changing flights.
+    fake.enqueueChat(content('{"apply": [2]}'));
+    const picked = await forTask.forTask("t", body);
+    expect(picked.checkedBy).toBe("model");
+    const shown = JSON.stringify(fake.chatRequests()[0]?.messages);
+    expect(shown.indexOf("Cancel the customer")).toBeLessThan(shown.indexOf("Change the customer"));
+    expect(picked.lessons.map((l) => l.reflectionId)).toEqual(["lesson-1"]);
+    fake.enqueueChat({ kind: "status", status: 500, body: { error: { message: "boom" } } });
+    const fallback = await forTask.forTask("t", body);
+    expect(fallback.checkedBy).toBe("meaning");
+    expect(fallback.lessons[0]?.reflectionId).toBe("lesson-0");
+  });
+});
