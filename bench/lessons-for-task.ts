@@ -489,8 +489,9 @@ async function quality(
     const a = (got[i] ?? []).map(
       (x) => `${x.key}${q.right.includes(x.key) ? "*" : ""} ${x.relevance.toFixed(2)}`,
     );
+    const m = (checked.got[i] ?? []).map((x) => `${x.key}${q.right.includes(x.key) ? "*" : ""}`);
     lines.push(
-      `  ${q.kind.padEnd(22)} ${q.split.padEnd(7)} ${q.set.padEnd(7)} ${q.name.padEnd(50)} right ${q.right.join(",") || "-"} → ${a.join("; ") || "nothing"}`,
+      `  ${q.kind.padEnd(22)} ${q.split.padEnd(7)} ${q.set.padEnd(7)} ${q.name.padEnd(50)} right ${q.right.join(",") || "-"} → ${a.join("; ") || "nothing"} | model check → ${m.join("; ") || "nothing"}`,
     );
   });
   // The goal is read on every label, of every set.
