@@ -6,6 +6,7 @@ import type { Logger } from "../observability/logger.js";
 import { createLlmMetrics, type LlmMetrics } from "../observability/llm-metrics.js";
 import { createSpendMetrics } from "../observability/spend-metrics.js";
 import type { SpendGate } from "../pipeline/ports.js";
+import { lessonCheckWithinBudget } from "../pipeline/lesson-check-budget.js";
 
 export interface SpendLimitedLlm {
   llm: Llm;
@@ -45,5 +46,7 @@ export function buildSpendLimitedLlm(
     },
   });
   spendMetrics.observeSlots(llm.slots);
-  return { llm, llmMetrics, budget };
+  const lessonCheck =
+    llm.lessonCheck && budget ? lessonCheckWithinBudget(llm.lessonCheck, budget) : llm.lessonCheck;
+  return { llm: { ...llm, lessonCheck }, llmMetrics, budget };
 }
