@@ -15,11 +15,11 @@ export function registerLessonsForTaskRoute(
     "/api/v1/lessons/for-task",
     {
       schema: {
-        summary: "Lessons that apply to a task an agent is about to do, by meaning",
+        summary: "Lessons that apply to a task an agent is about to do, by meaning or by a model's check",
         security: bearer,
         body: LessonsForTaskBody,
         response: answers(
-          "`lessons`: at most `limit`, best first, each with `relevance` (0–1, at or above `floor`) and a `prompt` to put into the agent's prompt; withheld lessons are never served",
+          "`lessons`: at most `limit`, best first, each with `relevance` (0–1; at or above `floor` when chosen by meaning) and a `prompt` to put into the agent's prompt; withheld lessons are never served. `checkedBy`: `model` when a model chose them among the nearest in meaning (`LESSONS_FOR_TASK_CHECK=model`), `meaning` otherwise",
         ),
       },
     },
