@@ -163,7 +163,7 @@ function recordedReflection(recording: string, failure: RealFailure): Reflection
   return parsed.reflection;
 }
 
-export async function storedLessons(labels: Labels, byId: Map<string, RealFailure>, embedder: Embedder) {
+async function storedLessons(labels: Labels, byId: Map<string, RealFailure>, embedder: Embedder) {
   const lessons: (IndexedLesson & { key: string })[] = [];
   for (const [key, { recording }] of Object.entries(labels.lessons)) {
     const failure = byId.get(recording);
@@ -420,6 +420,19 @@ export function labelledQueries(
   };
 }
 
+/**
+ * The benchmark's lessons and labelled queries from the real logs under `dir`, the lessons stored
+ * as the pipeline stores them by `embedder`; `note` says which labels could not be read.
+ */
+export async function benchLessonsAndQueries(dir: string, embedder: Embedder) {
+  const labels = JSON.parse(
+    readFileSync(new URL("./lessons-for-task-labels.json", import.meta.url), "utf8"),
+  ) as Labels;
+  const failures = loadRealFailures(dir);
+  const lessons = await storedLessons(labels, new Map(failures.map((f) => [f.id, f])), embedder);
+  return { lessons, ...labelledQueries(labels, failures, dir) };
+}
+
 async function quality(
   embedder: Embedder,
 ): Promise<
@@ -427,12 +440,7 @@ async function quality(
 > {
   const logs = realLogsDir();
   if ("absent" in logs) return logs.absent;
-  const labels = JSON.parse(
-    readFileSync(new URL("./lessons-for-task-labels.json", import.meta.url), "utf8"),
-  ) as Labels;
-  const failures = loadRealFailures(logs.dir);
-  const lessons = await storedLessons(labels, new Map(failures.map((f) => [f.id, f])), embedder);
-  const { queries, note } = labelledQueries(labels, failures, logs.dir);
+  const { lessons, queries, note } = await benchLessonsAndQueries(logs.dir, embedder);
   const lines = [
     ...(note ? [note] : []),
     `${String(lessons.length)} lessons (recorded answers to τ-bench failures); ${String(queries.length)} queries (${String(queries.filter((q) => q.kind === "related").length)} related, ${String(queries.filter((q) => q.kind !== "related").length)} unrelated); embedder ${embedder.name}`,

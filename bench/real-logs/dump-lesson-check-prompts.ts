@@ -5,26 +5,21 @@
  *
  * `REFLECTOR_REAL_LOGS_DIR=<dir> npx tsx bench/real-logs/dump-lesson-check-prompts.ts <out-dir>`
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildLlm } from "../../src/builders.js";
 import { loadConfig } from "../../src/config/config.js";
 import { taskQueryText, unitVector } from "../../src/features/lessons/lessons-for-task-rank.js";
 import { checkPrompt } from "../lessons-for-task-check.js";
-import { labelledQueries, now, storedLessons, type Labels } from "../lessons-for-task.js";
-import { loadRealFailures, realLogsDir } from "./real-logs.js";
+import { benchLessonsAndQueries, now } from "../lessons-for-task.js";
+import { realLogsDir } from "./real-logs.js";
 
 const out = process.argv[2];
 if (!out) throw new Error("usage: dump-lesson-check-prompts.ts <out-dir>");
 const logs = realLogsDir();
 if ("absent" in logs) throw new Error(logs.absent);
 const { embedder } = buildLlm(loadConfig({}));
-const labels = JSON.parse(
-  readFileSync(new URL("../lessons-for-task-labels.json", import.meta.url), "utf8"),
-) as Labels;
-const failures = loadRealFailures(logs.dir);
-const lessons = await storedLessons(labels, new Map(failures.map((f) => [f.id, f])), embedder);
-const { queries, note } = labelledQueries(labels, failures, logs.dir);
+const { lessons, queries, note } = await benchLessonsAndQueries(logs.dir, embedder);
 if (note) console.log(note);
 const vectors = await embedder.embed(queries.map((q) => taskQueryText({ task: q.text })));
 mkdirSync(out, { recursive: true });

@@ -3,12 +3,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createHashingEmbedder } from "../../src/adapters/embedding/hashing-embedder.js";
 import { createCircuitBreaker } from "../../src/adapters/llm/circuit-breaker.js";
 import { createOpenAiLessonCheck } from "../../src/adapters/llm/openai-lesson-check.js";
-import {
-  createLessonIndex,
-  type LessonVectorRow,
-} from "../../src/features/lessons/lessons-for-task-index.js";
+import { createLessonIndex } from "../../src/features/lessons/lessons-for-task-index.js";
 import { createLessonsForTask } from "../../src/features/lessons/lessons-for-task.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { lessonRow, lessonsNow } from "../support/lessons.js";
 
 /**
  * The lesson check's OpenAI adapter against a local OpenAI-compatible server: what it sends, how
@@ -107,26 +105,17 @@ describe("the model's lesson check against a local OpenAI-compatible server", ()
 
   it("serves what the model picked through lessons for a task, and meaning when it cannot answer", async () => {
     const embedder = createHashingEmbedder();
-    const now = new Date("2026-11-26T12:00:00Z");
+    const now = lessonsNow;
     const texts = [
       "Cancel the customer's flight reservation after checking the refund policy and insurance",
       "Change the customer's basic economy flight to a later flight the same day",
     ];
-    const rows: LessonVectorRow[] = await Promise.all(
-      texts.map(async (text, i) => ({
-        id: `lesson-${String(i)}`,
-        projectId: "p1",
-        strategyText: `Strategy for: ${text}`,
-        learning: "learning",
-        adjustments: [],
-        tags: [],
-        importance: 0.8,
-        effectiveQuality: 0.8,
-        createdAt: now,
-        lastSeenAt: now,
-        updatedAt: now,
-        vector: (await embedder.embed([text]))[0] ?? [],
-      })),
+    const rows = await Promise.all(
+      texts.map(async (text, i) =>
+        lessonRow(`lesson-${String(i)}`, (await embedder.embed([text]))[0] ?? [], {
+          strategyText: `Strategy for: ${text}`,
+        }),
+      ),
     );
     const clock = { now: () => now };
     const forTask = createLessonsForTask({

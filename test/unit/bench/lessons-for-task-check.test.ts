@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { readLessonCheck } from "../../../src/adapters/llm/lesson-check-prompt.js";
-import { unitVector, type IndexedLesson } from "../../../src/features/lessons/lessons-for-task-rank.js";
+import { unitVector } from "../../../src/features/lessons/lessons-for-task-rank.js";
+import { indexedLesson, lessonsNow } from "../../support/lessons.js";
 import {
   checkPrompt,
   recordedChoice,
@@ -9,21 +10,8 @@ import {
   type RecordedCheck,
 } from "../../../bench/lessons-for-task-check.js";
 
-const now = new Date("2026-11-26T12:00:00Z");
-const lesson = (key: string, vector: number[]): IndexedLesson & { key: string } => ({
-  key,
-  id: key,
-  projectId: "p",
-  strategyText: `advice ${key}`,
-  learning: "l",
-  adjustments: [],
-  tags: [],
-  importance: 0.8,
-  effectiveQuality: 0.8,
-  createdAt: now,
-  lastSeenAt: now,
-  vector: unitVector(vector) ?? new Float32Array(),
-});
+const now = lessonsNow;
+const lesson = (key: string, vector: number[]) => ({ ...indexedLesson(key, vector), key });
 const lessons = [lesson("L0", [1, 0, 0]), lesson("L1", [0.8, 0.6, 0]), lesson("L2", [0, 0, 1])];
 
 describe("the lesson check on the benchmark's queries", () => {

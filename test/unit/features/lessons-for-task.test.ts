@@ -18,6 +18,7 @@ import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
 import type { LessonCheck } from "../../../src/pipeline/ports.js";
+import { lessonRow } from "../../support/lessons.js";
 
 const now = new Date("2026-11-26T12:00:00Z");
 const embedder = createHashingEmbedder();
@@ -32,21 +33,13 @@ let seq = 0;
 async function row(text: string, over: Partial<LessonVectorRow> = {}): Promise<LessonVectorRow> {
   const [vector] = await embedder.embed([text]);
   seq += 1;
-  return {
-    id: `lesson-${String(seq)}`,
+  return lessonRow(`lesson-${String(seq)}`, vector ?? [], {
     projectId: "p1",
     strategyText: `Strategy for: ${text}`,
-    learning: "learning",
     adjustments: ["check the policy first"],
     tags: ["t"],
-    importance: 0.8,
-    effectiveQuality: 0.8,
-    createdAt: now,
-    lastSeenAt: now,
-    updatedAt: now,
-    vector: vector ?? [],
     ...over,
-  };
+  });
 }
 
 function fakeSource(rows: LessonVectorRow[]) {

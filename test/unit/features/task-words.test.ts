@@ -13,6 +13,7 @@ import {
   WordRarity,
   wordsOf,
 } from "../../../src/features/lessons/task-words.js";
+import { indexedLesson } from "../../support/lessons.js";
 import { taskEvent } from "../../support/task-events.js";
 
 const now = new Date("2026-11-26T12:00:00Z");
@@ -97,20 +98,7 @@ describe("task words", () => {
 describe("ranking with shared words", () => {
   async function lesson(id: string, text: string, task: string | undefined) {
     const [vector] = await embedder.embed([text]);
-    return {
-      id,
-      projectId: "p",
-      strategyText: "s",
-      learning: "l",
-      adjustments: [],
-      tags: [],
-      importance: 0.8,
-      effectiveQuality: 0.8,
-      createdAt: now,
-      lastSeenAt: now,
-      vector: unitVector(vector ?? []) ?? new Float32Array(),
-      ...(task ? { taskWords: wordsOf(task) } : {}),
-    };
+    return indexedLesson(id, vector ?? [], task ? { taskWords: wordsOf(task) } : {});
   }
 
   it("leaves out a lesson near in meaning whose task shares no rare word, and keeps one without a stored task", async () => {
