@@ -51,6 +51,8 @@ export const llmEnv = {
   LESSONS_FOR_TASK_CHECK: z.enum(["meaning", "model"]).default("meaning"),
   /** The model of that check; defaults to `REFLECTOR_MODEL`. */
   REFLECTOR_LESSON_CHECK_MODEL: z.string().min(1).optional(),
+  /** The longest an agent waits for that check (slot and request); then meaning answers. */
+  LESSONS_FOR_TASK_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
 };
 
 type LlmEnv = z.infer<z.ZodObject<typeof llmEnv>>;
@@ -82,6 +84,8 @@ export interface LlmConfig {
   embeddings: LlmEnv["REFLECTOR_EMBEDDINGS"];
   /** How "lessons for a task" chooses (`LESSONS_FOR_TASK_CHECK`). */
   lessonCheck: LlmEnv["LESSONS_FOR_TASK_CHECK"];
+  /** How long an agent waits for the model's check (`LESSONS_FOR_TASK_CHECK_TIMEOUT_MS`). */
+  lessonCheckTimeoutMs: number;
   /** The local model's directory, absolute (used when `embeddings` is `static` or `local`). */
   embeddingModelDir: string;
 }
@@ -107,6 +111,7 @@ export function llmConfigOf(e: LlmEnv): LlmConfig {
     },
     embeddings: e.REFLECTOR_EMBEDDINGS,
     lessonCheck: e.LESSONS_FOR_TASK_CHECK,
+    lessonCheckTimeoutMs: e.LESSONS_FOR_TASK_CHECK_TIMEOUT_MS,
     embeddingModelDir: e.REFLECTOR_EMBEDDING_MODEL_DIR
       ? resolve(e.REFLECTOR_EMBEDDING_MODEL_DIR)
       : defaultEmbeddingModelDir,

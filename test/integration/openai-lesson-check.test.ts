@@ -2,11 +2,13 @@ import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createHashingEmbedder } from "../../src/adapters/embedding/hashing-embedder.js";
 import { createCircuitBreaker } from "../../src/adapters/llm/circuit-breaker.js";
+import { FairSlots } from "../../src/adapters/llm/fair-slots.js";
 import { createOpenAiLessonCheck } from "../../src/adapters/llm/openai-lesson-check.js";
 import { createLessonIndex } from "../../src/features/lessons/lessons-for-task-index.js";
 import { createLessonsForTask } from "../../src/features/lessons/lessons-for-task.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { lessonRow, lessonsNow } from "../support/lessons.js";
+import { waitFor } from "../support/wait-for.js";
 
 /**
  * The lesson check's OpenAI adapter against a local OpenAI-compatible server: what it sends, how
@@ -28,14 +30,23 @@ afterEach(() => {
   fake.reset();
 });
 
-function check(over: { timeoutMs?: number; breaker?: ReturnType<typeof createCircuitBreaker> } = {}) {
+function check(
+  over: {
+    timeoutMs?: number;
+    deadlineMs?: number;
+    breaker?: ReturnType<typeof createCircuitBreaker>;
+    slots?: FairSlots;
+  } = {},
+) {
   const client = new OpenAI({ baseURL: fake.url, apiKey: "test-key", maxRetries: 0 });
   return createOpenAiLessonCheck({
     client,
     model: "fake-check-model",
     timeoutMs: over.timeoutMs ?? 2_000,
+    deadlineMs: over.deadlineMs ?? 2_000,
     maxRetries: 0,
     ...(over.breaker ? { breaker: over.breaker } : {}),
+    ...(over.slots ? { slots: over.slots } : {}),
     randomToken: () => "n0nce",
   });
 }
@@ -91,6 +102,21 @@ describe("the model's lesson check against a local OpenAI-compatible server", ()
     const c = check({ timeoutMs: 300 });
     for (let i = 0; i < 5; i += 1) expect(await c.applies("t", task, candidates)).toBeNull();
     expect(fake.chatRequests()).toHaveLength(5);
+  });
+
+  it("answers null at its deadline while queued for a slot the pipeline's requests hold", async () => {
+    const slots = new FairSlots(1);
+    const release = await slots.acquire("pipeline-tenant");
+    const started = Date.now();
+    expect(await check({ slots, deadlineMs: 300 }).applies("t", task, candidates)).toBeNull();
+    const waited = Date.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(250);
+    expect(waited).toBeLessThan(2_000);
+    expect(fake.chatRequests()).toHaveLength(0);
+    // The request queued at the deadline still goes once its slot is free (its own timeout ends it).
+    fake.enqueueChat(content('{"apply": [1]}'));
+    release();
+    await waitFor(() => fake.chatRequests().length === 1, { timeoutMs: 2_000 });
   });
 
   it("asks no model about no candidates, and none while the circuit is open", async () => {

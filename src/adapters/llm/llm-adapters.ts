@@ -15,6 +15,8 @@ export interface LlmSettings {
   embeddings: "static" | "local" | "openai" | "hashing";
   /** `model`: "lessons for a task" asks the model which of the nearest lessons apply. */
   lessonCheck?: "meaning" | "model";
+  /** How long an agent waits for that check, slot and request (default 5 s). */
+  lessonCheckTimeoutMs?: number;
   openai: {
     apiKey: string | undefined;
     baseUrl: string | undefined;
@@ -122,7 +124,14 @@ export function createLlmAdapters(
   const lessonCheckModel = openai.lessonCheckModel ?? openai.model;
   const lessonCheck =
     settings.lessonCheck === "model" && lessonCheckModel
-      ? createOpenAiLessonCheck({ ...policy, maxRetries: 0, client: getClient(), model: lessonCheckModel })
+      ? createOpenAiLessonCheck({
+          ...policy,
+          maxRetries: 0,
+          timeoutMs: settings.lessonCheckTimeoutMs ?? 5_000,
+          deadlineMs: settings.lessonCheckTimeoutMs ?? 5_000,
+          client: getClient(),
+          model: lessonCheckModel,
+        })
       : null;
   return { generator, openAiEmbedder, answerEvaluator, lessonCheck, slots };
 }

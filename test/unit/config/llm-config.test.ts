@@ -146,6 +146,10 @@ describe("LLM configuration", () => {
       REFLECTOR_MODEL: "gpt-test",
     });
     expect(config.lessonCheck).toBe("model");
+    expect(config.lessonCheckTimeoutMs).toBe(5_000);
+    expect(() => loadConfig({ LESSONS_FOR_TASK_CHECK_TIMEOUT_MS: "50" })).toThrow(
+      /LESSONS_FOR_TASK_CHECK_TIMEOUT_MS/,
+    );
     expect(buildLlm(config).lessonCheck).not.toBeNull();
     expect(problemsOf({ LESSONS_FOR_TASK_CHECK: "model" })).toEqual([
       expect.stringMatching(/^OPENAI_BASE_URL: LESSONS_FOR_TASK_CHECK=model needs/),
