@@ -18,6 +18,7 @@ import { createLessonsForTask } from "../features/lessons/lessons-for-task.js";
 import { createApiKeyring, parseApiKeys } from "../http/api-keys.js";
 import { createHttpServer } from "../http/http-server.js";
 import type { createFeedbackMetrics } from "../observability/feedback-metrics.js";
+import { countLessonsForTask } from "../observability/lessons-for-task-metrics.js";
 import type { Logger } from "../observability/logger.js";
 import { buildOtlpHttpIngest } from "../otlp-bridge-app.js";
 import { createLoopCompleter } from "../pipeline/complete-loop.js";
@@ -78,18 +79,21 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
         publish: (outputs) => apiPublisher.publish(outputs, undefined),
       }),
       commonIssues: (tenantId) => deps.reflectionStore.commonIssues(tenantId),
-      lessonsForTask: createLessonsForTask({
-        index: createLessonIndex({
-          source: createPgLessonStore(deps.pool, { clock }),
-          embeddingModel: deps.embedder.name,
+      lessonsForTask: countLessonsForTask(
+        createLessonsForTask({
+          index: createLessonIndex({
+            source: createPgLessonStore(deps.pool, { clock }),
+            embeddingModel: deps.embedder.name,
+            clock,
+          }),
+          embedder: deps.embedder,
           clock,
+          ...(deps.lessonCheck ? { check: deps.lessonCheck } : {}),
+          // The lessons served to a loop, read back when its completion arrives.
+          retrievals: createPgLessonRetrievals(deps.pool),
         }),
-        embedder: deps.embedder,
-        clock,
-        ...(deps.lessonCheck ? { check: deps.lessonCheck } : {}),
-        // The lessons served to a loop, read back when its completion arrives.
-        retrievals: createPgLessonRetrievals(deps.pool),
-      }),
+        deps.registry,
+      ),
       clock,
       onFeedback: deps.feedbackMetrics.recorded,
       logger: deps.logger,
