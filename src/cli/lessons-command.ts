@@ -23,12 +23,24 @@ interface Printed {
   json: unknown;
 }
 
-function taskLines(lessons: readonly Lesson[], floor: number): string[] {
-  if (lessons.length === 0) return [`no lesson applies above the relevance floor (${floor.toFixed(2)})`];
-  return lessons.flatMap((l, i) => [
-    `${String(i + 1)}. ${l.reflectionId}  relevance ${(l.relevance ?? 0).toFixed(2)}  quality ${(l.effectiveQuality ?? 0).toFixed(2)}`,
-    `   ${l.prompt}`,
-  ]);
+function taskLines(
+  lessons: readonly Lesson[],
+  floor: number,
+  checkedBy: "model" | "meaning" | undefined,
+): string[] {
+  if (lessons.length === 0)
+    return [
+      checkedBy === "model"
+        ? "no lesson applies, as the model read the nearest ones"
+        : `no lesson applies above the relevance floor (${floor.toFixed(2)})`,
+    ];
+  const chosen = checkedBy === "model" ? ["chosen by the model among the nearest in meaning:"] : [];
+  return chosen.concat(
+    lessons.flatMap((l, i) => [
+      `${String(i + 1)}. ${l.reflectionId}  relevance ${(l.relevance ?? 0).toFixed(2)}  quality ${(l.effectiveQuality ?? 0).toFixed(2)}`,
+      `   ${l.prompt}`,
+    ]),
+  );
 }
 
 function searchLines(items: readonly Record<string, unknown>[], next: number | null): string[] {
@@ -64,7 +76,7 @@ export async function lessonsOutput(
       ...(tools?.length ? { tools } : {}),
       ...(options.limit !== undefined ? { limit: options.limit } : {}),
     });
-    return { lines: taskLines(answer.lessons, answer.floor), json: answer };
+    return { lines: taskLines(answer.lessons, answer.floor, answer.checkedBy), json: answer };
   }
   const tags = list(options.tags);
   const answer = await client.searchLessons({
@@ -90,7 +102,10 @@ export function registerLessonsCommand(program: Command): void {
       "an API key with the read role (default REFLECTOR_API_KEY)",
       process.env.REFLECTOR_API_KEY,
     )
-    .option("--task <text>", "what the agent is about to do: the lessons that apply, by meaning")
+    .option(
+      "--task <text>",
+      "what the agent is about to do: the lessons that apply (by meaning, or by the model when the server checks with one)",
+    )
     .option("--tools <list>", "with --task: comma-separated tools the agent will use")
     .option("--project <projectId>", "with --task: only this project's lessons")
     .option("--q <words>", "words that must all appear")

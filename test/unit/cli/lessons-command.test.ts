@@ -47,6 +47,36 @@ describe("reflector lessons", () => {
     expect(out.lines).toEqual(["1. r-1  relevance 0.71  quality 0.80", "   Paginate postgres_query reads."]);
   });
 
+  it("says when the model chose the lessons, or found none", async () => {
+    const lesson = {
+      reflectionId: "r-2",
+      relevance: 0.12,
+      effectiveQuality: 0.9,
+      strategyText: "s",
+      adjustments: [],
+      prompt: "Check the fare rules.",
+    };
+    const chosen = await lessonsOutput(
+      { ...base, task: "change my flight" },
+      recordingFetch({ lessons: [lesson], floor: 0.28, checkedBy: "model" }).fetch,
+    );
+    expect(chosen.lines).toEqual([
+      "chosen by the model among the nearest in meaning:",
+      "1. r-2  relevance 0.12  quality 0.90",
+      "   Check the fare rules.",
+    ]);
+    const none = await lessonsOutput(
+      { ...base, task: "my flight was delayed" },
+      recordingFetch({ lessons: [], floor: 0.28, checkedBy: "model" }).fetch,
+    );
+    expect(none.lines).toEqual(["no lesson applies, as the model read the nearest ones"]);
+    const byMeaning = await lessonsOutput(
+      { ...base, task: "my flight was delayed" },
+      recordingFetch({ lessons: [], floor: 0.28, checkedBy: "meaning" }).fetch,
+    );
+    expect(byMeaning.lines).toEqual(["no lesson applies above the relevance floor (0.28)"]);
+  });
+
   it("searches by words and tags, and says when there is more", async () => {
     const { fetch, calls } = recordingFetch({
       items: [
