@@ -8,9 +8,18 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { lessonCheckMessages, readLessonCheck } from "../src/adapters/llm/lesson-check-prompt.js";
+import { attributeFailure } from "../src/domain/attribution/attribute-failure.js";
+import { generateHeuristicReflection } from "../src/domain/heuristic/generate-heuristic-reflection.js";
+import { traceText } from "../src/domain/memory/trace-text.js";
 import { lessonCheckCandidates } from "../src/features/lessons/lessons-for-task.js";
-import { rankLessons, type IndexedLesson } from "../src/features/lessons/lessons-for-task-rank.js";
+import {
+  rankLessons,
+  taskQueryText,
+  unitVector,
+  type IndexedLesson,
+} from "../src/features/lessons/lessons-for-task-rank.js";
 import type { Embedder } from "../src/pipeline/ports.js";
+import type { RealFailure } from "./real-logs/real-logs.js";
 
 /** The prompts' nonce: fixed, so that a prompt and its recorded answer can be matched by hash. */
 export const benchNonce = "bench0lessoncheck";
@@ -81,4 +90,64 @@ export function recordedChoice(
   const picked = readLessonCheck({ raw: recorded.content, cut: false }, prompt.candidates.length);
   if (picked === null) return { missing: "unusable" };
   return { keys: picked.flatMap((i) => prompt.candidates[i]?.key ?? []).slice(0, 3) };
+}
+
+/**
+ * How often a right lesson is among the 8 the model is offered, with the benchmark's 12 lessons
+ * alone and with the tenant's other lessons mixed in: those the offline generator writes for every
+ * other τ-bench airline failure (a lesson of the same kind of task, or of the very task, then
+ * competes for the 8 places; being unlabelled, it never counts as right, so the second share is a
+ * lower bound).
+ */
+export async function candidateRecall(
+  queries: readonly { name: string; text: string; kind: string; right: string[] }[],
+  lessons: readonly (IndexedLesson & { key: string })[],
+  failures: readonly RealFailure[],
+  embedder: Embedder,
+  now: Date,
+): Promise<string> {
+  const recorded = new Set(lessons.map((l) => l.id));
+  const others = failures.filter((f) => f.source === "tau-bench/airline" && !recorded.has(f.id));
+  const written = others.flatMap((f) => {
+    const r = generateHeuristicReflection(f.event);
+    if (r.adjustments.length === 0 && !r.learning) return [];
+    const step = attributeFailure(f.event)?.stepIndex;
+    return [{ f, r, text: traceText(f.event, step === undefined ? undefined : f.event.events[step]) }];
+  });
+  const vectors = await embedder.embed(written.map((w) => w.text));
+  const extra: IndexedLesson[] = written.map(({ f, r }, i) => ({
+    id: `offline:${f.id}`,
+    projectId: f.event.projectId,
+    strategyText: r.strategyText ?? null,
+    learning: r.learning,
+    adjustments: r.adjustments,
+    tags: r.tags,
+    importance: r.importance,
+    effectiveQuality: 0.8,
+    createdAt: now,
+    lastSeenAt: now,
+    vector: unitVector(vectors[i] ?? []) ?? new Float32Array(0),
+  }));
+  const related = queries.filter((q) => q.kind === "related");
+  const qv = await embedder.embed(related.map((q) => taskQueryText({ task: q.text })));
+  const offered = (pool: readonly IndexedLesson[], i: number) =>
+    rankLessons(
+      pool,
+      {
+        vector: unitVector(qv[i] ?? []) ?? new Float32Array(0),
+        limit: lessonCheckCandidates,
+        minImportance: 0.5,
+        floor: 0,
+        now,
+      },
+      embedder.similarityScale,
+    ).map((r) => r.lesson.id);
+  let alone = 0;
+  let mixed = 0;
+  related.forEach((q, i) => {
+    if (offered(lessons, i).some((id) => q.right.includes(id))) alone += 1;
+    if (offered([...lessons, ...extra], i).some((id) => q.right.includes(id))) mixed += 1;
+  });
+  const n = String(related.length);
+  return `a right lesson among the ${String(lessonCheckCandidates)} the model is offered: ${String(alone)} / ${n} related queries with the 12 lessons; ${String(mixed)} / ${n} with the offline generator's lessons for the ${String(extra.length)} other τ-bench failures it writes one for mixed in (of ${String(others.length)})`;
 }

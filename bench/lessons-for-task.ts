@@ -64,7 +64,7 @@ import {
   type Tau2AirlineTask,
   type TauAirlineTask,
 } from "./real-logs/real-logs.js";
-import { checkPrompt, recordedChoice } from "./lessons-for-task-check.js";
+import { candidateRecall, checkPrompt, recordedChoice } from "./lessons-for-task-check.js";
 import { latency } from "./lessons-for-task-speed.js";
 import { withDeadline, type BenchResult } from "./support.js";
 
@@ -430,7 +430,7 @@ export async function benchLessonsAndQueries(dir: string, embedder: Embedder) {
   ) as Labels;
   const failures = loadRealFailures(dir);
   const lessons = await storedLessons(labels, new Map(failures.map((f) => [f.id, f])), embedder);
-  return { lessons, ...labelledQueries(labels, failures, dir) };
+  return { lessons, failures, ...labelledQueries(labels, failures, dir) };
 }
 
 async function quality(
@@ -440,7 +440,7 @@ async function quality(
 > {
   const logs = realLogsDir();
   if ("absent" in logs) return logs.absent;
-  const { lessons, queries, note } = await benchLessonsAndQueries(logs.dir, embedder);
+  const { lessons, failures, queries, note } = await benchLessonsAndQueries(logs.dir, embedder);
   const lines = [
     ...(note ? [note] : []),
     `${String(lessons.length)} lessons (recorded answers to τ-bench failures); ${String(queries.length)} queries (${String(queries.filter((q) => q.kind === "related").length)} related, ${String(queries.filter((q) => q.kind !== "related").length)} unrelated); embedder ${embedder.name}`,
@@ -492,6 +492,7 @@ async function quality(
   lines.push(...parts.lines);
   const checked = await modelChecked(queries, lessons, embedder, got);
   lines.push(checked.summary, ...partsAt(0, queries, checked.got).lines.map((l) => `model check: ${l}`));
+  lines.push(await candidateRecall(queries, lessons, failures, embedder, now));
   // What each query got, to read (names and numbers only: the logs' texts stay out of the output).
   queries.forEach((q, i) => {
     const a = (got[i] ?? []).map(

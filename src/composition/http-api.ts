@@ -88,7 +88,9 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
           }),
           embedder: deps.embedder,
           clock,
-          ...(deps.lessonCheck ? { check: deps.lessonCheck } : {}),
+          ...(deps.lessonCheck
+            ? { check: deps.lessonCheck, checkCandidates: config.lessonCheckCandidates }
+            : {}),
           // The lessons served to a loop, read back when its completion arrives.
           retrievals: createPgLessonRetrievals(deps.pool),
         }),

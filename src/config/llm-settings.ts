@@ -53,6 +53,8 @@ export const llmEnv = {
   REFLECTOR_LESSON_CHECK_MODEL: z.string().min(1).optional(),
   /** The longest an agent waits for that check (slot and request); then meaning answers. */
   LESSONS_FOR_TASK_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  /** How many of the nearest lessons the model is asked about (more: more tokens per call). */
+  LESSONS_FOR_TASK_CHECK_CANDIDATES: z.coerce.number().int().min(1).max(50).default(8),
 };
 
 type LlmEnv = z.infer<z.ZodObject<typeof llmEnv>>;
@@ -86,6 +88,8 @@ export interface LlmConfig {
   lessonCheck: LlmEnv["LESSONS_FOR_TASK_CHECK"];
   /** How long an agent waits for the model's check (`LESSONS_FOR_TASK_CHECK_TIMEOUT_MS`). */
   lessonCheckTimeoutMs: number;
+  /** How many of the nearest lessons the model is asked about (`LESSONS_FOR_TASK_CHECK_CANDIDATES`). */
+  lessonCheckCandidates: number;
   /** The local model's directory, absolute (used when `embeddings` is `static` or `local`). */
   embeddingModelDir: string;
 }
@@ -112,6 +116,7 @@ export function llmConfigOf(e: LlmEnv): LlmConfig {
     embeddings: e.REFLECTOR_EMBEDDINGS,
     lessonCheck: e.LESSONS_FOR_TASK_CHECK,
     lessonCheckTimeoutMs: e.LESSONS_FOR_TASK_CHECK_TIMEOUT_MS,
+    lessonCheckCandidates: e.LESSONS_FOR_TASK_CHECK_CANDIDATES,
     embeddingModelDir: e.REFLECTOR_EMBEDDING_MODEL_DIR
       ? resolve(e.REFLECTOR_EMBEDDING_MODEL_DIR)
       : defaultEmbeddingModelDir,

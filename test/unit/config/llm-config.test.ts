@@ -147,6 +147,10 @@ describe("LLM configuration", () => {
     });
     expect(config.lessonCheck).toBe("model");
     expect(config.lessonCheckTimeoutMs).toBe(5_000);
+    expect(config.lessonCheckCandidates).toBe(8);
+    expect(() => loadConfig({ LESSONS_FOR_TASK_CHECK_CANDIDATES: "51" })).toThrow(
+      /LESSONS_FOR_TASK_CHECK_CANDIDATES/,
+    );
     expect(() => loadConfig({ LESSONS_FOR_TASK_CHECK_TIMEOUT_MS: "50" })).toThrow(
       /LESSONS_FOR_TASK_CHECK_TIMEOUT_MS/,
     );

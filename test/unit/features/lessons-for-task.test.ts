@@ -341,7 +341,7 @@ describe("lessons for a task without a retrieval log", () => {
 describe("lessons for a task with the model check", () => {
   const clock = { now: () => now };
   const body = { task: "Cancel a flight reservation", limit: 5, minImportance: 0.5 };
-  async function service(check: LessonCheck, texts_: string[]) {
+  async function service(check: LessonCheck, texts_: string[], checkCandidates?: number) {
     const rows = await Promise.all(texts_.map((t) => row(t)));
     const forTask = createLessonsForTask({
       index: createLessonIndex({ source: fakeSource(rows).source, embeddingModel: embedder.name, clock }),
@@ -349,6 +349,7 @@ describe("lessons for a task with the model check", () => {
       clock,
       floor: 0.05,
       check,
+      ...(checkCandidates === undefined ? {} : { checkCandidates }),
     });
     return { rows, forTask };
   }
@@ -370,6 +371,21 @@ describe("lessons for a task with the model check", () => {
     // The deploy lesson shares no rare word with the task, and is offered all the same.
     expect(offered.length).toBeGreaterThanOrEqual(2);
     expect(answer.lessons.map((l) => l.strategyText)).toEqual([offered[1], offered[0]]);
+  });
+
+  it("offers the model as many lessons as set, or the request's limit when larger", async () => {
+    const offered: number[] = [];
+    const check: LessonCheck = {
+      applies: (_tenant, _task, candidates) => {
+        offered.push(candidates.length);
+        return Promise.resolve([]);
+      },
+    };
+    const cancels = Array.from({ length: 6 }, (_, i) => `${texts.cancel} case ${String(i)}`);
+    const { forTask } = await service(check, cancels, 2);
+    await forTask.forTask("t", { ...body, limit: 1 });
+    await forTask.forTask("t", { ...body, limit: 4 });
+    expect(offered).toEqual([2, 4]);
   });
 
   it("serves nothing when the model says no lesson applies", async () => {
