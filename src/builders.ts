@@ -49,6 +49,7 @@ import type {
   ValueCodec,
   LessonCheck,
 } from "./pipeline/ports.js";
+import { within } from "./domain/within.js";
 
 /**
  * The builders of the composition root: every adapter is built here or in `app.ts`, from config.
@@ -59,16 +60,11 @@ import type {
 export const systemClock: Clock = { now: () => new Date() };
 
 /** `work`, or an error naming `what` once `ms` have passed. */
-export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`${what} did not finish within ${ms} ms`));
-    }, ms);
-  });
-  return Promise.race([work, deadline]).finally(() => {
-    clearTimeout(timer);
-  });
+export async function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  const late = Symbol("late");
+  const result = await within(work, ms, late);
+  if (result === late) throw new Error(`${what} did not finish within ${ms} ms`);
+  return result;
 }
 
 /** Kafka's default `max.message.bytes`, for a topic whose limit could not be read. */

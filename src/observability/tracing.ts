@@ -2,6 +2,7 @@ import { context, propagation, trace, type Tracer } from "@opentelemetry/api";
 import type { Sampler, SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { TracingConfig } from "../config/config.js";
 import type { Logger } from "./logger.js";
+import { within } from "../domain/within.js";
 
 /** The instrumentation scope of Reflector's own spans. */
 export const tracerName = "reflector";
@@ -122,14 +123,12 @@ export async function startTracing(
     async shutdown(deadlineMs) {
       if (stopped) return true;
       stopped = true;
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<"late">((resolve) => {
-        timer = setTimeout(() => {
-          resolve("late");
-        }, deadlineMs);
-      });
       try {
-        const result = await Promise.race([provider.shutdown().then(() => "done" as const), deadline]);
+        const result = await within(
+          provider.shutdown().then(() => "done" as const),
+          deadlineMs,
+          "late" as const,
+        );
         if (result === "done") return true;
         logger.warn({ deadlineMs }, "spans not all exported before the deadline");
         return false;
@@ -137,7 +136,6 @@ export async function startTracing(
         logger.warn({ err }, "tracing shutdown failed");
         return false;
       } finally {
-        clearTimeout(timer);
         trace.disable();
         context.disable();
         propagation.disable();

@@ -1,4 +1,5 @@
 import type { Admin } from "kafkajs";
+import { within } from "../../domain/within.js";
 
 /**
  * Readiness of Kafka for this process: the output producer is connected and a broker answers a
@@ -32,17 +33,7 @@ export function createKafkaHealthCheck(options: {
         .finally(() => {
           inFlight = null;
         });
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => {
-          resolve(false);
-        }, options.timeoutMs);
-      });
-      try {
-        return await Promise.race([inFlight, late]);
-      } finally {
-        clearTimeout(timer);
-      }
+      return within(inFlight, options.timeoutMs, false);
     },
     async close(): Promise<void> {
       if (connecting) await admin.disconnect().catch(() => undefined);

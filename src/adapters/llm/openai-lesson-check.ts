@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type OpenAI from "openai";
+import { within } from "../../domain/within.js";
 import type { LessonCheck } from "../../pipeline/ports.js";
 import { askJsonChat } from "./json-chat.js";
 import { lessonCheckMessages, readLessonCheck } from "./lesson-check-prompt.js";
@@ -42,17 +43,7 @@ export function createOpenAiLessonCheck(options: OpenAiLessonCheckOptions): Less
       ).catch(() => null);
       // A request still queued or running at the deadline goes on (its own timeout ends it); the
       // agent is answered without it.
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<null>((resolve) => {
-        timer = setTimeout(() => {
-          resolve(null);
-        }, options.deadlineMs);
-      });
-      try {
-        return await Promise.race([asked, deadline]);
-      } finally {
-        clearTimeout(timer);
-      }
+      return within(asked, options.deadlineMs, null);
     },
   };
 }
