@@ -1,23 +1,11 @@
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createOpenAiAnswerEvaluator } from "../../src/adapters/llm/openai-answer-evaluator.js";
 import { ReflectorError } from "../../src/domain/errors.js";
-import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { useFakeOpenAiServer } from "../support/fake-openai-suite.js";
 import { taskEvent } from "../support/task-events.js";
 
-let fake: FakeOpenAiServer;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer();
-});
-
-afterAll(async () => {
-  await fake.close();
-});
-
-afterEach(() => {
-  fake.reset();
-});
+const server = useFakeOpenAiServer();
 
 const answered = taskEvent({
   outcome: "partial",
@@ -31,7 +19,7 @@ const answered = taskEvent({
 });
 
 function evaluator() {
-  const client = new OpenAI({ baseURL: fake.url, apiKey: "test-key", maxRetries: 0 });
+  const client = new OpenAI({ baseURL: server().url, apiKey: "test-key", maxRetries: 0 });
   return createOpenAiAnswerEvaluator({
     client,
     model: "fake-light-model",
@@ -47,7 +35,7 @@ const reply = (value: unknown) => ({ kind: "completion" as const, content: JSON.
 
 describe("openai answer evaluator against a local OpenAI-compatible server", () => {
   it("applies Reflector's quality (mean) and retry rule to the model's scores, not the model's own verdict", async () => {
-    fake.enqueueChat(
+    server().enqueueChat(
       reply({
         confidence: 0.4,
         relevance: 0.5,
@@ -68,7 +56,7 @@ describe("openai answer evaluator against a local OpenAI-compatible server", () 
       improvements: ["quote the per-seat price"],
       shouldRetry: true,
     });
-    const [body] = fake.chatRequests();
+    const [body] = server().chatRequests();
     expect(body?.model).toBe("fake-light-model");
     // The question (with its injected instruction) only travels inside its data block.
     const user = body?.messages[1]?.content ?? "";
@@ -79,14 +67,14 @@ describe("openai answer evaluator against a local OpenAI-compatible server", () 
   });
 
   it("asks once more after an invalid reply, then falls back to the offline evaluator, labelled", async () => {
-    fake.enqueueChat({ kind: "completion", content: "not json" }, reply({ confidence: 2 }));
+    server().enqueueChat({ kind: "completion", content: "not json" }, reply({ confidence: 2 }));
     const result = await evaluator().evaluate(answered);
-    expect(fake.chatRequests()).toHaveLength(2);
+    expect(server().chatRequests()).toHaveLength(2);
     expect(result?.evaluator).toBe("heuristic");
   });
 
   it("drops keys it does not name without asking again, and keeps none of them", async () => {
-    fake.enqueueChat(
+    server().enqueueChat(
       reply({
         reasoning: "The answer names a plan but no price.",
         confidence: 0.8,
@@ -98,13 +86,13 @@ describe("openai answer evaluator against a local OpenAI-compatible server", () 
       }),
     );
     const result = await evaluator().evaluate(answered);
-    expect(fake.chatRequests()).toHaveLength(1);
+    expect(server().chatRequests()).toHaveLength(1);
     expect(result).toMatchObject({ evaluator: "openai", quality: 0.8 });
     expect(JSON.stringify(result)).not.toMatch(/reasoning|verdict/);
   });
 
   it("still asks again when a named key has the wrong type, extra keys or not", async () => {
-    fake.enqueueChat(
+    server().enqueueChat(
       reply({
         confidence: "high",
         relevance: 0.9,
@@ -116,12 +104,12 @@ describe("openai answer evaluator against a local OpenAI-compatible server", () 
       reply({ confidence: 0.9, relevance: 0.9, completeness: 0.9, issues: [], improvements: [] }),
     );
     const result = await evaluator().evaluate(answered);
-    expect(fake.chatRequests()).toHaveLength(2);
+    expect(server().chatRequests()).toHaveLength(2);
     expect(result).toMatchObject({ evaluator: "openai", quality: 0.9 });
   });
 
   it("rejects a reply that leaks the confidential marker", async () => {
-    fake.enqueueChat(
+    server().enqueueChat(
       reply({
         confidence: 1,
         relevance: 1,
@@ -132,29 +120,29 @@ describe("openai answer evaluator against a local OpenAI-compatible server", () 
       reply({ confidence: 0.9, relevance: 0.9, completeness: 0.9, issues: [], improvements: [] }),
     );
     const result = await evaluator().evaluate(answered);
-    expect(fake.chatRequests()).toHaveLength(2);
+    expect(server().chatRequests()).toHaveLength(2);
     expect(result).toMatchObject({ evaluator: "openai", quality: 0.9, issues: [] });
   });
 
   it("retries a 429 and surfaces an outage as LLM_UNAVAILABLE so the consumer waits", async () => {
-    fake.enqueueChat(
+    server().enqueueChat(
       { kind: "status", status: 429, headers: { "retry-after": "0" } },
       reply({ confidence: 0.8, relevance: 0.8, completeness: 0.8, issues: [], improvements: [] }),
     );
     expect((await evaluator().evaluate(answered))?.quality).toBe(0.8);
 
-    fake.reset();
-    fake.setChatResponder(() => ({ kind: "status", status: 503 }));
+    server().reset();
+    server().setChatResponder(() => ({ kind: "status", status: 503 }));
     const failure = await evaluator()
       .evaluate(answered)
       .catch((err: unknown) => err);
     expect(failure).toBeInstanceOf(ReflectorError);
     expect((failure as ReflectorError).code).toBe("LLM_UNAVAILABLE");
-    expect(fake.chatRequests()).toHaveLength(3);
+    expect(server().chatRequests()).toHaveLength(3);
   });
 
   it("does not call the model when there is no question and answer", async () => {
     expect(await evaluator().evaluate(taskEvent())).toBeNull();
-    expect(fake.chatRequests()).toHaveLength(0);
+    expect(server().chatRequests()).toHaveLength(0);
   });
 });

@@ -1,12 +1,12 @@
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createHashingEmbedder } from "../../src/adapters/embedding/hashing-embedder.js";
 import { createCircuitBreaker } from "../../src/adapters/llm/circuit-breaker.js";
 import { FairSlots } from "../../src/adapters/llm/fair-slots.js";
 import { createOpenAiLessonCheck } from "../../src/adapters/llm/openai-lesson-check.js";
 import { createLessonIndex } from "../../src/features/lessons/lessons-for-task-index.js";
 import { createLessonsForTask } from "../../src/features/lessons/lessons-for-task.js";
-import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { useFakeOpenAiServer } from "../support/fake-openai-suite.js";
 import { lessonRow, lessonsNow } from "../support/lessons.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -16,19 +16,7 @@ import { waitFor } from "../support/wait-for.js";
  * lessons to meaning (null) instead of failing the agent's request.
  */
 
-let fake: FakeOpenAiServer;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer();
-});
-
-afterAll(async () => {
-  await fake.close();
-});
-
-afterEach(() => {
-  fake.reset();
-});
+const server = useFakeOpenAiServer();
 
 function check(
   over: {
@@ -38,7 +26,7 @@ function check(
     slots?: FairSlots;
   } = {},
 ) {
-  const client = new OpenAI({ baseURL: fake.url, apiKey: "test-key", maxRetries: 0 });
+  const client = new OpenAI({ baseURL: server().url, apiKey: "test-key", maxRetries: 0 });
   return createOpenAiLessonCheck({
     client,
     model: "fake-check-model",
@@ -68,9 +56,9 @@ const content = (text: string) => ({ kind: "completion" as const, content: text 
 
 describe("the model's lesson check against a local OpenAI-compatible server", () => {
   it("sends one JSON-mode request with the task and the numbered lessons, and reads the numbers", async () => {
-    fake.enqueueChat(content('{"apply": [1]}'));
+    server().enqueueChat(content('{"apply": [1]}'));
     expect(await check().applies("tenant-a", task, candidates)).toEqual([0]);
-    const [body] = fake.chatRequests();
+    const [body] = server().chatRequests();
     expect(body).toMatchObject({ model: "fake-check-model", response_format: { type: "json_object" } });
     expect((body as { max_completion_tokens?: number }).max_completion_tokens).toBe(256);
     const user = JSON.stringify(body?.messages);
@@ -80,7 +68,7 @@ describe("the model's lesson check against a local OpenAI-compatible server", ()
   });
 
   it("reads the answers real models give around the object", async () => {
-    fake.enqueueChat(
+    server().enqueueChat(
       content('```json\n{"apply": [2, 1]}\n```'),
       content('Both apply here: {"apply": ["1"], "why": "it is a cancellation"}'),
       content('{"apply": []}'),
@@ -92,7 +80,7 @@ describe("the model's lesson check against a local OpenAI-compatible server", ()
   });
 
   it("gives null for a refusal, a cut answer, prose without an object, an error or no answer in time", async () => {
-    fake.enqueueChat(
+    server().enqueueChat(
       { kind: "completion", content: "", refusal: "I can't help with that." },
       { kind: "completion", content: '{"apply": [1,', finishReason: "length" },
       content("None of these lessons seem relevant to me."),
@@ -101,7 +89,7 @@ describe("the model's lesson check against a local OpenAI-compatible server", ()
     );
     const c = check({ timeoutMs: 300 });
     for (let i = 0; i < 5; i += 1) expect(await c.applies("t", task, candidates)).toBeNull();
-    expect(fake.chatRequests()).toHaveLength(5);
+    expect(server().chatRequests()).toHaveLength(5);
   });
 
   it("answers null at its deadline while queued for a slot the pipeline's requests hold", async () => {
@@ -112,21 +100,21 @@ describe("the model's lesson check against a local OpenAI-compatible server", ()
     const waited = Date.now() - started;
     expect(waited).toBeGreaterThanOrEqual(250);
     expect(waited).toBeLessThan(2_000);
-    expect(fake.chatRequests()).toHaveLength(0);
+    expect(server().chatRequests()).toHaveLength(0);
     // The request queued at the deadline still goes once its slot is free (its own timeout ends it).
-    fake.enqueueChat(content('{"apply": [1]}'));
+    server().enqueueChat(content('{"apply": [1]}'));
     release();
-    await waitFor(() => fake.chatRequests().length === 1, { timeoutMs: 2_000 });
+    await waitFor(() => server().chatRequests().length === 1, { timeoutMs: 2_000 });
   });
 
   it("asks no model about no candidates, and none while the circuit is open", async () => {
     expect(await check().applies("t", task, [])).toEqual([]);
     const breaker = createCircuitBreaker({ failureThreshold: 1, openMs: 60_000 });
-    fake.enqueueChat({ kind: "status", status: 503, body: { error: { message: "overloaded" } } });
+    server().enqueueChat({ kind: "status", status: 503, body: { error: { message: "overloaded" } } });
     const c = check({ breaker });
     expect(await c.applies("t", task, candidates)).toBeNull();
     expect(await c.applies("t", task, candidates)).toBeNull();
-    expect(fake.chatRequests()).toHaveLength(1);
+    expect(server().chatRequests()).toHaveLength(1);
   });
 
   it("serves what the model picked through lessons for a task, and meaning when it cannot answer", async () => {
@@ -160,13 +148,13 @@ describe("the model's lesson check against a local OpenAI-compatible server", ()
     });
     const body = { task: "Cancel a flight reservation", limit: 5, minImportance: 0.5 };
     // The model is shown the lessons nearest first; it picks the one about changing flights.
-    fake.enqueueChat(content('{"apply": [2]}'));
+    server().enqueueChat(content('{"apply": [2]}'));
     const picked = await forTask.forTask("t", body);
     expect(picked.checkedBy).toBe("model");
-    const shown = JSON.stringify(fake.chatRequests()[0]?.messages);
+    const shown = JSON.stringify(server().chatRequests()[0]?.messages);
     expect(shown.indexOf("Cancel the customer")).toBeLessThan(shown.indexOf("Change the customer"));
     expect(picked.lessons.map((l) => l.reflectionId)).toEqual(["lesson-1"]);
-    fake.enqueueChat({ kind: "status", status: 500, body: { error: { message: "boom" } } });
+    server().enqueueChat({ kind: "status", status: 500, body: { error: { message: "boom" } } });
     const fallback = await forTask.forTask("t", body);
     expect(fallback.checkedBy).toBe("meaning");
     expect(fallback.lessons[0]?.reflectionId).toBe("lesson-0");
