@@ -9,9 +9,10 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { lessonCheckMessages, readLessonCheck } from "../src/adapters/llm/lesson-check-prompt.js";
 import { attributeFailure } from "../src/domain/attribution/attribute-failure.js";
+import type { Reflection } from "../src/domain/contracts/index.js";
 import { generateHeuristicReflection } from "../src/domain/heuristic/generate-heuristic-reflection.js";
 import { traceText } from "../src/domain/memory/trace-text.js";
-import { lessonCheckCandidates } from "../src/features/lessons/lessons-for-task.js";
+import { checkCandidateOf, lessonCheckCandidates } from "../src/features/lessons/lessons-for-task.js";
 import {
   rankLessons,
   taskQueryText,
@@ -44,11 +45,7 @@ export function checkPrompt(
   ).map((r) => ({ key: r.lesson.id, relevance: r.relevance, lesson: r.lesson }));
   const messages = lessonCheckMessages(
     { task: query.text },
-    candidates.map(({ lesson }) => ({
-      advice: lesson.strategyText ?? lesson.learning,
-      adjustments: lesson.adjustments,
-      tags: lesson.tags,
-    })),
+    candidates.map(({ lesson }) => checkCandidateOf(lesson)),
     benchNonce,
   );
   const promptSha256 = createHash("sha256").update(JSON.stringify(messages)).digest("hex");
@@ -115,19 +112,7 @@ export async function candidateRecall(
     return [{ f, r, text: traceText(f.event, step === undefined ? undefined : f.event.events[step]) }];
   });
   const vectors = await embedder.embed(written.map((w) => w.text));
-  const extra: IndexedLesson[] = written.map(({ f, r }, i) => ({
-    id: `offline:${f.id}`,
-    projectId: f.event.projectId,
-    strategyText: r.strategyText ?? null,
-    learning: r.learning,
-    adjustments: r.adjustments,
-    tags: r.tags,
-    importance: r.importance,
-    effectiveQuality: 0.8,
-    createdAt: now,
-    lastSeenAt: now,
-    vector: unitVector(vectors[i] ?? []) ?? new Float32Array(0),
-  }));
+  const extra = written.map(({ f, r }, i) => benchLesson(`offline:${f.id}`, f, r, vectors[i] ?? [], now));
   const related = queries.filter((q) => q.kind === "related");
   const qv = await embedder.embed(related.map((q) => taskQueryText({ task: q.text })));
   const offered = (pool: readonly IndexedLesson[], i: number) =>
@@ -150,4 +135,27 @@ export async function candidateRecall(
   });
   const n = String(related.length);
   return `a right lesson among the ${String(lessonCheckCandidates)} the model is offered: ${String(alone)} / ${n} related queries with the 12 lessons; ${String(mixed)} / ${n} with the offline generator's lessons for the ${String(extra.length)} other τ-bench failures it writes one for mixed in (of ${String(others.length)})`;
+}
+
+/** A lesson written for a failure, as the index holds it: served, seen `now`, by the given vector. */
+export function benchLesson(
+  id: string,
+  failure: RealFailure,
+  reflection: Reflection,
+  vector: readonly number[],
+  now: Date,
+): IndexedLesson {
+  return {
+    id,
+    projectId: failure.event.projectId,
+    strategyText: reflection.strategyText ?? null,
+    learning: reflection.learning,
+    adjustments: reflection.adjustments,
+    tags: reflection.tags,
+    importance: reflection.importance,
+    effectiveQuality: 0.8,
+    createdAt: now,
+    lastSeenAt: now,
+    vector: unitVector(vector) ?? new Float32Array(0),
+  };
 }

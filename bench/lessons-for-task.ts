@@ -64,7 +64,7 @@ import {
   type Tau2AirlineTask,
   type TauAirlineTask,
 } from "./real-logs/real-logs.js";
-import { candidateRecall, checkPrompt, recordedChoice } from "./lessons-for-task-check.js";
+import { benchLesson, candidateRecall, checkPrompt, recordedChoice } from "./lessons-for-task-check.js";
 import { latency } from "./lessons-for-task-speed.js";
 import { withDeadline, type BenchResult } from "./support.js";
 
@@ -177,19 +177,9 @@ async function storedLessons(labels: Labels, byId: Map<string, RealFailure>, emb
       traceText(failure.event, failingStep),
     ]);
     lessons.push({
-      key,
-      id: key,
-      projectId: failure.event.projectId,
-      strategyText: reflection.strategyText ?? null,
-      learning: reflection.learning,
-      adjustments: reflection.adjustments,
-      tags: reflection.tags,
-      importance: reflection.importance,
-      effectiveQuality: 0.8,
-      createdAt: now,
-      lastSeenAt: now,
       // As the index chooses: the trace's vector (stored with every lesson since trace matching).
-      vector: unitVector(source ?? embedding ?? []) ?? new Float32Array(0),
+      ...benchLesson(key, failure, reflection, source ?? embedding ?? [], now),
+      key,
       // As the index reads them: the words of the task part of the stored episode text.
       taskWords: wordsOf(taskOfEpisode(episodeText(failure.event, failingStep))),
     });
@@ -447,10 +437,11 @@ async function quality(
   ];
   // The shared-words bar, tuned on the tune split alone: for each bar the best floor's
   // min(hit, clean); the bars that reach the best form a range, and its middle is the bar.
-  const sweep: { minNats: number | null; worst: number; low: number; high: number }[] = [];
+  const sweep: { minNats: number | null; got: Answer[]; worst: number; low: number; high: number }[] = [];
   for (const minNats of [null, ...Array.from({ length: 16 }, (_, i) => (i + 1) / 4)]) {
-    const t = tuneFloor(queries, await answers(queries, lessons, embedder, minNats));
-    sweep.push({ minNats, worst: t.worst, low: t.low, high: t.high });
+    const got = await answers(queries, lessons, embedder, minNats);
+    const t = tuneFloor(queries, got);
+    sweep.push({ minNats, got, worst: t.worst, low: t.low, high: t.high });
   }
   const bestWorst = Math.max(...sweep.map((x) => x.worst));
   const bars = sweep.filter((x) => x.worst === bestWorst && x.minNats !== null).map((x) => x.minNats ?? 0);
@@ -466,9 +457,8 @@ async function quality(
   // upper bound, not a tuning: no number of the code comes from it).
   let ceiling = { worst: -1, hit: 0, clean: 0, bar: null as number | null, floor: 0 };
   for (const x of sweep) {
-    const all = await answers(queries, lessons, embedder, x.minNats);
     for (let i = 0; i <= 100; i += 1) {
-      const s = scoreAt(i / 100, queries, all);
+      const s = scoreAt(i / 100, queries, x.got);
       const worst = Math.min(s.hit, s.clean);
       if (worst > ceiling.worst)
         ceiling = { worst, hit: s.hit, clean: s.clean, bar: x.minNats, floor: i / 100 };
@@ -482,9 +472,8 @@ async function quality(
   lines.push(
     `floor tuned on the tune split at the code's bar: min(hit, clean) is best (${pct(tuned.worst)}) from ${tuned.low.toFixed(2)} to ${tuned.high.toFixed(2)}, middle ${tuned.floor.toFixed(2)}; the code's default: ${defaultRelevanceFloor.toFixed(2)}`,
   );
-  // Meaning alone at the floor it had, for comparison.
-  const before = await answers(queries, lessons, embedder, null);
-  const was = scoreAt(0.28, queries, before);
+  // Meaning alone (the sweep's first row) at the floor it had, for comparison.
+  const was = scoreAt(0.28, queries, sweep[0]?.got ?? []);
   lines.push(
     `meaning alone at floor 0.28 (before shared words counted): right lesson in top 3 ${pct(was.hit)} of ${String(was.related)}, nothing above the floor ${pct(was.clean)} of ${String(was.unrelated)}`,
   );

@@ -1,8 +1,14 @@
 import { z } from "zod";
 import { lessonPrompt } from "../../domain/lessons/lesson-prompt.js";
-import type { Embedder, LessonCheck } from "../../pipeline/ports.js";
+import type { Embedder, LessonCheck, LessonCheckCandidate } from "../../pipeline/ports.js";
 import type { LessonIndex } from "./lessons-for-task-index.js";
-import { rankLessons, taskQueryText, unitVector, type RankedLesson } from "./lessons-for-task-rank.js";
+import {
+  rankLessons,
+  taskQueryText,
+  unitVector,
+  type IndexedLesson,
+  type RankedLesson,
+} from "./lessons-for-task-rank.js";
 import { wordsOf } from "./task-words.js";
 
 /**
@@ -26,6 +32,15 @@ export const defaultRelevanceFloor = 0.28;
  * added lessons are unlabelled). A tenant with many lessons of one kind may want more.
  */
 export const lessonCheckCandidates = 8;
+
+/** A lesson as the model check reads it: its advice (strategy, or learning), adjustments and tags. */
+export function checkCandidateOf(lesson: IndexedLesson): LessonCheckCandidate {
+  return {
+    advice: lesson.strategyText ?? lesson.learning,
+    adjustments: lesson.adjustments,
+    tags: lesson.tags,
+  };
+}
 
 export const LessonsForTaskBody = z.strictObject({
   task: z.string().trim().min(1).max(8_000).describe("what the agent is about to do"),
@@ -156,11 +171,7 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
             : await deps.check.applies(
                 tenantId,
                 { task: body.task, goal: body.goal, tools: body.tools },
-                candidates.map(({ lesson }) => ({
-                  advice: lesson.strategyText ?? lesson.learning,
-                  adjustments: lesson.adjustments,
-                  tags: lesson.tags,
-                })),
+                candidates.map(({ lesson }) => checkCandidateOf(lesson)),
               );
         if (picked !== null) {
           checkedBy = "model";
