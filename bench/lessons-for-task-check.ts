@@ -98,12 +98,13 @@ export function recordedChoice(
  */
 export async function candidateRecall(
   queries: readonly { name: string; text: string; kind: string; right: string[] }[],
-  lessons: readonly (IndexedLesson & { key: string })[],
+  lessons: readonly (IndexedLesson & { key: string; recording: string })[],
   failures: readonly RealFailure[],
   embedder: Embedder,
   now: Date,
 ): Promise<string> {
-  const recorded = new Set(lessons.map((l) => l.id));
+  // The failures the benchmark's lessons were written for already have their lesson.
+  const recorded = new Set(lessons.map((l) => l.recording));
   const others = failures.filter((f) => f.source === "tau-bench/airline" && !recorded.has(f.id));
   const written = others.flatMap((f) => {
     const r = generateHeuristicReflection(f.event);

@@ -164,7 +164,7 @@ function recordedReflection(recording: string, failure: RealFailure): Reflection
 }
 
 async function storedLessons(labels: Labels, byId: Map<string, RealFailure>, embedder: Embedder) {
-  const lessons: (IndexedLesson & { key: string })[] = [];
+  const lessons: (IndexedLesson & { key: string; recording: string })[] = [];
   for (const [key, { recording }] of Object.entries(labels.lessons)) {
     const failure = byId.get(recording);
     if (!failure) throw new Error(`labels name ${recording}, which the real logs do not hold`);
@@ -180,6 +180,7 @@ async function storedLessons(labels: Labels, byId: Map<string, RealFailure>, emb
       // As the index chooses: the trace's vector (stored with every lesson since trace matching).
       ...benchLesson(key, failure, reflection, source ?? embedding ?? [], now),
       key,
+      recording,
       // As the index reads them: the words of the task part of the stored episode text.
       taskWords: wordsOf(taskOfEpisode(episodeText(failure.event, failingStep))),
     });

@@ -27,8 +27,8 @@ export const defaultRelevanceFloor = 0.28;
  * With the model check on, the model is asked about this many lessons by default
  * (`LESSONS_FOR_TASK_CHECK_CANDIDATES`), the nearest to the task in meaning above relevance 0 (or
  * the request's limit, when larger). On the real airline tasks of `npm run bench -- lessons-for-task`
- * a right lesson was among the 8 nearest for 137 of 138 tasks with its 12 lessons; with 38 more
- * lessons of the same tasks mixed in, for 106 at 8, 125 at 16 and 133 at 24 (a lower bound: the
+ * a right lesson was among the 8 nearest for 137 of 138 tasks with its 12 lessons; with 34 more
+ * lessons of the same tasks mixed in, for 109 at 8, 126 at 16 and 133 at 24 (a lower bound: the
  * added lessons are unlabelled). A tenant with many lessons of one kind may want more.
  */
 export const lessonCheckCandidates = 8;
