@@ -58,6 +58,30 @@ export interface RealFailure {
   split: "tune" | "holdout";
 }
 
+/**
+ * What a source is and whether anything was tuned on it. `tuned`: the offline rules' thresholds and
+ * confidences were chosen on its runs (the `tune` split only, but its `holdout` split was read
+ * often enough that it is no longer blind). Every other source is held out: nothing was chosen on it.
+ */
+export function sourceInfo(source: string): { tuned: boolean; what: string } {
+  switch (source) {
+    case "who-and-when/hand-crafted":
+      return { tuned: true, what: "Magentic-One web-research team (Who&When, people's labels)" };
+    case "who-and-when/algorithm-generated":
+      return { tuned: true, what: "AG2 CaptainAgent coding/maths teams (Who&When, people's labels)" };
+    case "tau-bench/airline":
+      return {
+        tuned: true,
+        what: "gpt-4o tool-calling airline agent (τ-bench, label from expected actions)",
+      };
+    default:
+      return { tuned: false, what: heldOutSources[source] ?? "held-out source" };
+  }
+}
+
+/** Held-out sources' descriptions, by source name (filled by their loaders' modules). */
+export const heldOutSources: Record<string, string> = {};
+
 /** The folder of the real logs, or a sentence saying why there is none. */
 export function realLogsDir(env: NodeJS.ProcessEnv = process.env): { dir: string } | { absent: string } {
   const dir = env[realLogsSetting];

@@ -4,10 +4,12 @@ import { answerSourceFailure } from "./answer-source-failure.js";
 import { attributionConfidence } from "./attribution-confidence.js";
 import { failureText, givingUp, lastStepGuess, repetition, shortcutFrom } from "./cue-rules.js";
 import { explicitFailure, recoveredFailure, scanErrors } from "./explicit-errors.js";
-import type { LocatedFailure } from "./located-failure.js";
+import { locatedAt, type LocatedFailure } from "./located-failure.js";
 import { claimMatch, messageMatch } from "./phrase-match.js";
 import { stateChangeFailure, teamShapeFailure } from "./team-rules.js";
 import { createTraceView } from "./trace-view.js";
+import { defaultCalibration, type AttributionCalibration } from "./calibration.js";
+import { baselineAgent, baselineStep, responsibleAgent } from "./trace-baselines.js";
 
 /**
  * Where a failed trace went wrong and which agent did it, from the trace alone (no model).
@@ -77,7 +79,7 @@ import { createTraceView } from "./trace-view.js";
  * is linear and a trace may hold hundreds of kilobytes: a caller that needs the answer in several
  * places computes it once and passes it on (the pipeline carries it in the event's facts).
  */
-export function locateFailure(event: TaskCompleted): LocatedFailure {
+export function locateByEvidence(event: TaskCompleted): LocatedFailure {
   const steps = event.events;
   if (steps.length === 0) {
     return {
@@ -128,6 +130,56 @@ export function locateFailure(event: TaskCompleted): LocatedFailure {
     lastStepGuess(view)
   );
 }
+
+/**
+ * Where a failed trace went wrong and who did it, trusting only what has been measured to hold.
+ * The evidence rules above find a step; their kind of evidence decides the step only when it was
+ * measured more precise than the fallback (a rule that ignores the trace's content, see
+ * calibration.ts), and decides the agent only when its agent precision beats the fallback agent's.
+ * The confidence is the measured precision of what decided. A tool's output is evidence, never the
+ * responsible agent: the agent that called the tool is.
+ */
+export function locateFailure(
+  event: TaskCompleted,
+  calibration: AttributionCalibration = defaultCalibration,
+): LocatedFailure {
+  const found = locateByEvidence(event);
+  const steps = event.events;
+  if (found.stepIndex === undefined) return found;
+  const measured = calibration.byBasis[found.basis];
+  const trusted = measured !== undefined && measured.n >= calibration.minRuns ? measured : undefined;
+  const fallback = calibration.fallback;
+  const stepTrusted =
+    trusted !== undefined && trusted.near > (trusted.fallbackNear ?? fallback.reliability.near);
+  const agentTrusted =
+    trusted !== undefined && trusted.agent > (trusted.fallbackAgent ?? fallback.reliability.agent);
+  const index = stepTrusted ? found.stepIndex : (baselineStep(event, fallback.step) ?? found.stepIndex);
+  const actor = agentTrusted
+    ? responsibleAgent(steps, found.stepIndex)
+    : baselineAgent(event, fallback.agent);
+  if (stepTrusted) {
+    const { actor: _ignored, ...rest } = found.attribution;
+    return {
+      ...found,
+      attribution: {
+        ...rest,
+        ...(actor !== undefined ? { actor } : {}),
+        confidence: round(trusted.exact),
+      },
+    };
+  }
+  const located = locatedAt(
+    steps,
+    "structural_fallback",
+    index,
+    round(fallback.reliability.exact),
+    `no kind of evidence in this trace is measured more precise than the rule "${fallback.step.replace(/_/g, " ")}"`,
+  );
+  const { actor: _stepActor, ...rest } = located.attribution;
+  return { ...located, attribution: { ...rest, ...(actor !== undefined ? { actor } : {}) } };
+}
+
+const round = (x: number) => Math.round(x * 100) / 100;
 
 /**
  * The best offline attribution of a failed task: the step, the agent and the tool held

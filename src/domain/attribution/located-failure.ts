@@ -18,6 +18,7 @@ export type AttributionBasis =
   | "first_state_change"
   | "first_code"
   | "first_worker_step"
+  | "structural_fallback"
   | "no_steps";
 
 export interface LocatedFailure {

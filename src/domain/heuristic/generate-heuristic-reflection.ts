@@ -213,6 +213,8 @@ const basisReasons: Record<Exclude<AttributionBasis, "explicit_error" | "no_step
   first_code: "the first code written there set what the team ran; later steps only ran it",
   first_worker_step:
     "no step explains the failure; the first worker step set the direction the team followed",
+  structural_fallback:
+    "no kind of evidence in the trace is measured more precise than where failures usually are, so this is that rule's guess, not a finding",
 };
 
 /** A step's text as quoted evidence: in backticks when it holds double quotes (JSON arguments). */
