@@ -31,11 +31,17 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TaskCompleted, TraceEvent } from "../../src/domain/contracts/index.js";
+import { loadHeldOutSources } from "./held-out-sources.js";
 
 export const realLogsSetting = "REFLECTOR_REAL_LOGS_DIR";
 
 export type RealLogSource =
-  "who-and-when/hand-crafted" | "who-and-when/algorithm-generated" | "tau-bench/airline";
+  | "who-and-when/hand-crafted"
+  | "who-and-when/algorithm-generated"
+  | "tau-bench/airline"
+  | "agentrx/tau-retail"
+  | "agentrx/magentic-one"
+  | "agenterrorbench/gaia";
 
 export interface RealFailure {
   /** Stable id: source and file or task/trial. */
@@ -79,8 +85,15 @@ export function sourceInfo(source: string): { tuned: boolean; what: string } {
   }
 }
 
-/** Held-out sources' descriptions, by source name (filled by their loaders' modules). */
-export const heldOutSources: Record<string, string> = {};
+/** Held-out sources' descriptions, by source name. */
+export const heldOutSources: Record<string, string> = {
+  "agentrx/tau-retail":
+    "retail customer-service agent, τ-bench retail runs (AgentRx, people's labels; 8 of 29 blame the simulated user)",
+  "agentrx/magentic-one":
+    "Magentic-One web-research team on other runs (AgentRx, people's labels; Who&When's own runs left out)",
+  "agenterrorbench/gaia":
+    "single GAIA research agent driven by GPT-4o, Llama-3.3-70B and Qwen3-8B (AgentErrorBench, people's labels)",
+};
 
 /** The folder of the real logs, or a sentence saying why there is none. */
 export function realLogsDir(env: NodeJS.ProcessEnv = process.env): { dir: string } | { absent: string } {
@@ -102,9 +115,9 @@ export function splitOf(id: string): "tune" | "holdout" {
   return byte % 3 === 0 ? "holdout" : "tune";
 }
 
-const at = (i: number) => new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString();
+export const at = (i: number) => new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString();
 
-function base(id: string, description: string, events: TraceEvent[], message: string): TaskCompleted {
+export function base(id: string, description: string, events: TraceEvent[], message: string): TaskCompleted {
   const key = id.replace(/[^A-Za-z0-9_.-]/g, "-");
   return {
     schemaVersion: 1,
@@ -131,12 +144,12 @@ interface WhoAndWhenFile {
 }
 
 /** `Orchestrator (-> WebSurfer)` is the Orchestrator speaking; the name before the bracket is the agent. */
-function whoAndWhenActor(entry: { role: string; name?: string }): string {
+export function whoAndWhenActor(entry: { role: string; name?: string }): string {
   if (entry.name) return entry.name;
   return entry.role.replace(/\s*\(.*\)\s*$/, "").trim() || entry.role;
 }
 
-const terminalActors = new Set(["ComputerTerminal", "Computer_terminal"]);
+export const terminalActors = new Set(["ComputerTerminal", "Computer_terminal"]);
 
 function loadWhoAndWhen(dir: string, subset: "Hand-Crafted" | "Algorithm-Generated"): RealFailure[] {
   const folder = join(dir, "who-and-when", "Who&When", subset);
@@ -202,7 +215,7 @@ interface TauRun {
 /** Tools that only read; every other airline tool changes the booking database or hands off. */
 const readOnlyTool = /^(get_|search_|list_|calculate|think)/;
 
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
   if (value && typeof value === "object")
     return `{${Object.keys(value)
@@ -370,6 +383,7 @@ export function loadRealFailures(dir: string): RealFailure[] {
     ...loadWhoAndWhen(dir, "Hand-Crafted"),
     ...loadWhoAndWhen(dir, "Algorithm-Generated"),
     ...loadTauAirline(dir),
+    ...loadHeldOutSources(dir),
   ];
 }
 

@@ -11,7 +11,7 @@ export interface TraceView {
   steps: readonly TraceEvent[];
   /** The index of the final step (the answer). */
   last: number;
-  /** The steps cues are searched in, in order: the agents' steps, not the final answer or the user's. */
+  /** The steps cues are searched in, in order: the agents' steps, not the final answer, the user's or the system prompt. */
   searchable: readonly number[];
   /** Step `i`'s text, lower-cased ("" past the end). */
   lower: (i: number) => string;
@@ -42,7 +42,8 @@ export function createTraceView(event: TaskCompleted): TraceView {
   const last = steps.length - 1;
   const searchable: number[] = [];
   for (let i = 0; i < (last > 0 ? last : 1); i += 1) {
-    if (roleOf(steps[i]?.actor) !== "user") searchable.push(i);
+    // The user's messages and the system prompt are what the agents were given, not what they did.
+    if (roleOf(steps[i]?.actor) !== "user" && steps[i]?.type !== "system_event") searchable.push(i);
   }
   return { event, steps, last, searchable, lower, flat };
 }
