@@ -1,4 +1,10 @@
 import { normalise, squeeze } from "../../domain/attribution/trace-scan.js";
+import {
+  defaultCalibration,
+  heldOutPrecision,
+  type AttributionCalibration,
+} from "../../domain/attribution/calibration.js";
+import type { AttributionBasis } from "../../domain/attribution/located-failure.js";
 import { Attribution, type TaskCompleted, type TraceEvent } from "../../domain/contracts/index.js";
 
 /**
@@ -133,27 +139,26 @@ export function readModelAttribution(raw: unknown, event?: TaskCompleted): Attri
 
 /**
  * How often a capable model's attribution named the annotated step of a multi-agent run: 7 of 12
- * recorded answers on the Who&When tune split (bench/attribution.ts). The rules that could compete
- * with it below that (a shortcut in an agent's words, the code that printed the answer, the
- * answer's source, a team's first code or first worker step) fire on such runs. On a single
- * tool-using agent's runs the model was right 1 of 6 times (it names the reasoning before the
- * call, the annotators the call itself); the rule that fires there, its first change of state, is
- * 0.85 precise and outranks the model either way. A model's own `confidence` is not calibrated (it
- * said 0.4–0.85 for those answers, right or wrong alike), so it is not what is compared.
+ * recorded answers on the Who&When tune split (bench/attribution.ts). A model's own `confidence` is
+ * not calibrated (it said 0.4–0.85 for those answers, right or wrong alike), so it is not what is
+ * compared.
  */
 export const modelAttributionPrecision = 0.58;
 
 /**
  * The attribution a reflection carries: the model's when it gives one, unless the offline rules
- * named another step on a kind of evidence more precise than the model has proven. The offline
- * confidence is its kind's measured precision (attribution-confidence.ts), so both sides are "how often
- * right": an error the run never recovered from, the step quoting the task's error, a claim
- * verification refuted, a failure the agent ignored, a tool-using agent's first change of state
- * outrank the model; a shortcut cue, the code that printed the answer, the answer's source, a
- * team's first code or first worker step (0.2–0.55) do not.
+ * named another step on a kind of evidence that held, on sources nothing was tuned on, more often
+ * than the model has proven. Measured there (calibration.ts), no kind does today: a tool-using
+ * agent's first change of state, 0.86 on the runs it was tuned on, named the annotated step of 24 %
+ * of held-out retail runs, and a tool's error message is evidence, not the agent at fault.
  */
-export function chooseAttribution(model: Attribution | undefined, offline: Attribution): Attribution {
+export function chooseAttribution(
+  model: Attribution | undefined,
+  offline: Attribution,
+  basis: AttributionBasis,
+  calibration: AttributionCalibration = defaultCalibration,
+): Attribution {
   if (!model) return offline;
   if (offline.stepIndex === undefined || offline.stepIndex === model.stepIndex) return model;
-  return offline.confidence > modelAttributionPrecision ? offline : model;
+  return heldOutPrecision(basis, calibration) > modelAttributionPrecision ? offline : model;
 }

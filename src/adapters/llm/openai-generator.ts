@@ -84,7 +84,10 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
       const withAttribution = (reflection: Reflection): Reflection =>
         request.event.outcome === "success"
           ? reflection
-          : { ...reflection, attribution: chooseAttribution(reflection.attribution, located.attribution) };
+          : {
+              ...reflection,
+              attribution: chooseAttribution(reflection.attribution, located.attribution, located.basis),
+            };
       const messages: ChatMessage[] = [
         { role: "system", content: prompt.system },
         { role: "user", content: prompt.user },

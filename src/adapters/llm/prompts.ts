@@ -1,4 +1,5 @@
 import { locateFailure } from "../../domain/attribution/attribute-failure.js";
+import { heldOutPrecision } from "../../domain/attribution/calibration.js";
 import type { LocatedFailure } from "../../domain/attribution/located-failure.js";
 import type { TaskCompleted } from "../../domain/contracts/index.js";
 import type { GenerationRequest } from "../../pipeline/ports.js";
@@ -97,8 +98,8 @@ export function dataBlock(tag: string, nonce: string, value: unknown): string {
 }
 
 /**
- * The rule-based guess is shown to the model only when it is more likely right than wrong (its
- * confidence is the rule's measured precision). On recorded answers of a capable model to prompts
+ * The rule-based guess is shown to the model only when its kind of evidence was more likely right
+ * than wrong on sources nothing was tuned on (calibration.ts; none is today). On recorded answers of a capable model to prompts
  * that always showed it, the guess was right in 5 of 36 real runs and the model named the guessed
  * step 6 times (right 4 times): a weak guess is at best ignored and at worst followed.
  */
@@ -118,7 +119,9 @@ export function traceData(request: GenerationRequest, options: TraceDataOptions)
   const long = detail.longTextChars;
   const evaluation = request.answerEvaluation;
   const located =
-    event.outcome === "success" || (options.located?.attribution.confidence ?? 0) < hintMinConfidence
+    event.outcome === "success" ||
+    options.located === undefined ||
+    heldOutPrecision(options.located.basis) < hintMinConfidence
       ? undefined
       : options.located;
   return {
@@ -303,7 +306,8 @@ export function buildReflectionPrompt(
   const available = maxTokens - repairReserveTokens(maxTokens);
   const event = request.event;
   const located = options.located ?? locateFailure(event);
-  const focus = event.outcome === "success" ? undefined : located.stepIndex;
+  // The step the trace's evidence points at is shown whole, trusted for attribution or not.
+  const focus = event.outcome === "success" ? undefined : (located.evidenceIndex ?? located.stepIndex);
   const system = systemPrompt(secrets, guidance);
   const measure = (user: string) => estimateMessagesTokens([{ content: system }, { content: user }]);
   const none: StepSelection = { entries: [], shown: 0, omitted: event.events.length };

@@ -4,7 +4,7 @@ import { answerSourceFailure } from "./answer-source-failure.js";
 import { attributionConfidence } from "./attribution-confidence.js";
 import { failureText, givingUp, lastStepGuess, repetition, shortcutFrom } from "./cue-rules.js";
 import { explicitFailure, recoveredFailure, scanErrors } from "./explicit-errors.js";
-import { locatedAt, type LocatedFailure } from "./located-failure.js";
+import { locatedAt, type AttributionBasis, type LocatedFailure } from "./located-failure.js";
 import { claimMatch, messageMatch } from "./phrase-match.js";
 import { stateChangeFailure, teamShapeFailure } from "./team-rules.js";
 import { createTraceView } from "./trace-view.js";
@@ -146,6 +146,11 @@ export function locateFailure(
   const found = locateByEvidence(event);
   const steps = event.events;
   if (found.stepIndex === undefined) return found;
+  // What the trace itself reports (an error event, the task's own error message, a refuted claim)
+  // is a fact, not an inference: it stands unless measured worse than the fallback. Public
+  // annotated logs hold almost none of it, so its confidence is the prior in
+  // attribution-confidence.ts, and it never sets the rules above a model (heldOutPrecision).
+  if (reportedFacts.has(found.basis) && calibration.byBasis[found.basis] === undefined) return found;
   const measured = calibration.byBasis[found.basis];
   const trusted = measured !== undefined && measured.n >= calibration.minRuns ? measured : undefined;
   const fallback = calibration.fallback;
@@ -176,10 +181,22 @@ export function locateFailure(
     `no kind of evidence in this trace is measured more precise than the rule "${fallback.step.replace(/_/g, " ")}"`,
   );
   const { actor: _stepActor, ...rest } = located.attribution;
-  return { ...located, attribution: { ...rest, ...(actor !== undefined ? { actor } : {}) } };
+  return {
+    ...located,
+    attribution: { ...rest, ...(actor !== undefined ? { actor } : {}) },
+    evidenceIndex: found.stepIndex,
+  };
 }
 
 const round = (x: number) => Math.round(x * 100) / 100;
+
+const reportedFacts: ReadonlySet<AttributionBasis> = new Set([
+  "explicit_error",
+  "message_match",
+  "claim_match",
+  "ignored_error",
+  "no_steps",
+]);
 
 /**
  * The best offline attribution of a failed task: the step, the agent and the tool held

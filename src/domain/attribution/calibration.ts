@@ -27,6 +27,11 @@ export interface AttributionCalibration {
   byBasis: Partial<Record<AttributionBasis, Reliability>>;
   fallback: { step: StepBaseline; agent: AgentBaseline; reliability: Reliability };
   minRuns: number;
+  /**
+   * Each kind's precision on sources nothing was tuned on. Only this may set the rules above a
+   * model: their guess is shown to a model, or replaces its answer, only where it held there.
+   */
+  heldOut: Partial<Record<AttributionBasis, Reliability>>;
 }
 
 /**
@@ -58,4 +63,23 @@ export const defaultCalibration: AttributionCalibration = {
     reliability: { n: 300, exact: 0.06, near: 0.28, agent: 0.68 },
   },
   minRuns: 10,
+  // AgentRx's τ-bench retail runs and AgentErrorBench's GAIA runs (77 labelled failed runs), as
+  // `npm run bench -- generalisation` prints them under "reliability on the held-out sources".
+  heldOut: {
+    first_state_change: { n: 25, exact: 0.24, near: 0.28, agent: 0.76 },
+    shortcut: { n: 21, exact: 0.15, near: 0.24, agent: 0.81 },
+    reasoning_cue: { n: 13, exact: 0.08, near: 0.08, agent: 1 },
+  },
 };
+
+/**
+ * How often a kind of evidence named the annotated step on sources nothing was tuned on: 0 for a
+ * kind measured there on fewer than `minRuns` runs (unproven is not precise).
+ */
+export function heldOutPrecision(
+  basis: AttributionBasis,
+  calibration: AttributionCalibration = defaultCalibration,
+): number {
+  const measured = calibration.heldOut[basis];
+  return measured !== undefined && measured.n >= calibration.minRuns ? measured.exact : 0;
+}

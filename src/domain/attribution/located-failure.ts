@@ -27,6 +27,11 @@ export interface LocatedFailure {
   stepIndex: number | undefined;
   step: TraceEvent | undefined;
   attribution: Attribution;
+  /**
+   * Where the evidence rules pointed when their kind was not trusted and the fallback answered:
+   * still the step a reader (or a model) should see in full.
+   */
+  evidenceIndex?: number;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
 import { isErrorStep } from "./explicit-errors.js";
-import { roleOf } from "./trace-view.js";
+import { callBefore, roleOf } from "./trace-view.js";
 
 /**
  * Rules that ignore what the trace says: where a failure "always" is and who "always" did it. They
@@ -42,16 +42,25 @@ export function isAgentStep(step: TraceEvent | undefined): boolean {
   return roleOf(step.actor) !== "user";
 }
 
-/** The agent responsible for step `index`: its own actor, or for a tool's output the caller's. */
+/**
+ * The agent responsible for step `index`: its own actor; for a tool's output, the agent whose call
+ * led to it when the trace holds that call, else the actor the output names when that actor acts as
+ * an agent elsewhere in the trace, else the last agent before it — never the tool or its environment.
+ */
 export function responsibleAgent(steps: readonly TraceEvent[], index: number): string | undefined {
   const step = steps[index];
   if (!step) return undefined;
   if (isAgentStep(step)) return step.actor;
+  const caller = callBefore(steps, index);
+  if (caller?.actor !== undefined) return caller.actor;
+  const named = step.actor;
+  if (named !== undefined && named !== step.toolName && steps.some((s) => isAgentStep(s) && s.actor === named))
+    return named;
   for (let i = index - 1; i >= 0; i -= 1) {
     const before = steps[i];
     if (isAgentStep(before) && before?.actor !== undefined) return before.actor;
   }
-  return step.type === "tool_response" || step.type === "error_event" ? undefined : step.actor;
+  return undefined;
 }
 
 /** The step a baseline names (always defined for a non-empty trace). */

@@ -207,7 +207,9 @@ describe("the prompt token budget on real-sized multi-agent traces", () => {
         expect(prompt.estimatedTokens).toBeLessThanOrEqual(maxTokens - repairReserveTokens(maxTokens));
 
         const data = dataOf(prompt.user);
-        expect(data.ruleBasedAttribution).toMatchObject({ stepIndex: 61, actor: "WebSurfer" });
+        // The cue at step 61 is not a kind of evidence proven where nothing was tuned: no guess is
+        // shown to the model, but the step is kept whole.
+        expect(data.ruleBasedAttribution).toBeUndefined();
         const shown = data.events.filter((e) => e.index !== undefined);
         const failing = shown.find((e) => e.index === 61);
         expect(failing?.actor).toBe("WebSurfer");

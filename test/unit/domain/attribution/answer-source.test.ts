@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { answerValue, numbersIn, statesAnswer } from "../../../../src/domain/attribution/answer-source.js";
-import { locateFailure } from "../../../../src/domain/attribution/attribute-failure.js";
+import { locateByEvidence } from "../../../../src/domain/attribution/attribute-failure.js";
 import { attributionConfidence } from "../../../../src/domain/attribution/attribution-confidence.js";
 import type { TaskCompleted, TraceEvent } from "../../../../src/domain/contracts/index.js";
 import { taskEvent } from "../../../support/task-events.js";
@@ -99,7 +99,7 @@ describe("attribution of a wrong answer to its source", () => {
       step(5, { actor: "Orchestrator", content: "WebSurfer reported 552,186; that answers the request." }),
       step(6, { actor: "Orchestrator", content: "FINAL ANSWER: 552,186" }),
     ]);
-    expect(locateFailure(event)).toMatchObject({
+    expect(locateByEvidence(event)).toMatchObject({
       basis: "answer_source",
       stepIndex: 4,
       attribution: { actor: "WebSurfer", confidence: attributionConfidence.answerSource },
@@ -129,7 +129,7 @@ describe("attribution of a wrong answer to its source", () => {
       step(4, { actor: "Assistant", content: "The median delay is 734 minutes." }),
       step(5, { actor: "Assistant", content: "The final answer is: 734" }),
     ]);
-    expect(locateFailure(event)).toMatchObject({
+    expect(locateByEvidence(event)).toMatchObject({
       basis: "computed_by",
       stepIndex: 0,
       attribution: { actor: "Coder" },
@@ -153,7 +153,7 @@ describe("attribution of a wrong answer to its source", () => {
       step(3, { actor: "Verifier", content: "Consistent with the task. No further checks needed." }),
       step(4, { actor: "Assistant", content: "The final answer is: 75" }),
     ]);
-    expect(locateFailure(event)).toMatchObject({
+    expect(locateByEvidence(event)).toMatchObject({
       basis: "ignored_error",
       stepIndex: 2,
       attribution: { actor: "Assistant", confidence: attributionConfidence.ignoredError },
@@ -178,7 +178,7 @@ describe("attribution of a wrong answer to its source", () => {
       }),
       step(3, { actor: "Assistant", content: "The final answer is: 10.2" }),
     ]);
-    expect(locateFailure(skipped)).toMatchObject({
+    expect(locateByEvidence(skipped)).toMatchObject({
       basis: "shortcut",
       stepIndex: 2,
       attribution: { actor: "Verifier" },
@@ -194,7 +194,7 @@ describe("attribution of a wrong answer to its source", () => {
       }),
       step(3, { actor: "Orchestrator", content: "FINAL ANSWER: 22" }),
     ]);
-    expect(locateFailure(guessed)).toMatchObject({
+    expect(locateByEvidence(guessed)).toMatchObject({
       basis: "shortcut",
       stepIndex: 2,
       attribution: { actor: "Orchestrator", confidence: attributionConfidence.shortcut },
@@ -208,7 +208,7 @@ describe("attribution of a wrong answer to its source", () => {
       step(2, { actor: "WebSurfer", content: "The table says 12 papers match." }),
       step(3, { actor: "Orchestrator", content: "FINAL ANSWER: 12" }),
     ]);
-    expect(locateFailure(event)).toMatchObject({ basis: "answer_source", stepIndex: 2 });
+    expect(locateByEvidence(event)).toMatchObject({ basis: "answer_source", stepIndex: 2 });
   });
 
   it("blames whoever took one page's count for the whole list", () => {
@@ -223,7 +223,7 @@ describe("attribution of a wrong answer to its source", () => {
       step(2, { actor: "Orchestrator", content: "WebSurfer has counted the papers: 4. Request satisfied." }),
       step(3, { actor: "Orchestrator", content: "FINAL ANSWER: 4" }),
     ]);
-    expect(locateFailure(event)).toMatchObject({
+    expect(locateByEvidence(event)).toMatchObject({
       basis: "shortcut",
       stepIndex: 2,
       attribution: { actor: "Orchestrator" },
@@ -246,7 +246,7 @@ describe("attribution of a wrong answer to its source", () => {
         step(2, { actor: "Assistant", content: "FINAL ANSWER: 1280.50" }),
       ],
     });
-    expect(locateFailure(event)).toMatchObject({ basis: "explicit_error", stepIndex: 1 });
+    expect(locateByEvidence(event)).toMatchObject({ basis: "explicit_error", stepIndex: 1 });
   });
 
   it("does not take the plan that restates the question for the answer's source", () => {
@@ -260,6 +260,6 @@ describe("attribution of a wrong answer to its source", () => {
       step(1, { actor: "WebSurfer", content: "The discography lists 3 studio albums in that range." }),
       step(2, { actor: "Orchestrator", content: "FINAL ANSWER: 3" }),
     ]);
-    expect(locateFailure(event)).toMatchObject({ basis: "answer_source", stepIndex: 1 });
+    expect(locateByEvidence(event)).toMatchObject({ basis: "answer_source", stepIndex: 1 });
   });
 });

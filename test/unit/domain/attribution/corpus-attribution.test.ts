@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { locateFailure } from "../../../../src/domain/attribution/attribute-failure.js";
+import { locateByEvidence } from "../../../../src/domain/attribution/attribute-failure.js";
 import { TaskCompletedV1 } from "../../../../src/domain/contracts/index.js";
 import {
   bigTrace,
@@ -19,7 +19,7 @@ function score(traces: ReturnType<typeof multiAgentFailures>) {
   let step = 0;
   let agent = 0;
   for (const trace of traces) {
-    const located = locateFailure(TaskCompletedV1.parse(trace.event));
+    const located = locateByEvidence(TaskCompletedV1.parse(trace.event));
     if (located.stepIndex === trace.failingStepIndex) step += 1;
     if (located.attribution.actor === trace.failingActor) agent += 1;
   }
@@ -45,7 +45,7 @@ describe("attribution on the labelled corpus", () => {
 
   it("names the guilty step of the 130-step, 340 KB trace", () => {
     const big = bigTrace();
-    const located = locateFailure(TaskCompletedV1.parse(big.event));
+    const located = locateByEvidence(TaskCompletedV1.parse(big.event));
     expect(located.stepIndex).toBe(big.failingStepIndex);
     expect(located.attribution.actor).toBe(big.failingActor);
   });

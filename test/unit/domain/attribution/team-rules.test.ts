@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { locateFailure } from "../../../../src/domain/attribution/attribute-failure.js";
+import { locateByEvidence } from "../../../../src/domain/attribution/attribute-failure.js";
 import {
   firstCodeStep,
   firstStateChange,
@@ -67,7 +67,7 @@ describe("the run's shape", () => {
       step(5, { actor: "agent", content: "Your flight is changed." }),
     ]);
     expect(firstStateChange(event.events)).toBe(3);
-    expect(locateFailure(event)).toMatchObject({
+    expect(locateByEvidence(event)).toMatchObject({
       basis: "first_state_change",
       attribution: { stepIndex: 3, actor: "agent", toolName: "update_reservation_flights", confidence: 0.85 },
     });
@@ -83,7 +83,7 @@ describe("the run's shape", () => {
     expect(firstCodeStep(steps)).toBe(1);
     // Code that no terminal ran is not a coding team's work.
     expect(firstCodeStep(steps.filter((s) => s.type !== "tool_response"))).toBe(-1);
-    expect(locateFailure(failed(steps))).toMatchObject({
+    expect(locateByEvidence(failed(steps))).toMatchObject({
       basis: "first_code",
       attribution: { stepIndex: 1, actor: "Data_Expert" },
     });
