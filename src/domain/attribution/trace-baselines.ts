@@ -54,7 +54,11 @@ export function responsibleAgent(steps: readonly TraceEvent[], index: number): s
   const caller = callBefore(steps, index);
   if (caller?.actor !== undefined) return caller.actor;
   const named = step.actor;
-  if (named !== undefined && named !== step.toolName && steps.some((s) => isAgentStep(s) && s.actor === named))
+  if (
+    named !== undefined &&
+    named !== step.toolName &&
+    steps.some((s) => isAgentStep(s) && s.actor === named)
+  )
     return named;
   for (let i = index - 1; i >= 0; i -= 1) {
     const before = steps[i];

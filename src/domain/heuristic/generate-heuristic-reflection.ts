@@ -213,8 +213,7 @@ const basisReasons: Record<Exclude<AttributionBasis, "explicit_error" | "no_step
   first_code: "the first code written there set what the team ran; later steps only ran it",
   first_worker_step:
     "no step explains the failure; the first worker step set the direction the team followed",
-  structural_fallback:
-    "no kind of evidence in the trace is measured more precise than where failures usually are, so this is that rule's guess, not a finding",
+  structural_fallback: "a rule that ignores the trace's content chose it, not a finding",
 };
 
 /** A step's text as quoted evidence: in backticks when it holds double quotes (JSON arguments). */
@@ -226,7 +225,14 @@ const quoteEvidence = (text: string) =>
 /** Where the trace went wrong and who did it, when no explicit failing step already says so. */
 function attributionSentence(located: LocatedFailure, event: TaskCompleted): string {
   const a = located.attribution;
-  if (located.basis === "explicit_error" || located.basis === "no_steps" || located.stepIndex === undefined)
+  // A fallback is a rule that ignores the trace's content: the attribution carries it, at its low
+  // confidence, but the analysis does not present it as a finding.
+  if (
+    located.basis === "explicit_error" ||
+    located.basis === "no_steps" ||
+    located.basis === "structural_fallback" ||
+    located.stepIndex === undefined
+  )
     return "";
   const who = [a.actor, a.toolName ? `on ${a.toolName}` : undefined].filter(Boolean).join(" ");
   // The evidence is quoted only when it is the step's own text; otherwise it is the rule's words.

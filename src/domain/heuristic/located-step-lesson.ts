@@ -110,7 +110,7 @@ export function locatedStepLesson(located: LocatedFailure, event: TaskCompleted)
   // The answer's own step as its source says nothing about where the value came from.
   if (basis === "answer_source" && located.stepIndex === event.events.length - 1) return null;
   const n = String(located.stepIndex);
-  const who = located.attribution.actor ?? step.actor ?? "the agent";
+  const who = step.actor ?? located.attribution.actor ?? "the agent";
   const tool = located.attribution.toolName ?? step.toolName;
   const evidence = located.attribution.evidence ?? step.content;
   const said = `"${clean(step.content.includes(evidence.replace(/…$/, "")) ? evidence : step.content, 120)}"`;
