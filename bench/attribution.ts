@@ -294,8 +294,9 @@ export function benchAttribution(env: NodeJS.ProcessEnv = process.env): Promise<
     const parsed = parseReflectionOutput(answer.content, prompt.secrets, system, failure.event);
     const attribution = parsed.ok ? parsed.reflection.attribution : undefined;
     if (!parsed.ok) unparsed += 1;
-    const offline = locateFailure(failure.event).attribution;
-    const both = chooseAttribution(attribution, offline);
+    const located = locateFailure(failure.event);
+    const offline = located.attribution;
+    const both = chooseAttribution(attribution, offline, located.basis);
     if (offline.confidence >= hintMinConfidence) {
       hintToday.shown += 1;
       if (offline.stepIndex === failure.label.step) hintToday.right += 1;

@@ -50,7 +50,7 @@ export interface Score {
 }
 
 const sameAgent = (a: string | undefined, b: string | undefined) =>
-  a !== undefined && b !== undefined && a.trim().toLowerCase() === b.trim().toLowerCase();
+  b !== undefined && a?.trim().toLowerCase() === b.trim().toLowerCase();
 
 export function score(failures: readonly RealFailure[], rule: (e: TaskCompleted) => Named): Score {
   const s: Score = { n: 0, withAgent: 0, withStep: 0, agent: 0, exact: 0, near: 0 };
@@ -176,7 +176,8 @@ export function measureReliability(
     tallies.set(found.basis, t);
   }
   const out: Partial<Record<AttributionBasis, Reliability>> = {};
-  for (const [basis, t] of tallies)
+  for (const [basis, t] of tallies) {
+    if (basis === "structural_fallback") continue;
     out[basis] = {
       n: Math.min(t.nStep, t.nAgent === 0 ? t.nStep : t.nAgent) || t.n,
       exact: round(share(t.exact, t.nStep) || 0),
@@ -185,6 +186,7 @@ export function measureReliability(
       fallbackNear: round(share(t.fbNear, t.nStep) || 0),
       fallbackAgent: round(share(t.fbAgent, t.nAgent) || 0),
     };
+  }
   return out;
 }
 
@@ -238,6 +240,7 @@ export function calibrateOn(sources: readonly (readonly RealFailure[])[]): Attri
     byBasis: measureReliability(sources.flat(), fallback),
     fallback,
     minRuns: defaultCalibration.minRuns,
+    heldOut: {},
   };
 }
 
@@ -248,7 +251,11 @@ const general =
     return { step: located.stepIndex, agent: located.attribution.actor };
   };
 
-export async function benchGeneralisation(): Promise<BenchResult> {
+export function benchGeneralisation(): Promise<BenchResult> {
+  return Promise.resolve(generalisation());
+}
+
+function generalisation(): BenchResult {
   const lines: string[] = [];
   const say = (line: string) => lines.push(line);
   const where = realLogsDir();
@@ -309,6 +316,15 @@ export async function benchGeneralisation(): Promise<BenchResult> {
     }
   }
 
+  say("  pooled over the held-out sources (calibration.ts `heldOut`):");
+  const pooled = measureReliability(
+    heldOut.flatMap(([, runs]) => runs),
+    defaultCalibration.fallback,
+  );
+  for (const [basis, r] of Object.entries(pooled))
+    say(
+      `    ${basis}: { n: ${String(r.n)}, exact: ${String(r.exact)}, near: ${String(r.near)}, agent: ${String(r.agent)} },`,
+    );
   say("");
   say("leave one source out: the calibration chosen on every other source, reported on this one");
   for (const [source, runs] of bySource) {

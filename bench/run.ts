@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|calibration|judge|model-bound|otlp|otlp-http|tracing|max-events|lessons-for-task`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|calibration|judge|model-bound|otlp|otlp-http|tracing|max-events|lessons-for-task`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -9,6 +9,7 @@ import { benchE2e } from "./e2e.js";
 import { benchEmbedderQuality } from "./embedder-quality.js";
 import { benchEmbeddings } from "./embeddings.js";
 import { benchFloor } from "./floor.js";
+import { benchGeneralisation } from "./generalisation.js";
 import { benchJudge } from "./judge.js";
 import { benchLatency } from "./latency.js";
 import { benchLessonsForTask } from "./lessons-for-task.js";
@@ -32,6 +33,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   calls: () => benchLlmCalls(),
   "calls-recorded": () => benchLlmCallsRecorded(),
   attribution: () => benchAttribution(),
+  generalisation: () => benchGeneralisation(),
   "prompt-coverage": () => benchPromptCoverage(),
   latency: () => benchLatency(),
   rss: () => benchRss(),

@@ -10,6 +10,15 @@
  *   - `data/magentic_dataset/*.json` + `data/ground_truth/magentic_one_ground_truth.json`: 44
  *     failed Magentic-One runs (GAIA, AssistantBench). `step_number` is 1-based over the list. Runs
  *     that are Who&When's own (the same messages) are left out: those were tuned on.
+ * - `agentprocessbench/hotpotqa.jsonl`: AgentProcessBench's HotpotQA runs of a search agent
+ *   (github.com/RUCBM/AgentProcessBench, arXiv:2603.14465): people labelled every agent turn +1, 0
+ *   or -1; a failed run (`final_label` -1) is labelled at its first -1 turn — the first error,
+ *   which the authors' guide allows to be later corrected, not always the decisive one.
+ * - `aftraj-sample100/sample100_by_benchmark/<benchmark>/*.json`: a 100-run sample of AFTraj
+ *   (github.com/zhangshixuan323-afk/AgentForesight, arXiv:2605.08715; MIT): multi-agent runs on
+ *   TravelPlanner, WebArena, SWE-bench Pro, VitaBench and Terminal-Bench, each labelled with the
+ *   decisive step and agent by the authors' multi-judge pipeline of models — read by models, not
+ *   by people. TravelPlanner's agents are named by role as the authors score them.
  * - `agenterrorbench/`: the GAIA part of AgentErrorBench (Zhu et al. 2025, "Where LLM Agents Fail
  *   and How They Can Learn From Failures", arXiv:2509.25370; released with github.com/ulab-uiuc/
  *   AgentDebug, read from the copy in github.com/mel-hsw/agent-failure-attribution,
@@ -69,6 +78,7 @@ export function chatEvents(messages: readonly ChatMessage[]): {
   return { events, firstEventOf };
 }
 
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the caller names the file's shape
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, "utf8")) as T;
 
 function loadAgentRxRetail(dir: string): RealFailure[] {
@@ -251,7 +261,125 @@ function loadAgentErrorBenchGaia(dir: string): RealFailure[] {
   });
 }
 
+interface ProcessBenchRun {
+  total_index: number;
+  question: string;
+  messages: ChatMessage[];
+  step_labels: Record<string, number>;
+  final_label: number;
+}
+
+function loadAgentProcessBench(dir: string): RealFailure[] {
+  const file = join(dir, "agentprocessbench", "hotpotqa.jsonl");
+  if (!existsSync(file)) return [];
+  const source = "agentprocessbench/hotpotqa" as const;
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((line) => line.trim())
+    .map((line) => JSON.parse(line) as ProcessBenchRun)
+    .filter((run) => run.final_label === -1)
+    .flatMap((run) => {
+      const firstError = Object.keys(run.step_labels)
+        .map(Number)
+        .sort((a, b) => a - b)
+        .find((k) => run.step_labels[String(k)] === -1);
+      if (firstError === undefined) return [];
+      const { events, firstEventOf } = chatEvents(run.messages);
+      const id = `${source}/${String(run.total_index)}`;
+      return [
+        {
+          id,
+          source,
+          event: base(
+            id,
+            run.question,
+            events,
+            "The agent's final answer was judged wrong against the task's reference answer.",
+          ),
+          label: {
+            agent: "assistant",
+            step: firstEventOf[firstError],
+            reason: "the first step people marked -1",
+          },
+          taskKey: id,
+          split: splitOf(id),
+        },
+      ];
+    });
+}
+
+/** TravelPlanner's agents by the role the AFTraj authors score them under. */
+const travelPlannerRoles: Record<string, string> = {
+  transport_agent: "Action_Expert",
+  stay_agent: "Action_Expert",
+  food_attr_agent: "Action_Expert",
+  manager_agent: "Task_Planner",
+  verifier_agent: "Verification_Expert",
+};
+
+interface AfTrajRun {
+  history: { content: string | null; role: string; name?: string }[];
+  mistake_agent: string;
+  mistake_step: number | string;
+  mistake_reason: string;
+}
+
+function loadAfTraj(dir: string): RealFailure[] {
+  const root = join(dir, "aftraj-sample100", "sample100_by_benchmark");
+  if (!existsSync(root)) return [];
+  return readdirSync(root)
+    .sort()
+    .flatMap((benchmark) =>
+      readdirSync(join(root, benchmark))
+        .filter((f) => f.endsWith(".json"))
+        .sort()
+        .map((file) => {
+          const run = JSON.parse(readFileSync(join(root, benchmark, file), "latin1")) as AfTrajRun;
+          const source = benchmark === "travelplanner" ? "aftraj/travelplanner" : "aftraj/web-code-service";
+          const id = `${source}/${file.replace(/\.json$/, "")}`;
+          const events: TraceEvent[] = run.history.map((entry, i) => {
+            const named = (entry.name ?? entry.role).replace(/\s*\(.*\)\s*$/, "").trim();
+            const actor = benchmark === "travelplanner" ? (travelPlannerRoles[named] ?? named) : named;
+            const terminal = terminalActors.has(actor);
+            return {
+              eventId: `step-${String(i)}`,
+              type: actor === "human" ? "system_event" : terminal ? "tool_response" : "llm_response",
+              timestamp: at(i + 1),
+              content: entry.content ?? "",
+              actor,
+              ...(terminal ? { toolName: "environment" } : {}),
+            };
+          });
+          const agent = run.mistake_agent.replace(/\s*\(.*\)\s*$/, "").trim();
+          return {
+            id,
+            source,
+            event: base(
+              id,
+              run.history[0]?.content ?? "",
+              events,
+              "The team's result was judged wrong by the benchmark.",
+            ),
+            // The environment blamed: no agent to name (the authors leave these out of agent scores).
+            label: {
+              agent: terminalActors.has(agent) ? undefined : agent,
+              step: Number(run.mistake_step),
+              reason: run.mistake_reason.slice(0, 400),
+            },
+            taskKey: id,
+            split: splitOf(id),
+          } satisfies RealFailure;
+        }),
+    );
+}
+
 /** Every held-out source found under the folder. */
 export function loadHeldOutSources(dir: string): RealFailure[] {
-  return [...loadAgentRxRetail(dir), ...loadAgentRxMagentic(dir), ...loadAgentErrorBenchGaia(dir)];
+  return [
+    ...loadAgentRxRetail(dir),
+    ...loadAgentRxMagentic(dir),
+    ...loadAgentErrorBenchGaia(dir),
+    ...loadAgentProcessBench(dir),
+    ...loadAfTraj(dir),
+  ];
 }

@@ -41,7 +41,10 @@ export type RealLogSource =
   | "tau-bench/airline"
   | "agentrx/tau-retail"
   | "agentrx/magentic-one"
-  | "agenterrorbench/gaia";
+  | "agenterrorbench/gaia"
+  | "agentprocessbench/hotpotqa"
+  | "aftraj/travelplanner"
+  | "aftraj/web-code-service";
 
 export interface RealFailure {
   /** Stable id: source and file or task/trial. */
@@ -93,6 +96,12 @@ export const heldOutSources: Record<string, string> = {
     "Magentic-One web-research team on other runs (AgentRx, people's labels; Who&When's own runs left out)",
   "agenterrorbench/gaia":
     "single GAIA research agent driven by GPT-4o, Llama-3.3-70B and Qwen3-8B (AgentErrorBench, people's labels)",
+  "agentprocessbench/hotpotqa":
+    "single HotpotQA search agent (AgentProcessBench, people's labels of the first wrong step)",
+  "aftraj/travelplanner":
+    "multi-agent travel planning team (AFTraj sample, labels by the authors' multi-judge model pipeline)",
+  "aftraj/web-code-service":
+    "multi-agent web, coding, terminal and service teams (AFTraj sample, labels by a multi-judge model pipeline)",
 };
 
 /** The folder of the real logs, or a sentence saying why there is none. */

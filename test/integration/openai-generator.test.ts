@@ -8,7 +8,7 @@ import {
   type OpenAiGeneratorOptions,
 } from "../../src/adapters/llm/openai-generator.js";
 import { StrictReflection } from "../../src/adapters/llm/reflection-output.js";
-import { attributionConfidence } from "../../src/domain/attribution/attribution-confidence.js";
+import { locateFailure } from "../../src/domain/attribution/attribute-failure.js";
 import { createPgReflectionStore } from "../../src/adapters/postgres/pg-reflection-store.js";
 import { ReflectionOutcomeV1, type TaskCompleted } from "../../src/domain/contracts/index.js";
 import { classifyFailure, ReflectorError } from "../../src/domain/errors.js";
@@ -360,12 +360,8 @@ describe("attribution and the prompt budget of the openai generator", () => {
       const { generator } = setup();
       fake.setChatResponder(attributingModel(attribution));
       const reflection = await generator.generate(request(trace()));
-      // The offline rule: the guess that is also the answer's source.
-      expect(reflection.attribution).toMatchObject({
-        stepIndex: 61,
-        actor: "WebSurfer",
-        confidence: attributionConfidence.shortcut,
-      });
+      // The offline attribution, as the general rules give it (no cue is trusted in this trace).
+      expect(reflection.attribution).toEqual(locateFailure(trace()).attribution);
     }
   });
 

@@ -44,31 +44,22 @@ export interface AttributionCalibration {
 export const defaultCalibration: AttributionCalibration = {
   byBasis: {
     first_state_change: { n: 85, exact: 0.86, near: 0.86, agent: 1, fallbackNear: 0.34, fallbackAgent: 1 },
-    first_code: { n: 90, exact: 0.43, near: 0.5, agent: 0.66, fallbackNear: 0.46, fallbackAgent: 0.5 },
-    first_worker_step: {
-      n: 52,
-      exact: 0.21,
-      near: 0.27,
-      agent: 0.65,
-      fallbackNear: 0.12,
-      fallbackAgent: 0.6,
-    },
-    answer_source: { n: 19, exact: 0.26, near: 0.42, agent: 0.37, fallbackNear: 0.05, fallbackAgent: 0.37 },
-    shortcut: { n: 13, exact: 0.38, near: 0.46, agent: 0.62, fallbackNear: 0.15, fallbackAgent: 0.23 },
-    reasoning_cue: { n: 10, exact: 0, near: 0, agent: 0, fallbackNear: 0, fallbackAgent: 0 },
+    failure_text: { n: 114, exact: 0.17, near: 0.43, agent: 0.53, fallbackNear: 0.41, fallbackAgent: 0.61 },
+    repetition: { n: 27, exact: 0, near: 0.15, agent: 0.33, fallbackNear: 0.11, fallbackAgent: 0.44 },
   },
   fallback: {
     step: "first_error_event",
-    agent: "last_agent_to_speak",
-    reliability: { n: 300, exact: 0.06, near: 0.28, agent: 0.68 },
+    agent: "most_common_worker",
+    reliability: { n: 300, exact: 0.06, near: 0.28, agent: 0.72 },
   },
   minRuns: 10,
-  // AgentRx's τ-bench retail runs and AgentErrorBench's GAIA runs (77 labelled failed runs), as
+  // Five held-out sources (264 labelled failed runs: AgentRx retail, AgentErrorBench GAIA,
+  // AgentProcessBench HotpotQA, two AFTraj samples), pooled, as
   // `npm run bench -- generalisation` prints them under "reliability on the held-out sources".
   heldOut: {
     first_state_change: { n: 25, exact: 0.24, near: 0.28, agent: 0.76 },
-    shortcut: { n: 21, exact: 0.15, near: 0.24, agent: 0.81 },
-    reasoning_cue: { n: 13, exact: 0.08, near: 0.08, agent: 1 },
+    failure_text: { n: 116, exact: 0, near: 0.11, agent: 0.66 },
+    repetition: { n: 13, exact: 0, near: 0.14, agent: 0.77 },
   },
 };
 

@@ -7,17 +7,16 @@ import {
   firstCue,
   isSubstantive,
   quoteAround,
-  reasoningCues,
-  shortcutCues,
   squeeze,
   type Cue,
 } from "./trace-scan.js";
-import { callBefore, lastAgentStepBefore, roleOf, type TraceView } from "./trace-view.js";
+import { lastAgentStepBefore, roleOf, type TraceView } from "./trace-view.js";
 
 /**
- * The rules that read what the agents wrote (rules 5–7, 9 and 10 of attribute-failure.ts): cues
- * of a shortcut, of giving up or of a failure, a step repeated word for word, and the last
- * agent step as a guess. Each is one pass over the searchable steps.
+ * The rules that read what the agents wrote: text that reports a failure, and a step repeated word
+ * for word. Each is one pass over the searchable steps. Cues of a shortcut or of giving up, and
+ * the last agent step as a guess, were removed: on sources they were not fitted to they named the
+ * annotated step less often than a rule that ignores the trace (bench/generalisation.ts).
  */
 
 export interface CueScope {
@@ -63,43 +62,12 @@ export function byCue(
   return null;
 }
 
-/** Rule 5: the first step, from `from` to the final answer, where an agent took a shortcut on purpose. */
-export function shortcutFrom(view: TraceView, from = 0): LocatedFailure | null {
-  return byCue(view, shortcutCues, "shortcut", attributionConfidence.shortcut, {
-    before: view.last,
-    reported: false,
-    from,
-  });
-}
-
-/** Rule 6: giving up, or an empty tool response, whichever comes first. */
-export function givingUp(view: TraceView): LocatedFailure | null {
-  const { steps } = view;
-  const emptyIndex = view.searchable.find((i) => {
-    const s = steps[i];
-    return s?.type === "tool_response" && s.content.trim() === "";
-  });
-  const reasoning = byCue(view, reasoningCues, "reasoning_cue", attributionConfidence.reasoningCue, {
-    before: emptyIndex,
-  });
-  if (reasoning) return reasoning;
-  if (emptyIndex === undefined) return null;
-  return locatedAt(
-    steps,
-    "empty_response",
-    emptyIndex,
-    attributionConfidence.emptyResponse,
-    "the tool response was empty",
-    callBefore(steps, emptyIndex),
-  );
-}
-
-/** Rule 7: text that reports a failure. */
+/** Text that reports a failure ("error", "exception", "Traceback", "failed"). */
 export function failureText(view: TraceView): LocatedFailure | null {
   return byCue(view, failureCues, "failure_text", attributionConfidence.failureText);
 }
 
-/** Rule 9: the first step the same agent then repeated word for word (it was stuck from there on). */
+/** The first step the same agent then repeated word for word (it was stuck from there on). */
 export function repetition(view: TraceView): LocatedFailure | null {
   const { steps } = view;
   const seen = new Map<string, number[]>();
@@ -122,27 +90,4 @@ export function repetition(view: TraceView): LocatedFailure | null {
     else seen.set(key, [i]);
   }
   return null;
-}
-
-/** Rule 10: a guess, the last substantive agent step before the final answer (else the final step). */
-export function lastStepGuess(view: TraceView): LocatedFailure {
-  const { steps, last } = view;
-  const fallback = lastAgentStepBefore(steps, last);
-  if (fallback >= 0) {
-    const s = steps[fallback];
-    return locatedAt(
-      steps,
-      "last_agent_step",
-      fallback,
-      attributionConfidence.lastAgentStep,
-      `no error or cue in the trace; last substantive step of ${s?.actor ?? "an agent"} before the final answer`,
-    );
-  }
-  return locatedAt(
-    steps,
-    "last_agent_step",
-    last,
-    attributionConfidence.lastStep,
-    "no error or cue in the trace and no earlier agent step; the final step",
-  );
 }

@@ -6,18 +6,9 @@ export type AttributionBasis =
   | "explicit_error"
   | "message_match"
   | "claim_match"
-  | "ignored_error"
-  | "shortcut"
-  | "computed_by"
-  | "answer_source"
-  | "reasoning_cue"
-  | "empty_response"
   | "failure_text"
   | "repetition"
-  | "last_agent_step"
   | "first_state_change"
-  | "first_code"
-  | "first_worker_step"
   | "structural_fallback"
   | "no_steps";
 

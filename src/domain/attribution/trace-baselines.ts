@@ -9,7 +9,8 @@ import { callBefore, roleOf } from "./trace-view.js";
  * the one that measured best when no kind of evidence in the trace is more precise than it.
  */
 export type StepBaseline = "last_event" | "first_error_event" | "first_agent_message" | "last_agent_message";
-export type AgentBaseline = "most_common_agent" | "first_agent_to_speak" | "last_agent_to_speak";
+export type AgentBaseline =
+  "most_common_agent" | "most_common_worker" | "first_agent_to_speak" | "last_agent_to_speak";
 
 export const stepBaselines: readonly StepBaseline[] = [
   "last_event",
@@ -19,6 +20,7 @@ export const stepBaselines: readonly StepBaseline[] = [
 ];
 export const agentBaselines: readonly AgentBaseline[] = [
   "most_common_agent",
+  "most_common_worker",
   "first_agent_to_speak",
   "last_agent_to_speak",
 ];
@@ -99,20 +101,26 @@ export function baselineAgent(event: TaskCompleted, rule: AgentBaseline): string
       return agents[0];
     case "last_agent_to_speak":
       return agents[agents.length - 1];
-    case "most_common_agent": {
-      const counts = new Map<string, number>();
-      let best = agents[0];
-      let bestCount = 0;
-      for (const a of agents) {
-        const n = (counts.get(a) ?? 0) + 1;
-        counts.set(a, n);
-        // Ties go to the agent that reached the count first: the earlier speaker.
-        if (n > bestCount) {
-          best = a;
-          bestCount = n;
-        }
-      }
-      return best;
+    case "most_common_worker":
+      // The agent that did most of the work: orchestrators and managers only direct it.
+      return mostCommon(agents.filter((a) => roleOf(a) === "agent")) ?? mostCommon(agents);
+    case "most_common_agent":
+      return mostCommon(agents);
+  }
+}
+
+/** The most frequent name; ties go to the one that reached the count first (the earlier speaker). */
+function mostCommon(agents: readonly string[]): string | undefined {
+  const counts = new Map<string, number>();
+  let best: string | undefined;
+  let bestCount = 0;
+  for (const a of agents) {
+    const n = (counts.get(a) ?? 0) + 1;
+    counts.set(a, n);
+    if (n > bestCount) {
+      best = a;
+      bestCount = n;
     }
   }
+  return best;
 }

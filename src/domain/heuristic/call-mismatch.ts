@@ -1,4 +1,4 @@
-import { isWriteTool } from "../attribution/team-rules.js";
+import { isWriteTool } from "../attribution/state-change.js";
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
 import { leavesOf, parseArguments, says, sentencesOf, userActor, type Leaf } from "./argument-sources.js";
 import { budgetMiss, type BudgetMiss } from "./budget-cap.js";

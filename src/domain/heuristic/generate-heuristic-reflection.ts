@@ -3,7 +3,6 @@ import type { Reflection, TaskCompleted } from "../contracts/index.js";
 import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";
 import { decisiveStepLesson } from "./decisive-step-lesson.js";
-import { locatedStepReading } from "./located-step-lesson.js";
 
 export interface HeuristicGuidance {
   attempt: number;
@@ -199,20 +198,9 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
 const basisReasons: Record<Exclude<AttributionBasis, "explicit_error" | "no_steps">, string> = {
   message_match: "it holds the task's error message",
   claim_match: "it first states the claim that verification rejected",
-  ignored_error: "the agent stated the answer from a run that had failed, as if it had succeeded",
-  shortcut: "the agent guessed, assumed, stopped early or skipped a check there instead of verifying",
-  computed_by: "the code written there printed the wrong answer",
-  answer_source: "the final answer's value comes from this step",
-  reasoning_cue: "the agent guessed, assumed or gave up there instead of checking",
-  empty_response: "the tool returned nothing and the agent went on without it",
   failure_text: "its output reports a failure the agent did not recover from",
   repetition: "the agent repeated it word for word afterwards, stuck from there on",
-  last_agent_step:
-    "no step shows an error: this is only the last agent step before the final answer, a guess",
   first_state_change: "this first call that changed state committed the run to the wrong outcome",
-  first_code: "the first code written there set what the team ran; later steps only ran it",
-  first_worker_step:
-    "no step explains the failure; the first worker step set the direction the team followed",
   structural_fallback: "a rule that ignores the trace's content chose it, not a finding",
 };
 
@@ -291,8 +279,7 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
   const analysis = classifyFailure(event, guidance?.located ?? undefined);
   // No explaining error: a lesson about the decisive call, when the trace shows one.
   const decisiveReading = analysis.failingStep ? null : decisiveStepLesson(analysis.located, event);
-  const reading =
-    decisiveReading ?? (analysis.failingStep ? null : locatedStepReading(analysis.located, event));
+  const reading = decisiveReading;
   const decisive = decisiveReading?.lesson ?? null;
   const lesson = lessonFor(analysis.kind, analysis, event) ?? reading?.lesson ?? null;
   const step = analysis.failingStep;

@@ -1,4 +1,4 @@
-import { isWriteTool } from "../attribution/team-rules.js";
+import { isWriteTool } from "../attribution/state-change.js";
 import type { TaskCompleted } from "../contracts/index.js";
 import { isObject, parsedStep, userActor } from "./argument-sources.js";
 import {

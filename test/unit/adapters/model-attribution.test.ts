@@ -37,8 +37,8 @@ describe("which attribution a reflection of a failure carries", () => {
       "explicit_error",
       "message_match",
       "first_state_change",
-      "shortcut",
-      "first_code",
+      "failure_text",
+      "repetition",
       "structural_fallback",
     ] as const) {
       expect(heldOutPrecision(basis)).toBeLessThan(modelAttributionPrecision);
@@ -56,7 +56,7 @@ describe("which attribution a reflection of a failure carries", () => {
 
   it("is the offline one when the model gives none", () => {
     const offline = { stepIndex: 2, confidence: 0.2 };
-    expect(chooseAttribution(undefined, offline, "answer_source")).toBe(offline);
+    expect(chooseAttribution(undefined, offline, "structural_fallback")).toBe(offline);
   });
 });
 
@@ -134,14 +134,14 @@ describe("the rule-based guess in the prompt", () => {
   const secrets = { canary: "canary-1", nonce: "n0nce" };
   const guidance = { analysisMinChars: 100, learningMinChars: 50 };
   const located = (confidence: number): LocatedFailure => ({
-    basis: "first_worker_step",
+    basis: "failure_text",
     stepIndex: 1,
     step: request.event.events[1],
     attribution: { stepIndex: 1, confidence },
   });
 
   it("is not shown for a kind of evidence unproven where nothing was tuned, however confident", () => {
-    expect(heldOutPrecision("first_worker_step")).toBeLessThan(hintMinConfidence);
+    expect(heldOutPrecision("failure_text")).toBeLessThan(hintMinConfidence);
     const confident = buildReflectionPrompt(request, secrets, guidance, { located: located(0.95) });
     expect(confident.user).not.toContain("ruleBasedAttribution");
   });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { attributeFailure, locateByEvidence } from "../../../../src/domain/attribution/attribute-failure.js";
+import {
+  attributeFailure,
+  locateByEvidence,
+  locateFailure,
+} from "../../../../src/domain/attribution/attribute-failure.js";
+import { defaultCalibration } from "../../../../src/domain/attribution/calibration.js";
 import { attributionConfidence } from "../../../../src/domain/attribution/attribution-confidence.js";
 import type { TaskCompleted, TraceEvent } from "../../../../src/domain/contracts/index.js";
 import { classifyFailure } from "../../../../src/domain/heuristic/classify-failure.js";
@@ -53,9 +58,10 @@ describe("attributeFailure", () => {
     const located = locateByEvidence(event);
     expect(located.basis).toBe("first_state_change");
     expect(located.stepIndex).toBe(4);
-    // Without a write, the cue still points where the agent assumed.
+    // Without a write, an "assume" cue is no evidence (it named the annotated step less often than
+    // a rule ignoring the trace where nobody tuned it): the fallback answers, and says so.
     const noWrite = trace([...event.events.slice(0, 4), step(4, { actor: "agent", content: "Done." })]);
-    expect(locateByEvidence(noWrite).basis).toBe("shortcut");
+    expect(locateByEvidence(noWrite).basis).toBe("structural_fallback");
   });
 
   it("is undefined for a success", () => {
@@ -139,103 +145,30 @@ describe("attributeFailure", () => {
     expect(located.attribution.evidence).toContain("no such file or directory");
   });
 
-  it("finds the middle agent's guess in a wrong-answer trace with no explicit error", () => {
-    const event = multiAgentTrace({
-      steps: 30,
-      bigStep: 5,
-      bigStepChars: 5_000,
-      totalChars: 40_000,
-      cueStep: 13,
-    });
-    const located = locateByEvidence(event);
-    // The guess is also where the answer's value (42,000) first appears.
-    expect(located.basis).toBe("shortcut");
-    expect(located.attribution).toMatchObject({
-      eventId: "step-13",
-      stepIndex: 13,
-      actor: "WebSurfer",
-      toolName: "web_browser",
-      confidence: attributionConfidence.shortcut,
-    });
-    expect(located.attribution.evidence).toContain("I'll guess it is 42,000");
-    expect(located.attribution.evidence?.length).toBeLessThanOrEqual(200);
-    expect(cueText).toContain("I'll guess");
-  });
-
-  it("in a team an orchestrator directs, with no step that explains the failure, names the first worker step", () => {
-    const event = trace([
-      step(0, { actor: "human", content: "Which year did the bridge open? I probably need the exact year." }),
-      step(1, {
-        actor: "WebSurfer",
-        content: "Opened the city archive page listing bridges and their dates.",
-      }),
-      step(2, {
-        actor: "Orchestrator",
-        content: "WebSurfer was unable to locate the opening year on that page.",
-      }),
-      step(3, { actor: "Orchestrator", content: "FINAL ANSWER: 1931" }),
-    ]);
-    const located = locateByEvidence(event);
-    // On annotated real runs the first worker step is the decisive one more often than the step
-    // an orchestrator's report points at (bench/attribution.ts).
-    expect(located.basis).toBe("first_worker_step");
-    expect(located.attribution).toMatchObject({
-      stepIndex: 1,
-      actor: "WebSurfer",
-      confidence: attributionConfidence.firstWorkerStep,
-    });
-  });
-
-  it("does not take 'no errors' for a failure: a wrong answer goes to the step its value comes from", () => {
-    const event = trace([
-      step(0, { actor: "Orchestrator", content: "Plan: compute the total of the invoice lines." }),
-      step(1, { actor: "Computer_terminal", content: "Script ran with no errors. Total computed: 1280.50" }),
-      step(2, { actor: "Assistant", content: "The total of the invoice lines is 1280.50 as computed." }),
-      step(3, { actor: "Orchestrator", content: "Summarising the work of the team for the user now." }),
-      step(4, { actor: "Orchestrator", content: "FINAL ANSWER: 1280.50" }),
-    ]);
-    const located = locateByEvidence(event);
-    expect(located.basis).toBe("answer_source");
-    expect(located.attribution).toMatchObject({
-      stepIndex: 1,
-      actor: "Computer_terminal",
-      confidence: attributionConfidence.answerSource,
-    });
-  });
-
-  it("falls back to the last agent step, with low confidence, when nothing points anywhere", () => {
-    // A team without an orchestrator and without code that ran: no shape of the run points anywhere.
+  it("falls back to a rule that ignores the trace, at its measured confidence, when nothing points anywhere", () => {
     const event = trace([
       step(0, { actor: "Planner", content: "Plan: compute the total of the invoice lines." }),
       step(1, {
         actor: "Computer_terminal",
-        content: "Script ran with no errors. Totals written to out.csv",
+        type: "tool_response",
+        content: "Script ran. Totals written to out.csv",
       }),
       step(2, { actor: "Assistant", content: "The total of the invoice lines is in out.csv as computed." }),
       step(3, { actor: "Assistant", content: "FINAL ANSWER: 1280.50" }),
     ]);
-    const located = locateByEvidence(event);
-    expect(located.basis).toBe("last_agent_step");
-    expect(located.attribution).toMatchObject({ stepIndex: 2, actor: "Assistant" });
-    expect(located.attribution.confidence).toBeLessThanOrEqual(0.3);
+    const located = locateFailure(event);
+    // No error event: the first error event rule names the last event; the agent is the one that
+    // did most of the work.
+    expect(located.basis).toBe("structural_fallback");
+    expect(located.attribution).toMatchObject({
+      stepIndex: 3,
+      actor: "Assistant",
+      confidence: defaultCalibration.fallback.reliability.exact,
+    });
+    expect(located.attribution.evidence).toMatch(/no evidence in the trace/);
   });
 
-  it("finds an empty tool response and an agent repeating itself", () => {
-    const empty = trace([
-      step(0, {
-        actor: "WebSurfer",
-        type: "tool_call",
-        toolName: "search",
-        content: "search: bridge opening",
-      }),
-      step(1, { type: "tool_response", toolName: "search", content: "  " }),
-      step(2, { actor: "Assistant", content: "FINAL ANSWER: 1931" }),
-    ]);
-    expect(locateByEvidence(empty)).toMatchObject({
-      basis: "empty_response",
-      attribution: { stepIndex: 1, actor: "WebSurfer", toolName: "search", confidence: 0.5 },
-    });
-
+  it("finds an agent repeating itself word for word", () => {
     const same = "Clicking the next page button to load more search results for the query.";
     const repeating = trace([
       step(0, { actor: "Planner", content: "Plan: find the bridge's opening year online." }),
@@ -276,9 +209,9 @@ describe("attributeFailure", () => {
       expect(located.basis).toBe("repetition");
       expect(located.attribution.stepIndex).toBe(0);
       expect(located.attribution.evidence?.length).toBeLessThanOrEqual(200);
-      // Repetition was never measured on public annotated logs, so the general rules do not trust
-      // it: the fallback (the first error event; with none, the last event) answers.
-      expect(generateHeuristicReflection(event).attribution?.stepIndex).toBe(3);
+      // Repetition named a step within one of the annotated one more often than the fallback on
+      // the tuned sources' runs where it fired (calibration.ts): it decides the step.
+      expect(generateHeuristicReflection(event).attribution?.stepIndex).toBe(0);
     }
   });
 
@@ -306,7 +239,7 @@ describe("the heuristic generator's attribution", () => {
     ).toBeUndefined();
   });
 
-  it("names the attributed agent and step in the analysis of a wrong answer", () => {
+  it("claims no cause from an agent's guess in a wrong answer's trace: the cue is no evidence", () => {
     const event = multiAgentTrace({
       steps: 30,
       bigStep: 5,
@@ -314,13 +247,11 @@ describe("the heuristic generator's attribution", () => {
       totalChars: 40_000,
       cueStep: 13,
     });
+    expect(cueText).toContain("I'll guess");
     const reflection = generateHeuristicReflection(event);
-    // Step 13 is a web_browser output: the agent held responsible is the last agent that acted
-    // before it (WebSurfer never acts as an agent in this trace), not the tool's output.
-    expect(reflection.attribution).toMatchObject({ stepIndex: 13, actor: "Orchestrator" });
-    expect(reflection.reflectionText).toContain(
-      "The attribution rules point at step 13 (step-13, Orchestrator on web_browser)",
-    );
-    expect(reflection.reflectionText).toContain("guessed, assumed, stopped early or skipped a check");
+    expect(reflection.reflectionText).not.toContain("guessed, assumed");
+    expect(reflection.reflectionText).toMatch(/no cause is claimed and no lesson is written/);
+    expect(reflection.learning).toBe("");
+    expect(reflection.attribution?.confidence).toBeLessThan(0.5);
   });
 });

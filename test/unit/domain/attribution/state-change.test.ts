@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { locateByEvidence } from "../../../../src/domain/attribution/attribute-failure.js";
-import {
-  firstCodeStep,
-  firstStateChange,
-  isWriteTool,
-} from "../../../../src/domain/attribution/team-rules.js";
+import { firstStateChange, isWriteTool } from "../../../../src/domain/attribution/state-change.js";
 import type { TaskCompleted, TraceEvent } from "../../../../src/domain/contracts/index.js";
 import { taskEvent } from "../../../support/task-events.js";
 
@@ -26,7 +22,7 @@ const failed = (events: TraceEvent[]): TaskCompleted =>
     events,
   });
 
-describe("the run's shape", () => {
+describe("a tool-using agent's first change of state", () => {
   it("tells a tool that changes state by the verb its name starts with", () => {
     for (const name of [
       "book_reservation",
@@ -70,22 +66,6 @@ describe("the run's shape", () => {
     expect(locateByEvidence(event)).toMatchObject({
       basis: "first_state_change",
       attribution: { stepIndex: 3, actor: "agent", toolName: "update_reservation_flights", confidence: 0.85 },
-    });
-  });
-
-  it("names a coding team's first code when a terminal ran it", () => {
-    const steps = [
-      step(0, { actor: "Planner_Expert", content: "Plan: count the even street numbers." }),
-      step(1, { actor: "Data_Expert", content: "```python\nprint(count)\n```" }),
-      step(2, { actor: "Computer_terminal", type: "tool_response", content: "exitcode: 0\n4" }),
-      step(3, { actor: "Checker_Expert", content: "```python\nprint(check)\n```" }),
-    ];
-    expect(firstCodeStep(steps)).toBe(1);
-    // Code that no terminal ran is not a coding team's work.
-    expect(firstCodeStep(steps.filter((s) => s.type !== "tool_response"))).toBe(-1);
-    expect(locateByEvidence(failed(steps))).toMatchObject({
-      basis: "first_code",
-      attribution: { stepIndex: 1, actor: "Data_Expert" },
     });
   });
 });
