@@ -4,6 +4,10 @@
  * that a capable model's answers to them can be recorded once and replayed (bench/recorded/).
  *
  *   REFLECTOR_REAL_LOGS_DIR=<dir> npx tsx bench/real-logs/dump-prompts.ts <out-dir> [maxTokens]
+ *   REFLECTOR_REAL_LOGS_DIR=<dir> npx tsx bench/real-logs/dump-prompts.ts <out-dir> [maxTokens] --held-out
+ *
+ * With `--held-out`, the sample is `heldOutSample`: eight failures of every held-out source (none
+ * of the tuned sources, no examples).
  *
  * The secrets (canary, nonce) are fixed per prompt and written beside it: a replay answers by the
  * event id, whatever secrets a later run draws.
@@ -14,7 +18,7 @@ import { join } from "node:path";
 import { buildReflectionPrompt, defaultPromptMaxTokens } from "../../src/adapters/llm/prompts.js";
 import { TaskCompletedV1, type TaskCompleted } from "../../src/domain/contracts/index.js";
 import { defaultQualityConfig } from "../../src/domain/quality/quality-config.js";
-import { loadRealFailures, realLogsDir, type RealFailure } from "./real-logs.js";
+import { loadRealFailures, realLogsDir, sourceInfo, type RealFailure } from "./real-logs.js";
 
 const perSplit = 6;
 
@@ -41,6 +45,23 @@ export function recordingSample(failures: readonly RealFailure[]): RealFailure[]
   return out;
 }
 
+const perHeldOutSource = 8;
+
+/** Eight failures of every source nothing was tuned on, chosen by a hash of their ids. */
+export function heldOutSample(failures: readonly RealFailure[]): RealFailure[] {
+  const out: RealFailure[] = [];
+  for (const source of new Set(failures.map((f) => f.source))) {
+    if (sourceInfo(source).tuned) continue;
+    out.push(
+      ...failures
+        .filter((f) => f.source === source && f.label.step !== undefined)
+        .sort((a, b) => rank(a.id).localeCompare(rank(b.id)))
+        .slice(0, perHeldOutSource),
+    );
+  }
+  return out;
+}
+
 function exampleFailures(): { id: string; event: TaskCompleted }[] {
   const dir = new URL("../../examples/", import.meta.url);
   const out: { id: string; event: TaskCompleted }[] = [];
@@ -57,16 +78,20 @@ function exampleFailures(): { id: string; event: TaskCompleted }[] {
   return out;
 }
 
-const outDir = process.argv[2];
-if (!outDir) throw new Error("usage: dump-prompts.ts <out-dir> [maxTokens]");
-const maxTokens = Number(process.argv[3] ?? defaultPromptMaxTokens);
+const args = process.argv.slice(2).filter((a) => a !== "--held-out");
+const heldOut = process.argv.includes("--held-out");
+const outDir = args[0];
+if (!outDir) throw new Error("usage: dump-prompts.ts <out-dir> [maxTokens] [--held-out]");
+const maxTokens = Number(args[1] ?? defaultPromptMaxTokens);
 const where = realLogsDir();
 if ("absent" in where) throw new Error(where.absent);
 const guidance = defaultQualityConfig.guidance;
-const items = [
-  ...recordingSample(loadRealFailures(where.dir)).map((f) => ({ id: f.id, event: f.event })),
-  ...exampleFailures(),
-];
+const items = heldOut
+  ? heldOutSample(loadRealFailures(where.dir)).map((f) => ({ id: f.id, event: f.event }))
+  : [
+      ...recordingSample(loadRealFailures(where.dir)).map((f) => ({ id: f.id, event: f.event })),
+      ...exampleFailures(),
+    ];
 mkdirSync(outDir, { recursive: true });
 for (const { id, event } of items) {
   const secrets = {

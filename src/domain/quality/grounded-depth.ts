@@ -1,6 +1,6 @@
 import type { Attribution } from "../contracts/index.js";
 import type { QualityConfig } from "./quality-config.js";
-import { wordsOf, type TraceFacts } from "./trace-facts.js";
+import { comparable, wordsOf, type TraceFacts } from "./trace-facts.js";
 import { quotable } from "./lesson-screen.js";
 
 /**
@@ -20,6 +20,12 @@ import { quotable } from "./lesson-screen.js";
  *   ("assumed", "accepted", "did not check", "chose", …) cues, counted only in a sentence that
  *   holds a grounded specific, or the sentence after one: a cue next to nothing of the trace is
  *   an indicator word, and words alone raise nothing.
+ *
+ * Grounding is necessary, not sufficient. A sentence that says the cause is not visible or not
+ * known ("the trace holds no error event that explains it") states no cause: the analysis is at
+ * most "what happened". A decision or assumption counts only in a sentence that holds a grounded
+ * specific and says what was assumed: "assumed the step would succeed; that incorrect assumption
+ * is the strategy flaw" names none.
  *
  * Levels: no grounded specific → symptom; located or valued but not both, or no grounded
  * mechanism → what happened; where + what + mechanism → why; that plus a grounded decision or
@@ -44,6 +50,8 @@ export interface GroundedDepth {
   assumption: boolean;
   /** The step the reflection blames when no agent of the team produced it (the user's message). */
   blamesOutsideTeam: number | null;
+  /** It says the cause is not visible or not known: it has not found one. */
+  admitsNoCause: boolean;
 }
 
 const mechanismCue =
@@ -51,6 +59,21 @@ const mechanismCue =
 
 const assumptionCue =
   /\b(assum(?:ed|ing|ption)|accept(?:ed|ing)|chose|choosing|decided|decision|trust(?:ed|ing)|relied|rel(?:y|ying) on|took .{1,40}(?:as|at face value)|treat(?:ed|ing) .{1,40} as|believ(?:ed|ing)|guess(?:ed|ing)|misread|misinterpret(?:ed|ing)|misunderst(?:ood|anding)|mistook|mistak(?:e|en)|confus(?:ed|ing)|overlook(?:ed|ing)|ignor(?:ed|ing)|skipp(?:ed|ing)|did not (?:check|verify|confirm|ask|read|compare|validate|look|consider|notice)|didn't (?:check|verify|confirm|ask|read|compare|validate|look|consider|notice)|never (?:checked|verified|confirmed|asked|compared|validated)|without (?:checking|verifying|confirming|asking|reading|comparing|validating|looking)|fail(?:ed|s)? to|should have|instead of|rather than|premature(?:ly)?|unverified|hallucinat(?:ed|ing))\b/i;
+
+/**
+ * A sentence that says the cause is not visible or not known. An analysis that says so has not
+ * found the cause, whatever it quotes around it: it describes what happened (at most "shallow").
+ */
+const noCauseAdmission =
+  /\b(?:no (?:error|step|event|evidence|message)[^.;]{0,60}?\b(?:explains?|shows? why|accounts? for|reveals?)|(?:does|do|did) not (?:show|reveal|explain|say|tell) (?:why|what caused|the (?:root )?cause)|(?:root )?cause (?:is|was|remains) (?:not (?:visible|clear|known|shown|evident)|unclear|unknown|undetermined|not determinable)|(?:cannot|can't|could not|couldn't) (?:tell|determine|see|establish|identify|explain) (?:why|what caused|the (?:root )?cause)|no (?:root )?cause (?:is|was|can be) (?:claimed|identified|visible|shown|determined|given)|unexplained)\b/i;
+
+/**
+ * An assumption blamed without saying what was assumed ("assumed the step would succeed", "that
+ * incorrect assumption is the strategy flaw"): a cause in form only. Removed from a sentence before
+ * its own assumption cues are read.
+ */
+const vagueAssumption =
+  /\bassum(?:ed|ing|ption)\b[^.;]{0,40}?\b(?:would|will|to) (?:succeed|work|be (?:correct|fine|enough|sufficient|right|valid|successful))\b|\b(?:that|this|the|an?|its) (?:incorrect|wrong|flawed|faulty|mistaken|bad|false|implicit|underlying|unverified) assumption\b|\bstrategy flaw\b/gi;
 
 const stepList =
   /\b(?:steps?|index(?:es)?|indices|turns?)\s*[#:]?\s*(\d{1,5}(?:\s*(?:,|and|or|to|through|–|-)\s*\d{1,5})*)/gi;
@@ -76,10 +99,9 @@ function locate(found: (text: string) => boolean, facts: TraceFacts): Grounding 
 }
 
 export function quoteFound(quote: string, facts: TraceFacts): Grounding {
-  const fragments = quote
-    .toLowerCase()
+  const fragments = comparable(quote)
     .split(/…|\.\.\.|\[cut[^\]]*\]/)
-    .map((f) => f.replace(/\s+/g, " ").trim())
+    .map((f) => f.trim())
     .filter((f) => f.length >= 2);
   if (fragments.length === 0) return "neutral";
   if (fragments.every((fragment) => facts.text.includes(fragment)))
@@ -220,6 +242,7 @@ export function assessGroundedDepth(
   const found: Found = { grounded: new Set(), ungrounded: new Set(), where: false, what: false };
   let mechanism = false;
   let assumption = false;
+  let admitsNoCause = false;
   let previousGrounded = false;
   // A stored analysis is at most 4,000 characters; `reflector score` takes any text, read this far.
   for (const sentence of sentencesOf(analysis.slice(0, maxAnalysisChars))) {
@@ -227,9 +250,14 @@ export function assessGroundedDepth(
     const anchored = groundedHere || previousGrounded;
     // Cues inside quoted trace text are the trace's words, not the analysis' reasoning.
     const own = sentence.replace(quotePattern, " ");
-    if (anchored && mechanismCue.test(own)) mechanism = true;
-    if (anchored && assumptionCue.test(own)) assumption = true;
     previousGrounded = groundedHere;
+    if (noCauseAdmission.test(own)) {
+      admitsNoCause = true;
+      continue;
+    }
+    if (anchored && mechanismCue.test(own)) mechanism = true;
+    // The decision or assumption must be named where the run's specifics are, not a form of words.
+    if (groundedHere && assumptionCue.test(own.replace(vagueAssumption, " "))) assumption = true;
   }
   const g = config.grounded;
   const grounded = [...found.grounded];
@@ -246,6 +274,7 @@ export function assessGroundedDepth(
     mechanism,
     assumption,
     blamesOutsideTeam,
+    admitsNoCause,
   });
   if (analysis.length < config.shortLengthChars) return result("surface", config.shortScore);
   const fabricated =
@@ -253,7 +282,7 @@ export function assessGroundedDepth(
     ungrounded.length >= g.maxUngroundedShare * (grounded.length + ungrounded.length);
   let level: DepthLevel;
   if (grounded.length === 0 || fabricated || blamesOutsideTeam !== null) level = "surface";
-  else if (!(found.where && found.what) || !mechanism) level = "shallow";
+  else if (!(found.where && found.what) || !mechanism || admitsNoCause) level = "shallow";
   else if (!assumption || grounded.length < g.minGroundedForDeep) level = "medium";
   else level = "deep";
   const lengthBonus = Math.min(config.maxLengthBonus, analysis.length / config.lengthBonusChars);
@@ -276,6 +305,8 @@ export function depthShortfall(depth: GroundedDepth): string {
   const named = `Grounded in the trace: ${depth.grounded.slice(0, 4).map(quotable).join(", ")}`;
   if (depth.blamesOutsideTeam !== null)
     return `${named}; but it blames step ${String(depth.blamesOutsideTeam)}, which no agent of the team produced (the user's message or the task): name the agent's step that went wrong.`;
+  if (depth.admitsNoCause)
+    return `${named}; but it says the cause is not visible: an analysis earns "why" by stating how a specific step's content led to the failure.`;
   if (depth.level === "surface")
     return `${named}; but more of its specifics are not in this trace (${depth.ungrounded.slice(0, 3).map(quotable).join(", ")}): it reads as the analysis of another run.`;
   const missing = [

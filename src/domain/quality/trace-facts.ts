@@ -51,7 +51,20 @@ const outsiders = new Set(["user", "human", "customer", "client"]);
  */
 const fieldName = /"([\p{L}_]{1,64})"\s?:/gu;
 
-const squash = (text: string) => text.toLowerCase().replace(/\s+/g, " ");
+/**
+ * Text as compared for grounding: lower case, one space for any run of white space, and one form
+ * for the look-alike hyphens and quote marks that models and traces write differently
+ * ("back‑of‑the‑envelope" with U+2011 is the trace's "back-of-the-envelope").
+ */
+export function comparable(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[\u2010-\u2015\u2212\ufe63\uff0d]/g, "-")
+    .replace(/[\u2018\u2019\u201b\u2032]/g, "'")
+    .replace(/\s+/g, " ");
+}
+
+const squash = comparable;
 
 /** Words of a text: runs of letters and digits, keeping `_`, `.`, `-` and `/` between them. */
 export function wordsOf(text: string): string[] {

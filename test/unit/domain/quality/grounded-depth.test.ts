@@ -99,6 +99,52 @@ describe("grounded depth", () => {
   });
 });
 
+describe("a judge that asks for a cause", () => {
+  it("does not take a text that quotes the run but says the cause is not visible for a root cause", () => {
+    const noCause =
+      "At step 2 WebSurfer downloaded 'NY.GDS.TOTL.ZS' and the Orchestrator answered 24.6 at step 3, so the " +
+      "task failed. The approach assumed the download would succeed; that incorrect assumption is the strategy " +
+      "flaw. The trace holds no error event that explains it.";
+    const d = depth(noCause);
+    expect(d.admitsNoCause).toBe(true);
+    expect(d.level).toBe("shallow");
+    expect(d.grounded).toEqual(expect.arrayContaining(["websurfer", "24.6"]));
+  });
+
+  it("does not count an assumption that is not named, however grounded the sentence", () => {
+    const unnamed =
+      "At step 2 WebSurfer downloaded 'NY.GDS.TOTL.ZS', so the Orchestrator's answer 24.6 at step 3 was wrong. " +
+      "At step 3 the Orchestrator assumed the step would succeed; that incorrect assumption is the strategy flaw.";
+    const d = depth(unnamed);
+    expect(d.assumption).toBe(false);
+    expect(d.level).toBe("medium");
+    // Named, the same decision counts.
+    expect(depth(rootCause).assumption).toBe(true);
+  });
+
+  it("grounds a quote whose hyphens or apostrophes are another code point than the trace's", () => {
+    const hyphened = taskEvent({
+      outcome: "failure",
+      events: [
+        {
+          eventId: "s0",
+          type: "llm_response",
+          timestamp: "2026-11-20T10:00:00.000Z",
+          actor: "Analyst",
+          content: "A back-of-the-envelope estimate gives 4,200 units; the agent's figure stands.",
+        },
+      ],
+    });
+    const quoted = assessGroundedDepth(
+      'At step 0 the Analyst used "a back\u2011of\u2011the\u2011envelope estimate gives 4,200 units; the agent\u2019s figure"',
+      traceFacts(hyphened),
+      config.depth,
+    );
+    expect(quoted.ungrounded).toEqual([]);
+    expect(quoted.grounded.some((g) => g.startsWith('"a back'))).toBe(true);
+  });
+});
+
 describe("grounded actionability", () => {
   const act = (adjustments: string[]) => scoreActionability(adjustments, config.actionability, facts);
 

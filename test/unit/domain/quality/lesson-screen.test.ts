@@ -131,6 +131,7 @@ describe("violations quote no refused string", () => {
       mechanism: false,
       assumption: false,
       blamesOutsideTeam: null,
+      admitsNoCause: false,
     };
     const shortfall = depthShortfall(depth);
     expect(shortfall).toContain("postgres_query");
