@@ -76,6 +76,17 @@ export interface ReflectDeps {
   maxAttempts: number;
 }
 
+const verdictRank = { accepted: 2, accepted_with_warnings: 1, rejected: 0 } as const;
+
+/** The attempt to report: a better verdict first (an accepted later attempt beats a rejected first), then the score. */
+function better(
+  a: { verdict: keyof typeof verdictRank; qualityScore: number },
+  b: { verdict: keyof typeof verdictRank; qualityScore: number },
+): boolean {
+  const rank = verdictRank[a.verdict] - verdictRank[b.verdict];
+  return rank !== 0 ? rank > 0 : a.qualityScore > b.qualityScore;
+}
+
 /** One task's attribution, lesson and verdict (the improvement loop: attempts fix the judge's violations). */
 export async function reflectOn(event: TaskCompleted, deps: ReflectDeps) {
   const selection = selectForReflection(event, "full");
@@ -102,9 +113,9 @@ export async function reflectOn(event: TaskCompleted, deps: ReflectDeps) {
       { reflection: { ...reflection, strategyText: reflection.strategyText ?? null }, event },
       { embedder: deps.embedder, history: null },
     );
-    if (best === null || judged.qualityScore > best.judged.qualityScore)
-      best = { reflection, judged, attempt };
-    if (judged.verdict !== "rejected") break;
+    if (best === null || better(judged, best.judged)) best = { reflection, judged, attempt };
+    // Stored, or final (a quarantined lesson is not asked again): no further attempt.
+    if (judged.verdict !== "rejected" || !judged.retryable) break;
     violations = judged.violations;
     missingFields = judged.missingFields;
   }

@@ -167,6 +167,8 @@ export async function scoreReflection(input: ScoreInput, deps: ScoreDeps) {
     violations: validation.violations,
     missingFields: validation.missingFields,
     invalidPatterns: validation.invalidPatterns,
+    /** Whether asking again could fix it: a quarantined lesson, or one the rules keep, is final. */
+    retryable: validation.retryable,
     notes,
   };
 }
