@@ -63,7 +63,7 @@ export function buildTaskProcessor(config: Config, deps: TaskProcessorDeps): Tas
       ? {
           spend: {
             gate: budget,
-            generator: createHeuristicGenerator(),
+            generator: createHeuristicGenerator(config.heuristicPacks),
             answerEvaluator: createHeuristicAnswerEvaluator(),
           },
         }

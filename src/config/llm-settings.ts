@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { heuristicPackNames, type HeuristicPackName } from "../domain/heuristic/packs/heuristic-packs.js";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -20,6 +21,17 @@ export const defaultEmbeddingModelDir = fileURLToPath(
 
 export const llmEnv = {
   REFLECTOR_GENERATOR: z.enum(["heuristic", "openai"]).default("heuristic"),
+  /** Domain packs of the offline generator's checks, comma-separated (`travel`); none by default. */
+  REFLECTOR_HEURISTIC_PACKS: z
+    .string()
+    .default("")
+    .transform((raw) =>
+      raw
+        .split(",")
+        .map((p) => p.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.enum(heuristicPackNames as [HeuristicPackName, ...HeuristicPackName[]]))),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: optionalUrl,
   REFLECTOR_MODEL: z.string().min(1).optional(),
@@ -61,6 +73,8 @@ type LlmEnv = z.infer<z.ZodObject<typeof llmEnv>>;
 
 export interface LlmConfig {
   generator: LlmEnv["REFLECTOR_GENERATOR"];
+  /** The offline generator's domain packs (REFLECTOR_HEURISTIC_PACKS). */
+  heuristicPacks: readonly HeuristicPackName[];
   openai: {
     apiKey: string | undefined;
     baseUrl: string | undefined;
@@ -97,6 +111,7 @@ export interface LlmConfig {
 export function llmConfigOf(e: LlmEnv): LlmConfig {
   return {
     generator: e.REFLECTOR_GENERATOR,
+    heuristicPacks: e.REFLECTOR_HEURISTIC_PACKS,
     openai: {
       apiKey: e.OPENAI_API_KEY,
       baseUrl: e.OPENAI_BASE_URL,

@@ -7,11 +7,14 @@ import { createCircuitBreaker, type CircuitBreakerOptions } from "./circuit-brea
 import { FairSlots } from "./fair-slots.js";
 import type { LlmCallOutcome, LlmObserver } from "./llm-call.js";
 import { createOpenAiEmbedder } from "./openai-embedder.js";
+import type { HeuristicPackName } from "../../domain/heuristic/packs/heuristic-packs.js";
 import { createOpenAiGenerator } from "./openai-generator.js";
 import { createOpenAiLessonCheck } from "./openai-lesson-check.js";
 
 export interface LlmSettings {
   generator: "heuristic" | "openai";
+  /** The offline generator's domain packs; none by default. */
+  heuristicPacks?: readonly HeuristicPackName[];
   embeddings: "static" | "local" | "openai" | "hashing";
   /** `model`: "lessons for a task" asks the model which of the nearest lessons apply. */
   lessonCheck?: "meaning" | "model";
@@ -104,7 +107,7 @@ export function createLlmAdapters(
           ...(openai.promptMaxTokens !== undefined ? { promptMaxTokens: openai.promptMaxTokens } : {}),
           ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
         })
-      : createHeuristicGenerator();
+      : createHeuristicGenerator(settings.heuristicPacks);
   const openAiEmbedder =
     settings.embeddings === "openai" && openai.embeddingModel
       ? createOpenAiEmbedder({ ...policy, client: getClient(), model: openai.embeddingModel })

@@ -1,11 +1,11 @@
 import { isWriteTool } from "../attribution/state-change.js";
 import type { TaskCompleted, TraceEvent } from "../contracts/index.js";
 import { leavesOf, parseArguments, says, sentencesOf, userActor, type Leaf } from "./argument-sources.js";
-import { budgetMiss, type BudgetMiss } from "./budget-cap.js";
-import { choiceMiss, type ChoiceMiss } from "./choice-criteria.js";
-import { returnMiss, type ReturnMiss } from "./round-trip.js";
-import { dateMiss, type DateMiss } from "./same-dates.js";
-import { policyBreach, policySentences } from "./policy-conditions.js";
+import type { BudgetMiss } from "./packs/travel/budget-cap.js";
+import type { ChoiceMiss } from "./packs/travel/choice-criteria.js";
+import type { ReturnMiss } from "./packs/travel/round-trip.js";
+import type { DateMiss } from "./packs/travel/same-dates.js";
+import { policySentences } from "./policy-text.js";
 
 /**
  * What a state-changing call did that the trace itself shows was not asked for, compared only
@@ -231,13 +231,125 @@ function kindContradiction(
   return null;
 }
 
+/** What a check reads about one state-changing call: the call and what came before it. */
+export interface CallContext {
+  event: TaskCompleted;
+  index: number;
+  /** The request words that ask for the call's action (`cancel` for `cancel_reservation`). */
+  asks: readonly string[];
+  leaves: Leaf[];
+  userText: string;
+  toolText: string;
+  agentText: string;
+  policyText: string;
+  toolStems: string[];
+  /** Whether an action the user never asked for counts: at the first write only (see `firstMismatch`). */
+  unaskedCounts: boolean;
+}
+
+export type CallCheckResult = Omit<CallFinding, "index" | "step">;
+
+/**
+ * One check of a state-changing call: the kind of mismatch it finds, and how. Checks run in list
+ * order and the first that finds something decides; a domain pack's checks run before these.
+ */
+export interface CallCheck {
+  kind: Mismatch["kind"];
+  find: (call: CallContext) => CallCheckResult | null;
+}
+
+/** A count that differs from the one the user gave (three bags asked, two booked). */
+function countContradiction(c: CallContext): CallCheckResult | null {
+  const counted = new Map<string, Leaf[]>();
+  for (const leaf of c.leaves.filter((l) => /^\d+$/.test(l.value))) {
+    const said = saidCount(c.userText, leaf);
+    if (said === undefined) continue;
+    const key = String(said);
+    counted.set(key, [...(counted.get(key) ?? []), leaf]);
+  }
+  for (const [said, group] of counted) {
+    if (group.some((l) => l.value === said)) continue;
+    const leaf = group.find((l) => /total/i.test(l.path)) ?? group[0];
+    if (leaf)
+      return {
+        mismatch: { kind: "contradicts_user", path: leaf.path, value: leaf.value, userSaid: said },
+        policy: policyFor(c.policyText, [nameStems(leaf.path)]),
+      };
+  }
+  return null;
+}
+
+const saidCount = (userText: string, leaf: Leaf) => {
+  const name =
+    leaf.path
+      .split(/[.[\]]+/)
+      .filter(Boolean)
+      .pop() ?? leaf.path;
+  const stems = wordsOf(name)
+    .filter((w) => w.length >= 3)
+    .map(stemOf);
+  return userCount(userText, stems.length > 1 ? stems.slice(-1) : stems);
+};
+
+/** A write the user never asked for. */
+function unaskedCall(c: CallContext): CallCheckResult | null {
+  if (!c.unaskedCounts || c.asks.length === 0) return null;
+  if (c.asks.some((a) => new RegExp(`(^|[^a-z])${a}`, "i").test(c.userText))) return null;
+  return {
+    mismatch: { kind: "unasked", asked: short(c.userText.split("\n")[0] ?? "", 110) },
+    policy: policyFor(c.policyText, [c.toolStems, ...c.asks.slice(0, 2).map((a) => [a])], true),
+  };
+}
+
+/** Values from nowhere: neither the user nor an earlier tool gave them. */
+function unsourcedValues(c: CallContext): CallCheckResult | null {
+  const { userText, toolText, agentText } = c;
+  const sums = derivable(`${toolText}\n${userText}`);
+  const unsourced = c.leaves.filter((l) => {
+    if (l.value.length > 40 || l.value.split(/\s+/).length > 3) return false; // free text
+    if (/^(true|false|yes|no|none|null|0)$/i.test(l.value)) return false; // defaults
+    if (mentions(userText, l.value) || mentions(toolText, l.value) || mentions(agentText, l.value))
+      return false;
+    if (/^\d+$/.test(l.value) && saidCount(userText, l) === Number(l.value)) return false;
+    // A count of something the user asked about without a number ("use my free bag allowance")
+    // was worked out, maybe rightly: only a count of what the user never spoke of is made up.
+    if (/^\d+$/.test(l.value) && nameStems(l.path).some((stem) => hasStem(userText, stem))) return false;
+    if (new RegExp(`"${l.path.split(/[.[\]]+/).pop() ?? ""}"\\s*:\\s*"?${l.value}\\b`).test(toolText))
+      return false;
+    return !(/^\d+(\.\d+)?$/.test(l.value) && sums.has(String(Number(l.value))) && Number(l.value) >= 10);
+  });
+  if (unsourced.length === 0) return null;
+  return {
+    mismatch: { kind: "unsourced", leaves: unsourced },
+    policy: policyFor(
+      c.policyText,
+      unsourced.map((l) => nameStems(l.path)),
+    ),
+  };
+}
+
+/**
+ * The general checks, in order: a value of another kind than the user asked for (pay by gift
+ * card, not credit card), a count other than the user gave, a write the user never asked for,
+ * values from nowhere.
+ */
+export const generalCallChecks: readonly CallCheck[] = [
+  {
+    kind: "contradicts_user",
+    find: (c) => kindContradiction(c.leaves, c.userText, c.toolText, c.policyText) ?? countContradiction(c),
+  },
+  { kind: "unasked", find: unaskedCall },
+  { kind: "unsourced", find: unsourcedValues },
+];
+
 /** What the call at `index` did that the trace before it shows was not asked for, if anything. */
 export function mismatchOf(
   event: TaskCompleted,
   index: number,
   /** Whether an action the user never asked for counts: at the first write only (see `firstMismatch`). */
   unaskedCounts = true,
-): Omit<CallFinding, "index" | "step"> | null {
+  checks: readonly CallCheck[] = generalCallChecks,
+): CallCheckResult | null {
   const step = event.events[index];
   if (!step?.toolName) return null;
   const before = event.events.slice(0, index);
@@ -258,92 +370,28 @@ export function mismatchOf(
     .filter((e) => e.type === "system_event" || e.actor === "system")
     .map((e) => e.content)
     .join("\n");
-  const leaves = leavesOf(parseArguments(step.content));
-  const toolStems = wordsOf(step.toolName)
-    .filter((w) => w.length >= 4)
-    .slice(0, 2)
-    .map(stemOf);
-
   const verb = wordsOf(step.toolName)[0] ?? "";
-  const asks = askedBy[verb];
-  // The sentences a lesson may quote: those under the call's own heading or under none.
-  const policyText = policySentences(wholePolicy, [verb, ...(asks ?? [])]).join("\n");
-  // 0. A condition the policy states for this call, which the records show was not met.
-  const breach = policyBreach(event, index, asks ?? []);
-  if (breach)
-    return {
-      mismatch: { kind: "breaks_policy", values: breach.values, required: breach.required },
-      policy: breach.sentence,
-    };
-  // 0b. Not the option the user's criteria pick among the agent's own search results.
-  const missed = choiceMiss(event, index);
-  if (missed) return { mismatch: { kind: "misses_choice", ...missed } };
-  const oneWay = returnMiss(event, index);
-  if (oneWay) return { mismatch: { kind: "no_return", ...oneWay } };
-  const dearer = budgetMiss(event, index);
-  if (dearer) return { mismatch: { kind: "over_budget", ...dearer } };
-  const moved = dateMiss(event, index);
-  if (moved) return { mismatch: { kind: "moves_date", ...moved } };
-  // 1. A value of another kind than the one the user asked for (pay by gift card, not credit card).
-  const otherKind = kindContradiction(leaves, userText, toolText, policyText);
-  if (otherKind) return otherKind;
-  // 2. A count that differs from the one the user gave (three bags asked, two booked).
-  const counted = new Map<string, Leaf[]>();
-  const saidCount = (leaf: Leaf) => {
-    const name =
-      leaf.path
-        .split(/[.[\]]+/)
-        .filter(Boolean)
-        .pop() ?? leaf.path;
-    const stems = wordsOf(name)
-      .filter((w) => w.length >= 3)
-      .map(stemOf);
-    return userCount(userText, stems.length > 1 ? stems.slice(-1) : stems);
+  const asks = askedBy[verb] ?? [];
+  const call: CallContext = {
+    event,
+    index,
+    asks,
+    leaves: leavesOf(parseArguments(step.content)),
+    userText,
+    toolText,
+    agentText,
+    // The sentences a lesson may quote: those under the call's own heading or under none.
+    policyText: policySentences(wholePolicy, [verb, ...asks]).join("\n"),
+    toolStems: wordsOf(step.toolName)
+      .filter((w) => w.length >= 4)
+      .slice(0, 2)
+      .map(stemOf),
+    unaskedCounts,
   };
-  for (const leaf of leaves.filter((l) => /^\d+$/.test(l.value))) {
-    const said = saidCount(leaf);
-    if (said === undefined) continue;
-    const key = String(said);
-    counted.set(key, [...(counted.get(key) ?? []), leaf]);
+  for (const check of checks) {
+    const found = check.find(call);
+    if (found) return found;
   }
-  for (const [said, group] of counted) {
-    if (group.some((l) => l.value === said)) continue;
-    const leaf = group.find((l) => /total/i.test(l.path)) ?? group[0];
-    if (leaf)
-      return {
-        mismatch: { kind: "contradicts_user", path: leaf.path, value: leaf.value, userSaid: said },
-        policy: policyFor(policyText, [nameStems(leaf.path)]),
-      };
-  }
-  // 3. A write the user never asked for.
-  if (unaskedCounts && asks && !asks.some((a) => new RegExp(`(^|[^a-z])${a}`, "i").test(userText)))
-    return {
-      mismatch: { kind: "unasked", asked: short(userText.split("\n")[0] ?? "", 110) },
-      policy: policyFor(policyText, [toolStems, ...asks.slice(0, 2).map((a) => [a])], true),
-    };
-  // 4. Values from nowhere: neither the user nor an earlier tool gave them.
-  const sums = derivable(`${toolText}\n${userText}`);
-  const unsourced = leaves.filter((l) => {
-    if (l.value.length > 40 || l.value.split(/\s+/).length > 3) return false; // free text
-    if (/^(true|false|yes|no|none|null|0)$/i.test(l.value)) return false; // defaults
-    if (mentions(userText, l.value) || mentions(toolText, l.value) || mentions(agentText, l.value))
-      return false;
-    if (/^\d+$/.test(l.value) && saidCount(l) === Number(l.value)) return false;
-    // A count of something the user asked about without a number ("use my free bag allowance")
-    // was worked out, maybe rightly: only a count of what the user never spoke of is made up.
-    if (/^\d+$/.test(l.value) && nameStems(l.path).some((stem) => hasStem(userText, stem))) return false;
-    if (new RegExp(`"${l.path.split(/[.[\]]+/).pop() ?? ""}"\\s*:\\s*"?${l.value}\\b`).test(toolText))
-      return false;
-    return !(/^\d+(\.\d+)?$/.test(l.value) && sums.has(String(Number(l.value))) && Number(l.value) >= 10);
-  });
-  if (unsourced.length)
-    return {
-      mismatch: { kind: "unsourced", leaves: unsourced },
-      policy: policyFor(
-        policyText,
-        unsourced.map((l) => nameStems(l.path)),
-      ),
-    };
   return null;
 }
 
@@ -352,12 +400,16 @@ export function mismatchOf(
  * shows, or null when none of them shows one. An unasked action counts only before any write was
  * accepted: after one, a transfer or a gesture is often the agent's answer to what that write did.
  */
-export function firstMismatch(event: TaskCompleted, from: number): CallFinding | null {
+export function firstMismatch(
+  event: TaskCompleted,
+  from: number,
+  checks: readonly CallCheck[] = generalCallChecks,
+): CallFinding | null {
   let accepted = false;
   for (let i = from; i < event.events.length; i += 1) {
     const step = event.events[i];
     if (step?.type !== "tool_call" || !isWriteTool(step.toolName) || rejected(event.events, i)) continue;
-    const found = mismatchOf(event, i, !accepted);
+    const found = mismatchOf(event, i, !accepted, checks);
     accepted = true;
     if (found) return { index: i, step, ...found };
   }

@@ -1,8 +1,8 @@
 import type { LocatedFailure } from "../attribution/located-failure.js";
 import type { TaskCompleted } from "../contracts/index.js";
 import { leavesOf, parseArguments, type Leaf } from "./argument-sources.js";
-import { firstMismatch, type CallFinding } from "./call-mismatch.js";
-import type { ChoiceMiss, ChoiceOption } from "./choice-criteria.js";
+import { firstMismatch, generalCallChecks, type CallCheck, type CallFinding } from "./call-mismatch.js";
+import type { ChoiceMiss, ChoiceOption } from "./packs/travel/choice-criteria.js";
 
 export { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument-sources.js";
 
@@ -194,6 +194,7 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
 export function decisiveStepLesson(
   located: LocatedFailure,
   event: TaskCompleted,
+  checks: readonly CallCheck[] = generalCallChecks,
 ): DecisiveStepReading | null {
   if (located.basis !== "first_state_change" || located.stepIndex === undefined) return null;
   const first = event.events[located.stepIndex];
@@ -207,7 +208,7 @@ export function decisiveStepLesson(
       ? ` with ${show(leavesOf(parseArguments(first.content)))}`
       : ""
   }`;
-  const finding = firstMismatch(event, located.stepIndex);
+  const finding = firstMismatch(event, located.stepIndex, checks);
   if (!finding)
     return {
       found:

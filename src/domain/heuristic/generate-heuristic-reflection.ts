@@ -2,6 +2,7 @@ import type { AttributionBasis, LocatedFailure } from "../attribution/located-fa
 import type { Reflection, TaskCompleted } from "../contracts/index.js";
 import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.js";
 import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";
+import type { CallCheck } from "./call-mismatch.js";
 import { decisiveStepLesson } from "./decisive-step-lesson.js";
 
 export interface HeuristicGuidance {
@@ -13,6 +14,8 @@ export interface HeuristicGuidance {
   answerIssues?: string[];
   /** Where the trace failed, when the caller located it already (else it is located here). */
   located?: LocatedFailure | null | undefined;
+  /** The checks of a state-changing call: the general ones, after any enabled domain pack's. */
+  callChecks?: readonly CallCheck[];
 }
 
 /**
@@ -278,7 +281,9 @@ export function generateHeuristicReflection(event: TaskCompleted, guidance?: Heu
   if (event.outcome === "success" && !findingFromEvaluation(event)) return successReflection(event);
   const analysis = classifyFailure(event, guidance?.located ?? undefined);
   // No explaining error: a lesson about the decisive call, when the trace shows one.
-  const decisiveReading = analysis.failingStep ? null : decisiveStepLesson(analysis.located, event);
+  const decisiveReading = analysis.failingStep
+    ? null
+    : decisiveStepLesson(analysis.located, event, guidance?.callChecks);
   const reading = decisiveReading;
   const decisive = decisiveReading?.lesson ?? null;
   const lesson = lessonFor(analysis.kind, analysis, event) ?? reading?.lesson ?? null;

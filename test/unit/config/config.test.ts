@@ -54,6 +54,14 @@ describe("config", () => {
     expect(problems.join("\n")).toMatch(/REFLECTOR_MODE/);
   });
 
+  it("enables the offline generator's domain packs by name, and lists an unknown one as a problem", () => {
+    expect(loadConfig({}).heuristicPacks).toEqual([]);
+    expect(loadConfig({ REFLECTOR_HEURISTIC_PACKS: " travel " }).heuristicPacks).toEqual(["travel"]);
+    expect(() => loadConfig({ REFLECTOR_HEURISTIC_PACKS: "travel,cooking" })).toThrow(
+      /REFLECTOR_HEURISTIC_PACKS/,
+    );
+  });
+
   it("docs/configuration.md documents every variable", () => {
     const readme = readFileSync(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
     const missing = envVariableNames.filter((name) => !readme.includes(`\`${name}\``));

@@ -1,7 +1,13 @@
+import { callChecksWith } from "../../../../src/domain/heuristic/packs/heuristic-packs.js";
 import { describe, expect, it } from "vitest";
-import { choiceMiss } from "../../../../src/domain/heuristic/choice-criteria.js";
+import { choiceMiss } from "../../../../src/domain/heuristic/packs/travel/choice-criteria.js";
 import { generateHeuristicReflection } from "../../../../src/domain/heuristic/generate-heuristic-reflection.js";
 import { failedRun, type Step } from "../../../support/task-events.js";
+
+/** The offline generator with the travel pack enabled (REFLECTOR_HEURISTIC_PACKS=travel). */
+const travel = { attempt: 1, violations: [], missingFields: [], callChecks: callChecksWith(["travel"]) };
+const travelReflection = (event: Parameters<typeof generateHeuristicReflection>[0]) =>
+  generateHeuristicReflection(event, travel);
 
 const run = (steps: Step[]) =>
   failedRun(
@@ -218,7 +224,7 @@ describe("a flight choice checked against the criteria the user stated", () => {
   });
 
   it("writes a lesson naming both options and the values that decide", () => {
-    const r = generateHeuristicReflection(
+    const r = travelReflection(
       run([
         user("Booking RZ4KD1: move me to a nonstop flight arriving before 10am, please."),
         ...searches,

@@ -1,7 +1,13 @@
+import { callChecksWith } from "../../../../src/domain/heuristic/packs/heuristic-packs.js";
 import { describe, expect, it } from "vitest";
 import { generateHeuristicReflection } from "../../../../src/domain/heuristic/generate-heuristic-reflection.js";
-import { policyBreach } from "../../../../src/domain/heuristic/policy-conditions.js";
+import { policyBreach } from "../../../../src/domain/heuristic/packs/travel/policy-conditions.js";
 import { failedRun, taskEvent, type Step } from "../../../support/task-events.js";
+
+/** The offline generator with the travel pack enabled (REFLECTOR_HEURISTIC_PACKS=travel). */
+const travel = { attempt: 1, violations: [], missingFields: [], callChecks: callChecksWith(["travel"]) };
+const travelReflection = (event: Parameters<typeof generateHeuristicReflection>[0]) =>
+  generateHeuristicReflection(event, travel);
 
 const policy = [
   "# Airline Agent Policy",
@@ -157,8 +163,14 @@ describe("a write call checked against the conditions the policy states", () => 
     expect(breachAtEnd([...profile("gold"), ...reservation({}), send(100)], verbs)).toBeNull();
   });
 
+  it("runs the travel checks only where the pack is enabled: the default path knows no travel policy", () => {
+    const event = run([asked, ...reservation({}), cancel]);
+    expect(generateHeuristicReflection(event).tags).not.toContain("policy-condition");
+    expect(travelReflection(event).tags).toContain("policy-condition");
+  });
+
   it("writes the lesson quoting the policy sentence and the values, about that call", () => {
-    const r = generateHeuristicReflection(run([asked, ...reservation({}), cancel]));
+    const r = travelReflection(run([asked, ...reservation({}), cancel]));
     expect(r.learning).toMatch(
       /^Before `cancel_reservation`, check the policy's condition on the records: "All reservations can be cancelled within 24 hours of booking/,
     );
@@ -175,7 +187,7 @@ describe("a write call checked against the conditions the policy states", () => 
 
 describe("cue rules where the trace shows no decision to blame", () => {
   it("writes no lesson from the agent's reply to the user ('unable to') in a run with no write", () => {
-    const r = generateHeuristicReflection(
+    const r = travelReflection(
       run([
         ["user", "llm_response", "Could you tell me the total balance of my gift cards?"],
         ["agent", "llm_response", "I'm unable to provide information about the balance of your gift cards."],
@@ -200,7 +212,7 @@ describe("cue rules where the trace shows no decision to blame", () => {
         { actor: "Writer", content: "The revenue was 4.2 billion." },
       ].map((e, i) => ({ type: "llm_response" as const, timestamp: stamp, ...e, eventId: `s${String(i)}` })),
     });
-    const r = generateHeuristicReflection(event);
+    const r = travelReflection(event);
     expect(r.learning).toBe("");
     expect(r.adjustments).toEqual([]);
     expect(r.attribution?.confidence).toBeLessThan(0.3);
@@ -281,7 +293,7 @@ describe("a choice the user's criterion and the agent's own search show was not 
   const ask = (words: string): Step => ["user", "llm_response", words];
 
   it("names both options and their prices, and the user's words", () => {
-    const r = generateHeuristicReflection(
+    const r = travelReflection(
       run([
         ask("Please move M05KNL to May 24, the cheapest economy flight available."),
         ...search,
@@ -296,7 +308,7 @@ describe("a choice the user's criterion and the agent's own search show was not 
 
   it("claims nothing for the cheapest with seats, another class, or another criterion", () => {
     const lesson = (words: string, second: string) =>
-      generateHeuristicReflection(run([ask(words), ...search, change(second)])).learning;
+      travelReflection(run([ask(words), ...search, change(second)])).learning;
     // The sold-out option is not cheaper: HAT110 + HAT172 is the cheapest with seats.
     expect(lesson("Change M05KNL to the cheapest economy flight on May 24, please.", "HAT172")).toBe("");
     expect(lesson("Change M05KNL to the second cheapest economy flight on May 24.", "HAT132")).toBe("");
@@ -306,7 +318,7 @@ describe("a choice the user's criterion and the agent's own search show was not 
 
   it("quotes only a policy sentence under the call's own heading", () => {
     // The reservation id was never given: a lesson, but the cancellation rule is not its policy.
-    const learning = generateHeuristicReflection(
+    const learning = travelReflection(
       run([ask("Change it to the cheapest business flight on May 24."), ...search, change("HAT132")]),
     ).learning;
     expect(learning).toMatch(/^Before `update_reservation_flights`, work out `reservation_id`/);

@@ -1,10 +1,16 @@
+import { callChecksWith } from "../../../../src/domain/heuristic/packs/heuristic-packs.js";
 import { describe, expect, it } from "vitest";
-import { budgetMiss } from "../../../../src/domain/heuristic/budget-cap.js";
+import { budgetMiss } from "../../../../src/domain/heuristic/packs/travel/budget-cap.js";
 import { generateHeuristicReflection } from "../../../../src/domain/heuristic/generate-heuristic-reflection.js";
-import { policyBreach } from "../../../../src/domain/heuristic/policy-conditions.js";
-import { returnMiss } from "../../../../src/domain/heuristic/round-trip.js";
-import { dateMiss } from "../../../../src/domain/heuristic/same-dates.js";
+import { policyBreach } from "../../../../src/domain/heuristic/packs/travel/policy-conditions.js";
+import { returnMiss } from "../../../../src/domain/heuristic/packs/travel/round-trip.js";
+import { dateMiss } from "../../../../src/domain/heuristic/packs/travel/same-dates.js";
 import { failedRun, type Step } from "../../../support/task-events.js";
+
+/** The offline generator with the travel pack enabled (REFLECTOR_HEURISTIC_PACKS=travel). */
+const travel = { attempt: 1, violations: [], missingFields: [], callChecks: callChecksWith(["travel"]) };
+const travelReflection = (event: Parameters<typeof generateHeuristicReflection>[0]) =>
+  generateHeuristicReflection(event, travel);
 
 const policy = [
   "# Rail and air desk",
@@ -211,9 +217,7 @@ describe("a round trip that never comes back", () => {
   it("finds a return leg taken from a search in the outbound direction", () => {
     const miss = atEnd(returnMiss, [...out, ...listed("PDX", "AUS", "2025-04-06", "QX33"), book("QX33")]);
     expect(miss?.legs.map((l) => `${l.flight} ${l.from}-${l.to}`)).toEqual(["QX31 PDX-AUS", "QX33 PDX-AUS"]);
-    const r = generateHeuristicReflection(
-      run([...out, ...listed("PDX", "AUS", "2025-04-06", "QX33"), book("QX33")]),
-    );
+    const r = travelReflection(run([...out, ...listed("PDX", "AUS", "2025-04-06", "QX33"), book("QX33")]));
     expect(r.learning).toBe(
       "Before `book_trip` for a round trip, search the return leg from AUS back to PDX and book a flight that lands at PDX: the agent booked QX31 on 2025-04-02 PDX→AUS, QX33 on 2025-04-06 PDX→AUS.",
     );

@@ -1,5 +1,5 @@
-import type { TaskCompleted } from "../contracts/index.js";
-import { sentencesOf, userActor } from "./argument-sources.js";
+import type { TaskCompleted } from "../../../contracts/index.js";
+import { sentencesOf, userActor } from "../../argument-sources.js";
 
 /**
  * What the user asked of the option they want, read from their own words (never from a list of

@@ -12,7 +12,7 @@ import {
   type PolicyBreach,
   type Scope,
 } from "./policy-scope.js";
-import { says, sentencesOf } from "./argument-sources.js";
+import { says, sentencesOf } from "../../argument-sources.js";
 
 /**
  * The time window of an action ("can be cancelled within 24 hours of booking, or if …") and the

@@ -1,4 +1,4 @@
-import type { TaskCompleted } from "../contracts/index.js";
+import type { TaskCompleted } from "../../../contracts/index.js";
 import {
   isObject,
   parsedStep,
@@ -7,7 +7,7 @@ import {
   toolReplies,
   userActor,
   type Json,
-} from "./argument-sources.js";
+} from "../../argument-sources.js";
 
 /**
  * A change of flights that moves a leg off its date although the user asked to keep the dates

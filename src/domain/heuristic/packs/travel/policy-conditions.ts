@@ -1,6 +1,6 @@
-import { isWriteTool } from "../attribution/state-change.js";
-import type { TaskCompleted } from "../contracts/index.js";
-import { isObject, parsedStep, userActor } from "./argument-sources.js";
+import { isWriteTool } from "../../../attribution/state-change.js";
+import type { TaskCompleted } from "../../../contracts/index.js";
+import { isObject, parsedStep, userActor } from "../../argument-sources.js";
 import {
   field,
   hasStem,
@@ -19,6 +19,8 @@ import {
 import { windowBreach } from "./policy-window.js";
 
 export type { PolicyBreach } from "./policy-scope.js";
+export { policySentences } from "../../policy-text.js";
+import { allPolicySentences, policySentencesByStem } from "../../policy-text.js";
 
 /**
  * A condition the policy in the trace's system text states for a state-changing call, and the
@@ -46,41 +48,6 @@ export type { PolicyBreach } from "./policy-scope.js";
  * those (a reservation's `user_id` leads to the user's profile). Whatever cannot be read or is
  * missing means no breach: a condition is claimed broken only when every value it needs is seen.
  */
-
-/**
- * The policy's sentences that speak of this call: those under a heading that names its action
- * ("## Cancel flight" for `cancel_reservation`, "## Refund" for a certificate sent as a refund), or
- * under no heading. A rule under another action's heading is that action's ("Checked bag
- * allowance" under "## Book flight" is not a rule for adding bags later).
- */
-const maxSentenceChars = 1_000;
-
-export function policySentences(policy: string, actionWords: readonly string[]): string[] {
-  return sentencesOf(policy, actionWords.map(stem));
-}
-
-/** Every sentence of the policy, whatever its heading (what a term such as "travel insurance" covers). */
-const allPolicySentences = (policy: string) => sentencesOf(policy, [], true);
-
-function sentencesOf(policy: string, actionStems: string[], everyHeading = false): string[] {
-  const out: string[] = [];
-  let applies = true;
-  for (const line of policy.split(/\n+/)) {
-    const heading = /^\s*#{2,}\s*(.+)$/.exec(line)?.[1];
-    if (heading !== undefined) {
-      applies = everyHeading || wordsOf(heading).some((w) => hasStem(actionStems, w));
-      continue;
-    }
-    if (!applies) continue;
-    for (const sentence of line.split(/(?<=[.!?])\s+/)) {
-      const s = sentence.replace(/^[-*#\s]+/, "").trim();
-      // A rule is a sentence, not a page: the shapes above are read only in sentences this long,
-      // which also bounds what their patterns scan.
-      if (s.length >= 20 && s.length <= maxSentenceChars) out.push(s);
-    }
-  }
-  return out;
-}
 
 /** "N free <thing> for each <class> <unit>" (per "is a <tier> member"): the charged count. */
 function allowanceBreach(sentence: string, scope: Scope): PolicyBreach | null {
@@ -237,7 +204,7 @@ export function policyBreach(
   const now = timeOf(
     /current time is (\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2})?)/i.exec(policy)?.[1] ?? "",
   );
-  const sentences = sentencesOf(policy, verbStems);
+  const sentences = policySentencesByStem(policy, verbStems);
   const allSentences = allPolicySentences(policy);
   for (let i = 0; i < sentences.length; i += 1) {
     const found =

@@ -1,5 +1,5 @@
-import type { TaskCompleted } from "../contracts/index.js";
-import { isObject, parsedStep, textOf as text, toolReplies } from "./argument-sources.js";
+import type { TaskCompleted } from "../../../contracts/index.js";
+import { isObject, parsedStep, textOf as text, toolReplies } from "../../argument-sources.js";
 
 /**
  * A round trip booked with flights that, by the agent's own search results, never come back: the

@@ -1,5 +1,5 @@
-import type { TaskCompleted } from "../contracts/index.js";
-import { isObject, parsedStep, sentencesOf, userActor, type Json } from "./argument-sources.js";
+import type { TaskCompleted } from "../../../contracts/index.js";
+import { isObject, parsedStep, sentencesOf, userActor, type Json } from "../../argument-sources.js";
 
 /**
  * A write that cost more than the user said they would pay, as the trace shows it: the user's last

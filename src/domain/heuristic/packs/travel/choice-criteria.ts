@@ -1,6 +1,6 @@
-import { isWriteTool } from "../attribution/state-change.js";
-import type { TaskCompleted } from "../contracts/index.js";
-import { isObject, parsedStep, says, toolReplies, userActor, type Json } from "./argument-sources.js";
+import { isWriteTool } from "../../../attribution/state-change.js";
+import type { TaskCompleted } from "../../../contracts/index.js";
+import { isObject, parsedStep, says, toolReplies, userActor, type Json } from "../../argument-sources.js";
 import { userCriteria, type Bound, type Criteria } from "./user-criteria.js";
 
 /**

@@ -1,5 +1,8 @@
-import type { TaskCompleted } from "../contracts/index.js";
-import { isObject, parsedStep, says, type Json } from "./argument-sources.js";
+import type { TaskCompleted } from "../../../contracts/index.js";
+import { hasStem, sameStem, stem, wordsOf } from "../../policy-text.js";
+
+export { hasStem, sameStem, stem, wordsOf };
+import { isObject, parsedStep, says, type Json } from "../../argument-sources.js";
 
 /** What a policy condition the call did not meet is reported as (policy-conditions.ts). */
 export interface PolicyBreach {
@@ -22,21 +25,6 @@ const numberWords = ["zero", "one", "two", "three", "four", "five", "six", "seve
 export const toNumber = (word: string) =>
   /^\d+$/.test(word) ? Number(word) : numberWords.indexOf(word.toLowerCase());
 /** A word's stem as compared here: its first five letters, plural and past endings aside. */
-export const stem = (word: string) =>
-  word
-    .toLowerCase()
-    .replace(/(ages|age|ies|es|s|led|ed|d)$/, "")
-    .slice(0, 5);
-/** Two stems of one word: one begins the other (`bag` and `bagg` of baggages). */
-export const sameStem = (a: string, b: string) =>
-  a.length >= 3 && b.length >= 3 && (a.startsWith(b) || b.startsWith(a));
-export const hasStem = (stems: string[], word: string) => stems.some((s) => sameStem(s, stem(word)));
-export const wordsOf = (name: string) =>
-  name
-    .replace(/([a-z])([A-Z])/g, "$1 $2")
-    .toLowerCase()
-    .split(/[^a-z]+/)
-    .filter((w) => w.length >= 3);
 export const short = (text: string, max = 220) => {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
