@@ -81,7 +81,7 @@ interface Row {
 const fileOf = (id: string) => `${id.replace(/[^A-Za-z0-9_.-]/g, "_")}.json`;
 
 /** An answer as the `openai` generator reads it; prose around a JSON object is cut off first. */
-function readAnswer(raw: string, promptDir: string, file: string, event: TaskCompleted): Reflection {
+export function readAnswer(raw: string, promptDir: string, file: string, event: TaskCompleted): Reflection {
   // The request's secrets and system message, when the prompts are at hand, for the parser's leak
   // checks; without them the answer is read the same way, those checks aside.
   const promptFile = join(promptDir, file);
@@ -111,7 +111,7 @@ export function auc(good: readonly number[], bad: readonly number[]): number {
 const pct = (part: number, whole: number) =>
   whole === 0 ? "—" : `${String(part)}/${String(whole)} = ${((100 * part) / whole).toFixed(0)} %`;
 
-async function judgeItem(
+export async function judgeItem(
   reflection: Reflection,
   event: TaskCompleted,
   embedder: Embedder,

@@ -22,8 +22,9 @@ import { quotable } from "./lesson-screen.js";
  *   an indicator word, and words alone raise nothing.
  *
  * Grounding is necessary, not sufficient. A sentence that says the cause is not visible or not
- * known ("the trace holds no error event that explains it") states no cause: the analysis is at
- * most "what happened". A decision or assumption counts only in a sentence that holds a grounded
+ * known ("the trace holds no error event that explains it") states no cause: the analysis is a
+ * symptom, not a lesson, whatever it quotes. A mechanism counts beside the run's content (a step,
+ * a value, a quote), not beside an agent's name alone. A decision or assumption counts only in a sentence that holds a grounded
  * specific and says what was assumed: "assumed the step would succeed; that incorrect assumption
  * is the strategy flaw" names none.
  *
@@ -65,7 +66,7 @@ const assumptionCue =
  * found the cause, whatever it quotes around it: it describes what happened (at most "shallow").
  */
 const noCauseAdmission =
-  /\b(?:no (?:error|step|event|evidence|message)[^.;]{0,60}?\b(?:explains?|shows? why|accounts? for|reveals?)|(?:does|do|did) not (?:show|reveal|explain|say|tell) (?:why|what caused|the (?:root )?cause)|(?:root )?cause (?:is|was|remains) (?:not (?:visible|clear|known|shown|evident)|unclear|unknown|undetermined|not determinable)|(?:cannot|can't|could not|couldn't) (?:tell|determine|see|establish|identify|explain) (?:why|what caused|the (?:root )?cause)|no (?:root )?cause (?:is|was|can be) (?:claimed|identified|visible|shown|determined|given)|unexplained)\b/i;
+  /\b(?:no (?:[\w-]+ ){0,2}(?:errors?|steps?|events?|evidence|messages?|failures?)[^.;]{0,60}?\b(?:explains?|shows? why|accounts? for|reveals?)|(?:does|do|did) not (?:show|reveal|explain|say|tell) (?:why|what caused|the (?:root )?cause)|(?:root )?cause (?:is|was|remains) (?:not (?:visible|clear|known|shown|evident)|unclear|unknown|undetermined|not determinable)|(?:cannot|can't|could not|couldn't) (?:tell|determine|see|establish|identify|explain) (?:why|what caused|the (?:root )?cause)|no (?:root )?cause (?:is|was|can be) (?:claimed|identified|visible|shown|determined|given)|unexplained|the (?:failure|error|problem) (?:is|was|lies in|reflects) (?:the |a |an )?(?:mismatch|difference|discrepancy|gap) between|(?:failure|problem) (?:lies|is) in the overall approach)\b/i;
 
 /**
  * An assumption blamed without saying what was assumed ("assumed the step would succeed", "that
@@ -73,7 +74,11 @@ const noCauseAdmission =
  * its own assumption cues are read.
  */
 const vagueAssumption =
-  /\bassum(?:ed|ing|ption)\b[^.;]{0,40}?\b(?:would|will|to) (?:succeed|work|be (?:correct|fine|enough|sufficient|right|valid|successful))\b|\b(?:that|this|the|an?|its) (?:incorrect|wrong|flawed|faulty|mistaken|bad|false|implicit|underlying|unverified) assumption\b|\bstrategy flaw\b/gi;
+  /\bassum(?:ed|ing|ption)\b[^.;]{0,40}?\b(?:would|will|to) (?:succeed|work|be (?:correct|fine|enough|sufficient|right|valid|successful))\b|\bassum(?:ed|ing)\b (?:that )?(?:its|the|their|his|her|this) (?:own )?(?:approach|plan|reasoning|chain of reasoning|conclusion|answer|result|results|actions?|strategy|work|output|steps?)\b[^.;]{0,40}?\b(?:was|were|is|are|would be|matched|met|fit|answered)\b|\bassum(?:ed|ing)\b (?:that )?(?:its|their|his|her) (?:[\w-]+[ ,]+){0,8}?(?:was|were|is|are|would be|would (?:surface|give|yield|produce|find|reach|get|lead to|satisfy))\b|\b(?:that|this|the|an?|its) (?:incorrect|wrong|flawed|faulty|mistaken|bad|false|implicit|underlying|unverified) assumption\b|\b(?:that|this) assumption is the root cause\b|\bstrategy flaw\b/gi;
+
+/** A sentence that rules a cause out ("so the failure is not a retrieval problem"): it states none. */
+const rulesOut =
+  /\b(?:so|therefore|thus|hence) (?:the )?(?:failure|problem|error|issue|cause) (?:is|was) not\b/i;
 
 const stepList =
   /\b(?:steps?|index(?:es)?|indices|turns?)\s*[#:]?\s*(\d{1,5}(?:\s*(?:,|and|or|to|through|–|-)\s*\d{1,5})*)/gi;
@@ -162,13 +167,22 @@ interface Found {
   what: boolean;
 }
 
-function specificsOf(sentence: string, facts: TraceFacts, found: Found): number {
+/** What one sentence grounds: any specific, and specifics of the run's content (a step, a value, a quote). */
+interface SentenceSpecifics {
+  any: number;
+  content: number;
+}
+
+function specificsOf(sentence: string, facts: TraceFacts, found: Found): SentenceSpecifics {
   let groundedHere = 0;
+  let contentHere = 0;
   const ground = (label: string, grounding: Grounding, kind: "where" | "what") => {
     if (grounding === "grounded") {
       found.grounded.add(label);
       found[kind] = true;
       groundedHere += 1;
+      // An agent's or a tool's name alone says who, not what their step held.
+      if (kind === "what" || label.startsWith("step ") || /\d/.test(label)) contentHere += 1;
     } else if (grounding === "ungrounded") found.ungrounded.add(label);
   };
   const lower = sentence.toLowerCase();
@@ -230,7 +244,7 @@ function specificsOf(sentence: string, facts: TraceFacts, found: Found): number 
     else if (namesHere.some((name) => facts.steps.some((step) => step.actor === name)))
       ground(`step ${n}`, "ungrounded", "where");
   }
-  return groundedHere;
+  return { any: groundedHere, content: contentHere };
 }
 
 export function assessGroundedDepth(
@@ -243,21 +257,28 @@ export function assessGroundedDepth(
   let mechanism = false;
   let assumption = false;
   let admitsNoCause = false;
-  let previousGrounded = false;
+  let previousContent = false;
   // A stored analysis is at most 4,000 characters; `reflector score` takes any text, read this far.
   for (const sentence of sentencesOf(analysis.slice(0, maxAnalysisChars))) {
-    const groundedHere = specificsOf(sentence, facts, found) > 0;
-    const anchored = groundedHere || previousGrounded;
+    const here = specificsOf(sentence, facts, found);
+    const groundedHere = here.any > 0;
+    // A mechanism is about the run's content: a step, a value or a quote of it, in the sentence or
+    // the one before; an agent's name beside "led to" is not how a step's content led anywhere.
+    const anchored = here.content > 0 || previousContent;
     // Cues inside quoted trace text are the trace's words, not the analysis' reasoning.
     const own = sentence.replace(quotePattern, " ");
-    previousGrounded = groundedHere;
+    previousContent = here.content > 0;
     if (noCauseAdmission.test(own)) {
       admitsNoCause = true;
       continue;
     }
+    // A sentence whose cause is an assumption it does not name ("assumed its reasoning was sound,
+    // and that incorrect assumption led to the answer") states neither a mechanism nor a decision.
+    vagueAssumption.lastIndex = 0;
+    if (vagueAssumption.test(own) || rulesOut.test(own)) continue;
     if (anchored && mechanismCue.test(own)) mechanism = true;
-    // The decision or assumption must be named where the run's specifics are, not a form of words.
-    if (groundedHere && assumptionCue.test(own.replace(vagueAssumption, " "))) assumption = true;
+    // The decision or assumption must be named where the run's specifics are.
+    if (groundedHere && assumptionCue.test(own)) assumption = true;
   }
   const g = config.grounded;
   const grounded = [...found.grounded];
@@ -281,8 +302,8 @@ export function assessGroundedDepth(
     ungrounded.length >= g.minUngroundedToDoubt &&
     ungrounded.length >= g.maxUngroundedShare * (grounded.length + ungrounded.length);
   let level: DepthLevel;
-  if (grounded.length === 0 || fabricated || blamesOutsideTeam !== null) level = "surface";
-  else if (!(found.where && found.what) || !mechanism || admitsNoCause) level = "shallow";
+  if (grounded.length === 0 || fabricated || blamesOutsideTeam !== null || admitsNoCause) level = "surface";
+  else if (!(found.where && found.what) || !mechanism) level = "shallow";
   else if (!assumption || grounded.length < g.minGroundedForDeep) level = "medium";
   else level = "deep";
   const lengthBonus = Math.min(config.maxLengthBonus, analysis.length / config.lengthBonusChars);

@@ -107,7 +107,7 @@ describe("a judge that asks for a cause", () => {
       "flaw. The trace holds no error event that explains it.";
     const d = depth(noCause);
     expect(d.admitsNoCause).toBe(true);
-    expect(d.level).toBe("shallow");
+    expect(d.level).toBe("surface");
     expect(d.grounded).toEqual(expect.arrayContaining(["websurfer", "24.6"]));
   });
 
