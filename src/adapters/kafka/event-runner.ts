@@ -1,5 +1,5 @@
 import type { Message, TopicMessages } from "kafkajs";
-import { TaskCompletedV1, type TaskCompleted } from "../../domain/contracts/index.js";
+import { parseTaskCompleted, type TaskCompleted } from "../../domain/contracts/index.js";
 import { errorMessage, failureOf, ReflectorError, type Failure } from "../../domain/errors.js";
 import { bindingViolation, type TenantTopicBinding } from "../../domain/tenant-topic-binding.js";
 import type { Logger } from "../../observability/logger.js";
@@ -22,26 +22,6 @@ import type { OutputPublisher } from "./output-publisher.js";
 import { fitsAlone, recordBytes, type SizeLimits } from "./record-size.js";
 import { transportFailure } from "./transport-errors.js";
 import { Abandoned, isAborted, sleep } from "./wakeup.js";
-
-/** Zod issues as one readable line: `task.description: Too small; outcome: Invalid option`. */
-function describeIssues(error: { issues: { path: PropertyKey[]; message: string }[] }): string {
-  return error.issues
-    .slice(0, 10)
-    .map((issue) => `${issue.path.map(String).join(".") || "(root)"}: ${issue.message}`)
-    .join("; ");
-}
-
-export function parseTaskCompleted(raw: unknown): TaskCompleted {
-  if (typeof raw === "object" && raw !== null && "schemaVersion" in raw && raw.schemaVersion !== 1) {
-    throw new ReflectorError(
-      "UNSUPPORTED_SCHEMA_VERSION",
-      `schemaVersion ${JSON.stringify(raw.schemaVersion)} is not supported (this build reads 1)`,
-    );
-  }
-  const parsed = TaskCompletedV1.safeParse(raw);
-  if (!parsed.success) throw new ReflectorError("SCHEMA_INVALID", describeIssues(parsed.error));
-  return parsed.data;
-}
 
 /** One consumed message as the scheduler holds it. */
 export interface Work extends SourceRecord {

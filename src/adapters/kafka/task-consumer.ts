@@ -11,8 +11,6 @@ import { SignatureGate } from "./signature-gate.js";
 import { isFenced, type TransactionalCommitter } from "./transactional-committer.js";
 import { Abandoned, isAborted, Wakeup } from "./wakeup.js";
 
-export { parseTaskCompleted } from "./event-runner.js";
-
 export interface TaskConsumerOptions {
   kafka: Kafka;
   /** Outputs and offsets go out together, one transaction at a time. */
