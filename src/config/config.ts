@@ -181,7 +181,7 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
   /** When a stored lesson fits a trace, and when a new lesson is a stored one again. */
   memory: MemoryConfig;
   handler: { maxAttempts: number; retryBaseMs: number };
-  /** In-flight limits, retry-topic delay and the transactional id (src/adapters/kafka/task-consumer.ts). */
+  /** In-flight limits, retry-topic delay and the transactional id (src/adapters/kafka/batch-pump.ts, retry-loop.ts). */
   consumer: {
     maxInFlight: number;
     maxInFlightPerPartition: number;
