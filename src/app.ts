@@ -44,6 +44,17 @@ function buildClients(config: Config, logger: Logger) {
   };
 }
 
+/** Closes the clients of `buildClients` but Kafka's (each Kafka client is closed by its owner). */
+function closeClients({ pool, probePool, redis }: ReturnType<typeof buildClients>): Promise<unknown>[] {
+  return [
+    pool.end(),
+    probePool.end(),
+    redis.quit().catch(() => {
+      redis.disconnect();
+    }),
+  ];
+}
+
 /** The task processor, and what the HTTP API and maintenance share with it (the LLM, the store). */
 function buildProcessing(
   config: Config,
@@ -98,7 +109,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   const metrics = createMetrics();
   const clock = overrides.clock ?? systemClock;
   const clients = buildClients(config, logger);
-  const { pool, probePool, redis, kafka, codec } = clients;
+  const { pool, redis, codec } = clients;
   const { llm, llmMetrics, generator, guardrails, reflectionStore, processor } = buildProcessing(
     config,
     clients,
@@ -121,8 +132,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     for (const listener of crashListeners) listener(error);
   };
   const { consumer: feedbackConsumer, feedbackMetrics } = buildFeedbackConsumer(config, {
-    kafka,
-    codec,
+    ...clients,
     limits,
     stores: readStores,
     metrics,
@@ -233,11 +243,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         ...api.closeClients(),
         committer.disconnect(),
         http.close(),
-        pool.end(),
-        probePool.end(),
-        redis.quit().catch(() => {
-          redis.disconnect();
-        }),
+        ...closeClients(clients),
       ]);
       logger.info("reflector stopped");
     },
