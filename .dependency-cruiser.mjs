@@ -40,7 +40,7 @@ export default {
       from: { path: "^src/domain/" },
       to: {
         dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown", "core"],
-        pathNot: ["^node_modules/zod/", "^(node:)?crypto$"],
+        pathNot: ["(^|/)node_modules/zod/", "^(node:)?crypto$"],
       },
     },
     {
@@ -58,7 +58,7 @@ export default {
       from: { path: "^src/pipeline/" },
       to: {
         dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown"],
-        pathNot: "^node_modules/zod/",
+        pathNot: "(^|/)node_modules/zod/",
       },
     },
     {

@@ -1,7 +1,6 @@
 import { buildLlm } from "../src/builders.js";
 import { loadConfig } from "../src/config/config.js";
-import { parseTaskCompleted } from "../src/adapters/kafka/task-consumer.js";
-import type { TaskCompleted } from "../src/domain/contracts/index.js";
+import { parseTaskCompleted, type TaskCompleted } from "../src/domain/contracts/index.js";
 import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../test/support/fakes.js";
 import { taskEvent } from "../test/support/task-events.js";
 import { benchEvent, report, type BenchResult } from "./support.js";

@@ -1,7 +1,7 @@
 import type { Consumer, Producer } from "kafkajs";
 import pg from "pg";
 import { ensureTopics } from "../src/adapters/kafka/topics.js";
-import { parseTaskCompleted } from "../src/adapters/kafka/task-consumer.js";
+import { parseTaskCompleted } from "../src/domain/contracts/index.js";
 import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../test/support/fakes.js";
 import {
   benchEvent,

@@ -21,7 +21,7 @@ import { buildTaskProcessor } from "./composition/task-processor.js";
 import type { Config } from "./config/config.js";
 import { defaultGuardrailConfig } from "./domain/guardrails/guardrail-config.js";
 import type { Logger } from "./observability/logger.js";
-import { createMetrics } from "./observability/metrics.js";
+import { createMetrics, type Metrics } from "./observability/metrics.js";
 import { buildOtlpBridge } from "./otlp-bridge-app.js";
 import type { Clock, ReflectionGenerator } from "./pipeline/ports.js";
 
@@ -32,25 +32,41 @@ export interface AppOverrides {
   tracer?: Tracer;
 }
 
-/**
- * The composition root: builds the clients from config and wires the pipeline, the consumers,
- * the HTTP API and the maintenance schedule with the builders of builders.ts and composition/.
- * It starts them in order and stops them in reverse.
- */
-export function createApp(config: Config, logger: Logger, overrides: AppOverrides = {}) {
-  const metrics = createMetrics();
-  const clock = overrides.clock ?? systemClock;
-  const pool = buildPostgresPool(config, { logger });
-  const probePool = buildProbePool(config, logger);
-  // Fails commands fast while Redis is away; the consumer's retry loop owns waiting for it.
-  const redis = buildRedis(config, logger);
-  const kafka = buildKafka(config, logger);
-  const codec = buildCodec(config);
+/** The clients everything else talks through, one of each, from config. */
+function buildClients(config: Config, logger: Logger) {
+  return {
+    pool: buildPostgresPool(config, { logger }),
+    probePool: buildProbePool(config, logger),
+    // Fails commands fast while Redis is away; the consumer's retry loop owns waiting for it.
+    redis: buildRedis(config, logger),
+    kafka: buildKafka(config, logger),
+    codec: buildCodec(config),
+  };
+}
 
+/** Closes the clients of `buildClients` but Kafka's (each Kafka client is closed by its owner). */
+function closeClients({ pool, probePool, redis }: ReturnType<typeof buildClients>): Promise<unknown>[] {
+  return [
+    pool.end(),
+    probePool.end(),
+    redis.quit().catch(() => {
+      redis.disconnect();
+    }),
+  ];
+}
+
+/** The task processor, and what the HTTP API and maintenance share with it (the LLM, the store). */
+function buildProcessing(
+  config: Config,
+  clients: ReturnType<typeof buildClients>,
+  parts: { metrics: Metrics; clock: Clock; overrides: AppOverrides; logger: Logger },
+) {
+  const { pool, redis } = clients;
+  const { metrics, clock, overrides } = parts;
   const { llm, llmMetrics, budget } = buildSpendLimitedLlm(config, {
     redis,
     registry: metrics.registry,
-    logger,
+    logger: parts.logger,
   });
   const generator = overrides.generator ?? llm.generator;
   const guardrails = { ...defaultGuardrailConfig, ...config.guardrails };
@@ -68,10 +84,39 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     clock,
     tracer: overrides.tracer,
   });
+  return { llm, llmMetrics, generator, guardrails, reflectionStore, processor };
+}
+
+/** Waits for a part to stop; a failure is logged, and the rest of the stop goes on. */
+async function stopLogged(
+  stopping: Promise<unknown> | undefined,
+  logger: Logger,
+  what: string,
+): Promise<void> {
+  try {
+    await stopping;
+  } catch (err) {
+    logger.error({ err }, `${what} did not stop cleanly`);
+  }
+}
+
+/**
+ * The composition root: builds the clients from config and wires the pipeline, the consumers,
+ * the HTTP API and the maintenance schedule with the builders of builders.ts and composition/.
+ * It starts them in order and stops them in reverse.
+ */
+export function createApp(config: Config, logger: Logger, overrides: AppOverrides = {}) {
+  const metrics = createMetrics();
+  const clock = overrides.clock ?? systemClock;
+  const clients = buildClients(config, logger);
+  const { pool, redis, codec } = clients;
+  const { llm, llmMetrics, generator, guardrails, reflectionStore, processor } = buildProcessing(
+    config,
+    clients,
+    { metrics, clock, overrides, logger },
+  );
   const tasks = buildTaskConsumer(config, {
-    kafka,
-    redis,
-    codec,
+    ...clients,
     processor,
     metrics,
     logger,
@@ -87,8 +132,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     for (const listener of crashListeners) listener(error);
   };
   const { consumer: feedbackConsumer, feedbackMetrics } = buildFeedbackConsumer(config, {
-    kafka,
-    codec,
+    ...clients,
     limits,
     stores: readStores,
     metrics,
@@ -96,11 +140,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     onCrash: crashed,
   });
   const api = buildHttpApi(config, {
-    kafka,
-    pool,
-    probePool,
-    redis,
-    codec,
+    ...clients,
     limits,
     registry: metrics.registry,
     logger,
@@ -120,9 +160,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
   // The OTLP ingest bridge runs beside the processor when OTLP_TOPIC is set.
   const otlpBridge = config.otlp.topic
     ? buildOtlpBridge(config, config.otlp.topic, {
-        kafka,
-        pool,
-        codec,
+        ...clients,
         limits,
         logger,
         registry: metrics.registry,
@@ -131,11 +169,10 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     : null;
 
   const maintenance = buildMaintenance(config, {
-    pool,
-    redis,
+    ...clients,
     generator,
-    embedder: llm.embedder,
     clock,
+    embedder: llm.embedder,
     reflections: reflectionStore,
   });
   const maintenanceSchedule = buildMaintenanceSchedule(config, maintenance, logger);
@@ -192,28 +229,21 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       const deadline = config.shutdownDeadlineMs;
       await maintenanceSchedule.stop();
       topicWatch?.stop();
-      try {
-        // The consumer drains in-flight work for most of the deadline, leaving time to close clients.
-        await withDeadline(consumer.stop(Math.max(500, deadline - 3_000)), deadline, "draining the consumer");
-      } catch (err) {
-        logger.error({ err }, "consumer did not stop cleanly");
-      }
-      await feedbackConsumer.stop().catch((err: unknown) => {
-        logger.error({ err }, "feedback consumer did not stop cleanly");
-      });
-      await otlpBridge?.stop().catch((err: unknown) => {
-        logger.error({ err }, "otlp bridge did not stop cleanly");
-      });
+      // The consumer drains in-flight work for most of the deadline, leaving time to close clients.
+      const draining = withDeadline(
+        consumer.stop(Math.max(500, deadline - 3_000)),
+        deadline,
+        "draining the consumer",
+      );
+      await stopLogged(draining, logger, "consumer");
+      await stopLogged(feedbackConsumer.stop(), logger, "feedback consumer");
+      await stopLogged(otlpBridge?.stop(), logger, "otlp bridge");
       await Promise.allSettled([
         ...tasks.closeAdmins(),
         ...api.closeClients(),
         committer.disconnect(),
         http.close(),
-        pool.end(),
-        probePool.end(),
-        redis.quit().catch(() => {
-          redis.disconnect();
-        }),
+        ...closeClients(clients),
       ]);
       logger.info("reflector stopped");
     },

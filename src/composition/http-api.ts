@@ -15,7 +15,7 @@ import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { createLessonIndex } from "../features/lessons/lessons-for-task-index.js";
 import { createPgLessonRetrievals } from "../adapters/postgres/pg-lesson-retrievals.js";
 import { createLessonsForTask } from "../features/lessons/lessons-for-task.js";
-import { createApiKeyring, parseApiKeys } from "../http/api-keys.js";
+import { createApiKeyring } from "../http/api-keys.js";
 import { createHttpServer } from "../http/http-server.js";
 import type { createFeedbackMetrics } from "../observability/feedback-metrics.js";
 import { countLessonsForTask } from "../observability/lessons-for-task-metrics.js";
@@ -70,7 +70,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
     : null;
   const http = createHttpServer({
     api: {
-      keys: createApiKeyring(parseApiKeys(config.http.apiKeys)),
+      keys: createApiKeyring(config.http.apiKeys),
       stores: { ...deps.readStores, lessonSplits: buildLessonSplits(deps.pool, config, redis) },
       completeLoop: createLoopCompleter({
         store: deps.reflectionStore,

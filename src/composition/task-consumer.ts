@@ -1,6 +1,6 @@
 import type { Tracer } from "@opentelemetry/api";
 import { createLagPoller } from "../adapters/kafka/admin/lag-poller.js";
-import { createEventRunner } from "../adapters/kafka/event-runner.js";
+import { createEventRunner, type EventRunner } from "../adapters/kafka/event-runner.js";
 import type { KafkaClient } from "../adapters/kafka/kafka-client.js";
 import { OutageGate } from "../adapters/kafka/outage-gate.js";
 import { createOutputPublisher, type OutputPublisher } from "../adapters/kafka/output-publisher.js";
@@ -13,7 +13,7 @@ import { createTransactionalCommitter } from "../adapters/kafka/transactional-co
 import { createRedisCrashCounter } from "../adapters/redis/redis-crash-counter.js";
 import { buildLogOffsets, defaultMaxMessageBytes, type buildRedis } from "../builders.js";
 import type { Config } from "../config/config.js";
-import { createConsumerMetrics } from "../observability/consumer-metrics.js";
+import { createConsumerMetrics, type ConsumerMetrics } from "../observability/consumer-metrics.js";
 import { createLagMetrics } from "../observability/lag-metrics.js";
 import type { Logger } from "../observability/logger.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -48,6 +48,102 @@ export interface TaskConsumerDeps {
   tracer?: Tracer | undefined;
 }
 
+/** The size limits of the outputs: each topic's max.message.bytes once read (`readLimits`). */
+function outputLimits(config: Config) {
+  // Each output topic's max.message.bytes, read at start; until then the broker's default.
+  let topicBytes: (topic: string) => number = () => defaultMaxMessageBytes;
+  const limits: SizeLimits = {
+    topicBytes: (topic) => topicBytes(topic),
+    requestBytes: config.consumer.maxRequestBytes,
+  };
+  return {
+    limits,
+    /** Reads each output topic's max.message.bytes (the OTLP bridge's topics too, when it runs). */
+    async read(kafka: KafkaClient): Promise<void> {
+      const admin = kafka.admin();
+      try {
+        await admin.connect();
+        const t = config.topics;
+        const outputs = [
+          t.reflectionAccepted,
+          t.reflectionRejected,
+          t.loopDecision,
+          t.deadLetter,
+          t.retry,
+          // The OTLP bridge's events are budgeted against the topic they go to.
+          ...(config.otlp.topic !== undefined ? [config.otlp.taskTopic, config.otlp.topic] : []),
+        ];
+        topicBytes = await readTopicLimits(admin, outputs, defaultMaxMessageBytes);
+      } finally {
+        await admin.disconnect();
+      }
+    },
+  };
+}
+
+/** The event runner (retries, dead letters, the crash counter), in the event's spans with a tracer. */
+function buildEventRunner(
+  config: Config,
+  deps: TaskConsumerDeps,
+  parts: {
+    publisher: OutputPublisher;
+    limits: SizeLimits;
+    outage: OutageGate;
+    consumerMetrics: ConsumerMetrics;
+  },
+): EventRunner {
+  const runner = createEventRunner({
+    groupId: config.kafka.groupId,
+    retryTopic: config.topics.retry,
+    deadLetterTopic: config.topics.deadLetter,
+    codec: deps.codec,
+    processor: deps.processor,
+    ...parts,
+    crashes: createRedisCrashCounter(deps.redis, {
+      keyPrefix: config.redis.keyPrefix,
+      groupId: config.kafka.groupId,
+      windowMs: 10 * 60_000,
+    }),
+    maxCrashesPerRecord: config.consumer.maxCrashesPerRecord,
+    maxCrashingRecords: config.consumer.maxCrashingRecords,
+    logger: deps.logger,
+    metrics: deps.metrics,
+    maxAttempts: config.handler.maxAttempts,
+    retryBaseMs: config.handler.retryBaseMs,
+    retryTopicDelayMs: config.consumer.retryTopicDelayMs,
+    ...(config.tenancy.binding ? { tenantBinding: config.tenancy.binding } : {}),
+  });
+  return deps.tracer
+    ? traceRuns(runner, deps.tracer, {
+        groupId: config.kafka.groupId,
+        deadLetterTopic: config.topics.deadLetter,
+        retryTopic: config.topics.retry,
+      })
+    : runner;
+}
+
+/**
+ * With TENANT_TOPIC_BINDING the input topics are the bound ones the cluster has (read at start,
+ * and again every TENANT_TOPIC_REFRESH_MS: a new one restarts the process to subscribe to it);
+ * the lag is then watched on them. Without it, nothing to resolve.
+ */
+function boundInputs(config: Config, kafka: KafkaClient, logger: Logger, lagTopics: string[]) {
+  const binding = config.tenancy.binding;
+  if (!binding) return null;
+  const admin = kafka.admin();
+  return {
+    binding,
+    admin,
+    resolveTopics: async () => {
+      await admin.connect();
+      const found = await boundTopics(admin, binding);
+      lagTopics.splice(0, lagTopics.length, ...found, config.topics.retry);
+      logger.info({ topics: found }, "consuming the topics bound to tenants");
+      return found;
+    },
+  };
+}
+
 /**
  * The task consumer and what it runs on: the event runner (retries, the outage gate, dead
  * letters, the crash counter), the transactional committer, the record-size limits and, with
@@ -58,12 +154,8 @@ export function buildTaskConsumer(config: Config, deps: TaskConsumerDeps) {
   // The outputs as the consumer encodes them for its transactions (its producer is the committer's).
   const publisher = buildOutputPublisher(config, createProducer(kafka), codec);
   const consumerMetrics = createConsumerMetrics(metrics.registry);
-  // Each output topic's max.message.bytes, read at start; until then the broker's default.
-  let topicBytes: (topic: string) => number = () => defaultMaxMessageBytes;
-  const limits: SizeLimits = {
-    topicBytes: (topic) => topicBytes(topic),
-    requestBytes: config.consumer.maxRequestBytes,
-  };
+  const sizes = outputLimits(config);
+  const { limits } = sizes;
   // Idempotent producers must retry without limit, or a retry exhausted mid-sequence breaks ordering.
   // Transactional: outputs, dead letters and consumed offsets commit together (docs/delivery-guarantees.md).
   const committer = createTransactionalCommitter({
@@ -90,52 +182,9 @@ export function buildTaskConsumer(config: Config, deps: TaskConsumerDeps) {
       consumer.resume();
     },
   });
-  const untracedRunner = createEventRunner({
-    groupId: config.kafka.groupId,
-    retryTopic: config.topics.retry,
-    deadLetterTopic: config.topics.deadLetter,
-    codec,
-    processor: deps.processor,
-    publisher,
-    limits,
-    outage,
-    crashes: createRedisCrashCounter(deps.redis, {
-      keyPrefix: config.redis.keyPrefix,
-      groupId: config.kafka.groupId,
-      windowMs: 10 * 60_000,
-    }),
-    maxCrashesPerRecord: config.consumer.maxCrashesPerRecord,
-    maxCrashingRecords: config.consumer.maxCrashingRecords,
-    logger,
-    metrics,
-    consumerMetrics,
-    maxAttempts: config.handler.maxAttempts,
-    retryBaseMs: config.handler.retryBaseMs,
-    retryTopicDelayMs: config.consumer.retryTopicDelayMs,
-    ...(config.tenancy.binding ? { tenantBinding: config.tenancy.binding } : {}),
-  });
-  // With TENANT_TOPIC_BINDING the input topics are the bound ones the cluster has (read at start,
-  // and again every TENANT_TOPIC_REFRESH_MS: a new one restarts the process to subscribe to it).
-  const binding = config.tenancy.binding;
+  const runner = buildEventRunner(config, deps, { publisher, limits, outage, consumerMetrics });
   const lagTopics = [config.topics.taskCompleted, config.topics.retry];
-  const topicAdmin = binding ? kafka.admin() : null;
-  const resolveTopics =
-    binding && topicAdmin
-      ? async () => {
-          await topicAdmin.connect();
-          const found = await boundTopics(topicAdmin, binding);
-          lagTopics.splice(0, lagTopics.length, ...found, config.topics.retry);
-          logger.info({ topics: found }, "consuming the topics bound to tenants");
-          return found;
-        }
-      : undefined;
-  const runner = deps.tracer
-    ? traceRuns(untracedRunner, deps.tracer, {
-        groupId: config.kafka.groupId,
-        deadLetterTopic: config.topics.deadLetter,
-        retryTopic: config.topics.retry,
-      })
-    : untracedRunner;
+  const bound = boundInputs(config, kafka, logger, lagTopics);
   const consumer: TaskConsumer = createTaskConsumer({
     kafka,
     committer,
@@ -143,7 +192,7 @@ export function buildTaskConsumer(config: Config, deps: TaskConsumerDeps) {
     outage,
     groupId: config.kafka.groupId,
     topic: config.topics.taskCompleted,
-    ...(resolveTopics ? { resolveTopics } : {}),
+    ...(bound ? { resolveTopics: bound.resolveTopics } : {}),
     retryTopic: config.topics.retry,
     consumerMetrics,
     maxInFlight: config.consumer.maxInFlight,
@@ -175,34 +224,16 @@ export function buildTaskConsumer(config: Config, deps: TaskConsumerDeps) {
     lagPoller,
 
     /** Reads each output topic's max.message.bytes (the OTLP bridge's topics too, when it runs). */
-    async readLimits(): Promise<void> {
-      const admin = kafka.admin();
-      try {
-        await admin.connect();
-        const t = config.topics;
-        const outputs = [
-          t.reflectionAccepted,
-          t.reflectionRejected,
-          t.loopDecision,
-          t.deadLetter,
-          t.retry,
-          // The OTLP bridge's events are budgeted against the topic they go to.
-          ...(config.otlp.topic !== undefined ? [config.otlp.taskTopic, config.otlp.topic] : []),
-        ];
-        topicBytes = await readTopicLimits(admin, outputs, defaultMaxMessageBytes);
-      } finally {
-        await admin.disconnect();
-      }
-    },
+    readLimits: () => sizes.read(kafka),
 
     /**
      * With TENANT_TOPIC_BINDING and a refresh interval: watches for topics bound since the start,
      * which `onNew` answers (by restarting the process). Null when there is nothing to watch.
      */
     watchBoundTopics(onNew: (error: Error) => void): { stop(): void } | null {
-      if (!binding || !topicAdmin || config.tenancy.topicRefreshMs <= 0) return null;
+      if (!bound || config.tenancy.topicRefreshMs <= 0) return null;
       return watchBoundTopics({
-        list: () => boundTopics(topicAdmin, binding),
+        list: () => boundTopics(bound.admin, bound.binding),
         subscribed: consumer.inputTopics(),
         intervalMs: config.tenancy.topicRefreshMs,
         onNew: (topics) => {
@@ -217,7 +248,10 @@ export function buildTaskConsumer(config: Config, deps: TaskConsumerDeps) {
 
     /** Closes the admin clients (the lag poller's once it stopped, the bound topics'). */
     closeAdmins(): Promise<unknown>[] {
-      return [lagPoller.stop().then(() => logOffsets.close()), topicAdmin?.disconnect() ?? Promise.resolve()];
+      return [
+        lagPoller.stop().then(() => logOffsets.close()),
+        bound?.admin.disconnect() ?? Promise.resolve(),
+      ];
     },
   };
 }

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { z } from "zod";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
-import { parseApiKeys } from "./api-keys-setting.js";
+import { parseApiKeys, type ApiGrant } from "./api-keys-setting.js";
 import { llmConfigOf, llmEnv, llmProblems, type LlmConfig } from "./llm-settings.js";
 import { otlpBoundTenant, otlpConfigOf, otlpEnv, otlpProblems, type OtlpConfig } from "./otlp-settings.js";
 import {
@@ -169,7 +169,8 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
   http: {
     host: string;
     port: number;
-    apiKeys: string;
+    /** `API_KEYS`: each key's tenant and roles, parsed at start-up. */
+    apiKeys: ReadonlyMap<string, ApiGrant>;
     lessonMetricsRefreshMs: number;
     /** ALLOW_CLEARTEXT_CREDENTIALS: API keys over plain HTTP from another host are accepted. */
     allowCleartextApiKeys: boolean;
@@ -180,7 +181,7 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
   /** When a stored lesson fits a trace, and when a new lesson is a stored one again. */
   memory: MemoryConfig;
   handler: { maxAttempts: number; retryBaseMs: number };
-  /** In-flight limits, retry-topic delay and the transactional id (src/adapters/kafka/task-consumer.ts). */
+  /** In-flight limits, retry-topic delay and the transactional id (src/adapters/kafka/batch-pump.ts, retry-loop.ts). */
   consumer: {
     maxInFlight: number;
     maxInFlightPerPartition: number;
@@ -232,24 +233,30 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** `API_KEYS`, parsed here once; malformed keys are a problem listed with the rest at start-up. */
+function readApiKeys(spec: string | undefined): { keys: ReadonlyMap<string, ApiGrant>; problems: string[] } {
+  try {
+    return { keys: parseApiKeys(spec ?? ""), problems: [] };
+  } catch (err) {
+    return { keys: new Map(), problems: [(err as Error).message] };
+  }
+}
+
 /** Settings that only make sense together; checked on the raw values so every problem is listed. */
 function crossFieldProblems(env: Record<string, string | undefined>): string[] {
-  const problems: string[] = [];
-  // Malformed keys are a configuration problem like any other: listed with the rest at start-up.
-  try {
-    parseApiKeys(env.API_KEYS ?? "");
-  } catch (err) {
-    problems.push((err as Error).message);
-  }
-  problems.push(...llmProblems(env), ...otlpProblems(env));
-  return problems;
+  return [...llmProblems(env), ...otlpProblems(env)];
 }
 
 /** Parses the environment once; lists every problem at once rather than the first. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const present = presentOnly(env);
   const parsed = EnvSchema.safeParse(present);
-  const crossProblems = [...crossFieldProblems(present), ...securedConnectionsProblems(present)];
+  const apiKeys = readApiKeys(present.API_KEYS);
+  const crossProblems = [
+    ...apiKeys.problems,
+    ...crossFieldProblems(present),
+    ...securedConnectionsProblems(present),
+  ];
   if (!parsed.success || crossProblems.length > 0) {
     throw new ConfigError([
       ...(parsed.error?.issues ?? []).map((issue) => `${issue.path.join(".") || "(env)"}: ${issue.message}`),
@@ -308,7 +315,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     http: {
       host: e.HTTP_HOST,
       port: e.HTTP_PORT,
-      apiKeys: e.API_KEYS ?? "",
+      apiKeys: apiKeys.keys,
       lessonMetricsRefreshMs: e.LESSON_METRICS_REFRESH_MS,
       allowCleartextApiKeys: e.ALLOW_CLEARTEXT_CREDENTIALS,
     },

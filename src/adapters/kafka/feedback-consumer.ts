@@ -1,5 +1,5 @@
 import type { Kafka, KafkaMessage, Producer } from "kafkajs";
-import { ReflectionFeedbackV1, type ReflectionFeedback } from "../../domain/contracts/index.js";
+import { parseReflectionFeedback } from "../../domain/contracts/index.js";
 import { classifyFailure, errorMessage, ReflectorError, type ErrorCode } from "../../domain/errors.js";
 import type { FeedbackInput, FeedbackResult, ValueCodec } from "../../pipeline/ports.js";
 import type { Logger } from "../../observability/logger.js";
@@ -29,24 +29,6 @@ export interface FeedbackConsumerOptions {
   sessionTimeoutMs?: number;
   /** A crash while running (not while stopping): the app stops and exits, like the task consumer. */
   onCrash?(error: Error): void;
-}
-
-export function parseReflectionFeedback(raw: unknown): ReflectionFeedback {
-  if (typeof raw === "object" && raw !== null && "schemaVersion" in raw && raw.schemaVersion !== 1) {
-    throw new ReflectorError(
-      "UNSUPPORTED_SCHEMA_VERSION",
-      `schemaVersion ${JSON.stringify(raw.schemaVersion)} is not supported (this build reads 1)`,
-    );
-  }
-  const parsed = ReflectionFeedbackV1.safeParse(raw);
-  if (!parsed.success) {
-    const reason = parsed.error.issues
-      .slice(0, 10)
-      .map((i) => `${i.path.map(String).join(".") || "(root)"}: ${i.message}`)
-      .join("; ");
-    throw new ReflectorError("SCHEMA_INVALID", reason);
-  }
-  return parsed.data;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { errorMessage, ReflectorError } from "../../domain/errors.js";
+import { errorMessage, failureOf, ReflectorError, type Failure } from "../../domain/errors.js";
 
 // Node's socket errors: the connection, not the event, failed; each may pass on retry.
 const socketErrnos = new Set([
@@ -27,4 +27,9 @@ export function transportFailure(err: unknown): unknown {
     return new ReflectorError("TRANSPORT", errorMessage(err), { cause: err });
   }
   return err;
+}
+
+/** The one classification of a failed attempt at a consumed record: `{action, code, kind}`. */
+export function classify(err: unknown): Failure {
+  return failureOf(transportFailure(err));
 }

@@ -84,6 +84,64 @@ export function andQuery(text: string): string {
   return [...words].slice(0, 32).join(" & ");
 }
 
+interface LessonVectorRow {
+  id: string;
+  project_id: string;
+  strategy_text: string | null;
+  learning: string;
+  adjustments: string[];
+  tags: string[];
+  importance: number;
+  effective_quality: number;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  updated_at: Date;
+  vector: number[];
+  applied_helped: number;
+  applied_failed: number;
+  task: string | null;
+}
+
+/** The read behind the store's `lessonVectors`. */
+async function readLessonVectors(
+  pool: pg.Pool,
+  tenantId: string,
+  embeddingModel: string,
+  since: Date | null,
+) {
+  const res = await pool.query<LessonVectorRow>(
+    // The task the lesson was written for: its episode text up to the outcome line (as
+    // taskOfEpisode in src/features/lessons/task-words.ts reads it), found by primary keys.
+    `SELECT id, project_id, strategy_text, learning, adjustments, tags, importance,
+            ${effectiveSql} AS effective_quality, first_seen_at, last_seen_at, updated_at,
+            CASE WHEN cardinality(source_vector) > 0 THEN source_vector ELSE embedding END AS vector,
+            applied_helped, applied_failed,
+            (SELECT split_part(l.task_text, E'\\noutcome: ', 1)
+               FROM processed_events p
+               JOIN loop_traces l ON l.tenant_id = p.tenant_id AND l.loop_id = p.loop_id
+              WHERE p.tenant_id = reflections.tenant_id AND p.event_id = reflections.source_event_id) AS task
+       FROM reflections
+      WHERE tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)`,
+    [tenantId, embeddingModel, since],
+  );
+  return res.rows.map((r) => ({
+    id: r.id,
+    projectId: r.project_id,
+    strategyText: r.strategy_text,
+    learning: r.learning,
+    adjustments: r.adjustments,
+    tags: r.tags,
+    importance: r.importance,
+    effectiveQuality: r.effective_quality,
+    createdAt: r.first_seen_at,
+    lastSeenAt: r.last_seen_at,
+    updatedAt: r.updated_at,
+    vector: r.vector,
+    applied: { helped: r.applied_helped, failedAgain: r.applied_failed },
+    task: r.task,
+  }));
+}
+
 export interface PgLessonStoreOptions {
   clock?: { now(): Date };
   effectiveness?: EffectivenessThresholds;
@@ -188,55 +246,7 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
      * the source trace's (the lesson text's for lessons stored before traces were compared).
      */
     lessonVectors: (tenantId: string, embeddingModel: string, since: Date | null) =>
-      guarded(async () => {
-        const res = await pool.query<{
-          id: string;
-          project_id: string;
-          strategy_text: string | null;
-          learning: string;
-          adjustments: string[];
-          tags: string[];
-          importance: number;
-          effective_quality: number;
-          first_seen_at: Date;
-          last_seen_at: Date;
-          updated_at: Date;
-          vector: number[];
-          applied_helped: number;
-          applied_failed: number;
-          task: string | null;
-        }>(
-          // The task the lesson was written for: its episode text up to the outcome line (as
-          // taskOfEpisode in src/features/lessons/task-words.ts reads it), found by primary keys.
-          `SELECT id, project_id, strategy_text, learning, adjustments, tags, importance,
-                  ${effectiveSql} AS effective_quality, first_seen_at, last_seen_at, updated_at,
-                  CASE WHEN cardinality(source_vector) > 0 THEN source_vector ELSE embedding END AS vector,
-                  applied_helped, applied_failed,
-                  (SELECT split_part(l.task_text, E'\\noutcome: ', 1)
-                     FROM processed_events p
-                     JOIN loop_traces l ON l.tenant_id = p.tenant_id AND l.loop_id = p.loop_id
-                    WHERE p.tenant_id = reflections.tenant_id AND p.event_id = reflections.source_event_id) AS task
-             FROM reflections
-            WHERE tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)`,
-          [tenantId, embeddingModel, since],
-        );
-        return res.rows.map((r) => ({
-          id: r.id,
-          projectId: r.project_id,
-          strategyText: r.strategy_text,
-          learning: r.learning,
-          adjustments: r.adjustments,
-          tags: r.tags,
-          importance: r.importance,
-          effectiveQuality: r.effective_quality,
-          createdAt: r.first_seen_at,
-          lastSeenAt: r.last_seen_at,
-          updatedAt: r.updated_at,
-          vector: r.vector,
-          applied: { helped: r.applied_helped, failedAgain: r.applied_failed },
-          task: r.task,
-        }));
-      }),
+      guarded(() => readLessonVectors(pool, tenantId, embeddingModel, since)),
 
     /**
      * Stored lessons by effectiveness verdict (all tenants unless one is named), for the metrics

@@ -87,6 +87,54 @@ const aliasedColumns = reflectionColumns
   .map((column) => `r.${column.trim()}`)
   .join(", ");
 
+/**
+ * A pattern's evidence: the tenant's topK episodes most relevant to it, and how many of them
+ * match it (docs/specification.md#quality-metrics).
+ */
+async function countPatternEvidence(
+  pool: pg.Pool,
+  tenantId: string,
+  pattern: string,
+  validity: Pick<QualityConfig["patternValidity"], "topK" | "keywordMatchShare">,
+): Promise<PatternEvidence> {
+  const query = orQuery(pattern);
+  if (!query) return { occurrences: 0, total: 0 };
+  const res = await pool.query<{ task_text: string }>(
+    `SELECT task_text FROM loop_traces
+      WHERE tenant_id = $1 AND task_search @@ to_tsquery('english', $2)
+      ORDER BY ts_rank(task_search, to_tsquery('english', $2)) DESC
+      LIMIT $3`,
+    [tenantId, query, validity.topK],
+  );
+  const occurrences = res.rows.filter((r) =>
+    episodeMatchesPattern(r.task_text, pattern, validity.keywordMatchShare),
+  ).length;
+  return { occurrences, total: res.rows.length };
+}
+
+interface NearbyRow {
+  id: string;
+  embedding: number[];
+  quality_score: number;
+  attribution: Attribution | null;
+}
+
+function nearbyOf(r: NearbyRow) {
+  return {
+    id: r.id,
+    embedding: r.embedding,
+    qualityScore: r.quality_score,
+    failingStep: r.attribution
+      ? {
+          actor: r.attribution.actor,
+          toolName: r.attribution.toolName,
+          confidence: r.attribution.confidence,
+          ...(r.attribution.action ? { action: r.attribution.action } : {}),
+        }
+      : null,
+  };
+}
+
 export interface PgReflectionStoreOptions {
   /**
    * Name of the embedder whose vectors this process writes (`Embedder.name`). Stored with each
@@ -153,54 +201,24 @@ export function createPgReflectionStore(
       withStoreErrors(async () => {
         // One query per pattern, all at once: a judgement waits for the slowest, not for their sum.
         const counted = await Promise.all(
-          patterns.map(async (pattern): Promise<[string, PatternEvidence]> => {
-            const query = orQuery(pattern);
-            if (!query) return [pattern, { occurrences: 0, total: 0 }];
-            // Retrieve the tenant's topK most relevant episodes, then count the matching ones
-            // (docs/specification.md#quality-metrics).
-            const res = await pool.query<{ task_text: string }>(
-              `SELECT task_text FROM loop_traces
-                WHERE tenant_id = $1 AND task_search @@ to_tsquery('english', $2)
-                ORDER BY ts_rank(task_search, to_tsquery('english', $2)) DESC
-                LIMIT $3`,
-              [tenantId, query, topK],
-            );
-            const occurrences = res.rows.filter((r) =>
-              episodeMatchesPattern(r.task_text, pattern, keywordMatchShare),
-            ).length;
-            return [pattern, { occurrences, total: res.rows.length }];
-          }),
+          patterns.map(async (pattern): Promise<[string, PatternEvidence]> => [
+            pattern,
+            await countPatternEvidence(pool, tenantId, pattern, { topK, keywordMatchShare }),
+          ]),
         );
         return new Map(counted);
       }),
 
     nearbyReflections: (tenantId, text, limit) =>
       withStoreErrors(async () => {
-        const res = await pool.query<{
-          id: string;
-          embedding: number[];
-          quality_score: number;
-          attribution: Attribution | null;
-        }>(
+        const res = await pool.query<NearbyRow>(
           `SELECT id, embedding, quality_score, attribution FROM reflections WHERE tenant_id = $1 AND embedding_model = $4
             ORDER BY CASE WHEN $2 = '' THEN 0 ELSE ts_rank(search, to_tsquery('english', $2)) END DESC,
                      last_seen_at DESC
             LIMIT $3`,
           [tenantId, orQuery(text), limit, embeddingModel],
         );
-        return res.rows.map((r) => ({
-          id: r.id,
-          embedding: r.embedding,
-          qualityScore: r.quality_score,
-          failingStep: r.attribution
-            ? {
-                actor: r.attribution.actor,
-                toolName: r.attribution.toolName,
-                confidence: r.attribution.confidence,
-                ...(r.attribution.action ? { action: r.attribution.action } : {}),
-              }
-            : null,
-        }));
+        return res.rows.map(nearbyOf);
       }),
 
     loopContext: (event) => withStoreErrors(() => loopContexts.read(event)),

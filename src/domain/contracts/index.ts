@@ -5,6 +5,7 @@ import { ReflectionOutcomeV1 } from "./reflection-outcome.js";
 import { TaskCompletedV1 } from "./task-completed.js";
 
 export * from "./loop-decision.js";
+export * from "./parse-contract.js";
 export * from "./reflection-feedback.js";
 export * from "./reflection-outcome.js";
 export * from "./task-completed.js";

@@ -69,6 +69,77 @@ function gain(value: number): number {
   return Math.round(value * 1e9) / 1e9;
 }
 
+interface Scores {
+  alignment: number | null;
+  drift: number | null;
+}
+
+/**
+ * Fatigue after this loop: it grows when a rerun improved neither alignment nor drift by the
+ * threshold, and decays when one did. A first loop keeps the family's (none: 0).
+ */
+function fatigueAfter(
+  previous: PreviousLoop | null,
+  { alignment, drift }: Scores,
+  config: GuardrailConfig,
+): { fatigue: number; fatigueIncreased: boolean } {
+  if (!previous) return { fatigue: 0, fatigueIncreased: false };
+  // A missing score counts as the worst: alignment 0.0, drift 1.0.
+  const alignmentGain = gain((alignment ?? 0) - (previous.alignment ?? 0));
+  const driftGain = gain((previous.drift ?? 1) - (drift ?? 1));
+  const improved =
+    alignmentGain >= config.fatigueImprovementThreshold || driftGain >= config.fatigueImprovementThreshold;
+  const fatigue = previous.fatigue + (improved ? -config.fatigueDecay : config.fatigueIncrement);
+  return { fatigue: round(Math.min(config.maxFatigue, Math.max(0, fatigue))), fatigueIncreased: !improved };
+}
+
+/**
+ * The event's tags are recorded in the tenant's history first, then the counts checked. A tag
+ * listed twice in one event is one flag: the store increments it once per event too.
+ */
+function repeatedBiasTags(
+  event: LoopDecisionInput["event"],
+  biasHistory: ReadonlyMap<string, number>,
+  config: GuardrailConfig,
+): { biasCounts: Map<string, number>; repeatedTags: string[] } {
+  const biasCounts = new Map<string, number>();
+  for (const { tag } of event.biasTags ?? []) {
+    if (!biasCounts.has(tag)) biasCounts.set(tag, (biasHistory.get(tag) ?? 0) + 1);
+  }
+  const repeatedTags = [...biasCounts]
+    .filter(([, count]) => count >= config.biasRepetitionThreshold)
+    .map(([tag]) => tag)
+    .sort();
+  return { biasCounts, repeatedTags };
+}
+
+/** What asks for a rerun (alignment, drift, a failed outcome without scores, the answer's self-evaluation), with why. */
+function rerunTriggers(
+  input: LoopDecisionInput,
+  { alignment, drift }: Scores,
+  config: GuardrailConfig,
+): { triggers: string[]; reasons: string[] } {
+  const triggers: string[] = [];
+  const reasons: string[] = [];
+  if (alignment !== null && alignment < config.alignmentThreshold) {
+    triggers.push("alignment");
+    reasons.push(`alignment ${alignment} < ${config.alignmentThreshold}`);
+  }
+  if (drift !== null && drift > config.driftThreshold) {
+    triggers.push("drift");
+    reasons.push(`drift ${drift} > ${config.driftThreshold}`);
+  }
+  if (alignment === null && drift === null && input.event.outcome !== "success") {
+    triggers.push("outcome");
+    reasons.push(`outcome was ${input.event.outcome} and no alignment/drift scores were given`);
+  }
+  if (input.answerNeedsRetry) {
+    triggers.push("self_evaluation");
+    reasons.push(`the answer's self-evaluation scored below ${String(answerRetryBelow)}`);
+  }
+  return { triggers, reasons };
+}
+
 /**
  * The loop guardrails (docs/specification.md#loop-guardrails) as one pure decision: bias echo
  * halts; a loop that meets its thresholds finalizes; otherwise it reruns unless the rerun limit or
@@ -88,48 +159,9 @@ export function decideLoop(input: LoopDecisionInput, config: GuardrailConfig): L
   const lineage = { root: chain.root, depth: chain.depth, used };
   const maxReruns = previous?.maxReruns ?? config.maxReruns;
 
-  let fatigue = previous?.fatigue ?? 0;
-  let fatigueIncreased = false;
-  if (previous) {
-    // A missing score counts as the worst: alignment 0.0, drift 1.0.
-    const alignmentGain = gain((alignment ?? 0) - (previous.alignment ?? 0));
-    const driftGain = gain((previous.drift ?? 1) - (drift ?? 1));
-    const improved =
-      alignmentGain >= config.fatigueImprovementThreshold || driftGain >= config.fatigueImprovementThreshold;
-    fatigueIncreased = !improved;
-    fatigue += improved ? -config.fatigueDecay : config.fatigueIncrement;
-    fatigue = round(Math.min(config.maxFatigue, Math.max(0, fatigue)));
-  }
-
-  // The event's tags are recorded in the tenant's history first, then the counts checked. A
-  // tag listed twice in one event is one flag: the store increments it once per event too.
-  const biasCounts = new Map<string, number>();
-  for (const { tag } of event.biasTags ?? []) {
-    if (!biasCounts.has(tag)) biasCounts.set(tag, (input.biasHistory.get(tag) ?? 0) + 1);
-  }
-  const repeatedTags = [...biasCounts]
-    .filter(([, count]) => count >= config.biasRepetitionThreshold)
-    .map(([tag]) => tag)
-    .sort();
-
-  const triggers: string[] = [];
-  const reasons: string[] = [];
-  if (alignment !== null && alignment < config.alignmentThreshold) {
-    triggers.push("alignment");
-    reasons.push(`alignment ${alignment} < ${config.alignmentThreshold}`);
-  }
-  if (drift !== null && drift > config.driftThreshold) {
-    triggers.push("drift");
-    reasons.push(`drift ${drift} > ${config.driftThreshold}`);
-  }
-  if (alignment === null && drift === null && event.outcome !== "success") {
-    triggers.push("outcome");
-    reasons.push(`outcome was ${event.outcome} and no alignment/drift scores were given`);
-  }
-  if (input.answerNeedsRetry) {
-    triggers.push("self_evaluation");
-    reasons.push(`the answer's self-evaluation scored below ${String(answerRetryBelow)}`);
-  }
+  const { fatigue, fatigueIncreased } = fatigueAfter(previous, { alignment, drift }, config);
+  const { biasCounts, repeatedTags } = repeatedBiasTags(event, input.biasHistory, config);
+  const { triggers, reasons } = rerunTriggers(input, { alignment, drift }, config);
 
   const base = {
     rootLoopId: lineage.root,

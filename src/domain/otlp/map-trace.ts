@@ -1,4 +1,5 @@
 import { cutMiddle } from "../contracts/cut-text.js";
+import { describeIssues } from "../contracts/parse-contract.js";
 import { TaskCompletedV1, type TaskCompleted } from "../contracts/task-completed.js";
 import { withOpenInference } from "./openinference.js";
 import type { Attributes, OtlpSpan } from "./otlp-span.js";
@@ -179,10 +180,7 @@ export function mapTraceToTask(received: readonly OtlpSpan[], options: TraceMapp
   }
   const parsed = TaskCompletedV1.safeParse(candidate);
   if (!parsed.success) {
-    const reason = parsed.error.issues
-      .slice(0, 10)
-      .map((issue) => `${issue.path.map(String).join(".") || "(root)"}: ${issue.message}`)
-      .join("; ");
+    const reason = describeIssues(parsed.error);
     return { ok: false, reason, candidate };
   }
   return { ok: true, event: parsed.data, rootSpanId: root.spanId, bytes };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { describeIssues } from "../contracts/parse-contract.js";
 
 /**
  * One span as the OTLP bridge keeps it: the fields of an OTLP span that the mapping reads, with
@@ -172,10 +173,7 @@ export function parseOtlpTraceRequest(
 ): OtlpParseResult {
   const parsed = OtlpTraceRequest.safeParse(raw);
   if (!parsed.success) {
-    const reason = parsed.error.issues
-      .slice(0, 10)
-      .map((issue) => `${issue.path.map(String).join(".") || "(root)"}: ${issue.message}`)
-      .join("; ");
+    const reason = describeIssues(parsed.error);
     return { ok: false, reason };
   }
   const spans: OtlpSpan[] = [];

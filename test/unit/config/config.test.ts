@@ -62,6 +62,15 @@ describe("config", () => {
     );
   });
 
+  it("parses API_KEYS once, at start-up, into each key's tenant and roles", () => {
+    const keys = loadConfig({ API_KEYS: "reader-key-1:tenant-a, voter-key-1:tenant-b:read+vote" }).http
+      .apiKeys;
+    expect([...keys.keys()]).toEqual(["reader-key-1", "voter-key-1"]);
+    expect(keys.get("reader-key-1")).toEqual({ tenant: "tenant-a", roles: new Set(["read"]) });
+    expect(keys.get("voter-key-1")).toEqual({ tenant: "tenant-b", roles: new Set(["read", "vote"]) });
+    expect(loadConfig({}).http.apiKeys.size).toBe(0);
+  });
+
   it("docs/configuration.md documents every variable", () => {
     const readme = readFileSync(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
     const missing = envVariableNames.filter((name) => !readme.includes(`\`${name}\``));

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classify } from "../../../../src/adapters/kafka/event-runner.js";
-import { transportFailure } from "../../../../src/adapters/kafka/transport-errors.js";
+import { classify, transportFailure } from "../../../../src/adapters/kafka/transport-errors.js";
 import { ReflectorError } from "../../../../src/domain/errors.js";
 
 const errno = (code: string) => Object.assign(new Error(`connect ${code} 127.0.0.1:9092`), { code });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseReflectionFeedback } from "../../../src/adapters/kafka/feedback-consumer.js";
+import { parseReflectionFeedback, parseTaskCompleted } from "../../../src/domain/contracts/index.js";
 import { ReflectorError } from "../../../src/domain/errors.js";
+import { taskEvent } from "../../support/task-events.js";
 
 const valid = {
   schemaVersion: 1,
@@ -11,9 +12,9 @@ const valid = {
   occurredAt: "2026-11-20T10:00:00.000Z",
 };
 
-function codeOf(raw: unknown): string {
+function codeOf(raw: unknown, parse: (raw: unknown) => unknown = parseReflectionFeedback): string {
   try {
-    parseReflectionFeedback(raw);
+    parse(raw);
     return "ok";
   } catch (err) {
     return err instanceof ReflectorError ? `${err.code}: ${err.message}` : String(err);
@@ -41,5 +42,25 @@ describe("reflection-feedback.v1 on the wire", () => {
     expect(codeOf({ ...valid, schemaVersion: 2 })).toBe(
       "UNSUPPORTED_SCHEMA_VERSION: schemaVersion 2 is not supported (this build reads 1)",
     );
+  });
+});
+
+describe("task-completed.v1 on the wire", () => {
+  it("reads a valid event as the contract's output", () => {
+    const event = taskEvent();
+    expect(parseTaskCompleted(JSON.parse(JSON.stringify(event)))).toMatchObject({ eventId: event.eventId });
+  });
+
+  it("refuses a bad field and another schema version with the same codes as feedback", () => {
+    expect(codeOf({ ...taskEvent(), outcome: "maybe" }, parseTaskCompleted)).toMatch(
+      /^SCHEMA_INVALID: outcome: /,
+    );
+    expect(codeOf({ ...taskEvent(), schemaVersion: 3 }, parseTaskCompleted)).toBe(
+      "UNSUPPORTED_SCHEMA_VERSION: schemaVersion 3 is not supported (this build reads 1)",
+    );
+  });
+
+  it("names the root when the value is not an object", () => {
+    expect(codeOf("a string", parseTaskCompleted)).toMatch(/^SCHEMA_INVALID: \(root\): /);
   });
 });
