@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|calibration|judge|model-bound|otlp|otlp-http|tracing|max-events|lessons-for-task`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|hot-path-cpu|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|calibration|judge|model-bound|otlp|otlp-http|tracing|max-events|lessons-for-task`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -11,6 +11,7 @@ import { benchEmbeddings } from "./embeddings.js";
 import { benchFloor } from "./floor.js";
 import { benchGeneralisation } from "./generalisation.js";
 import { benchHeldOutModel } from "./held-out-model.js";
+import { benchHotPathCpu } from "./hot-path-cpu.js";
 import { benchJudge } from "./judge.js";
 import { benchLatency } from "./latency.js";
 import { benchLessonsForTask } from "./lessons-for-task.js";
@@ -36,6 +37,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   attribution: () => benchAttribution(),
   generalisation: () => benchGeneralisation(),
   "held-out-model": () => benchHeldOutModel(),
+  "hot-path-cpu": () => benchHotPathCpu(),
   "prompt-coverage": () => benchPromptCoverage(),
   latency: () => benchLatency(),
   rss: () => benchRss(),

@@ -35,15 +35,24 @@ export function actionKey(event: TaskCompleted, failingStep: TraceEvent | undefi
  * the next). Keys that name no identifier agree on the call alone.
  */
 export function sameAction(a: string, b: string): boolean {
-  const parse = (key: string) => {
-    const at = key.indexOf(") for ");
-    return at < 0
-      ? { call: key, ids: [] as string[] }
-      : { call: key.slice(0, at + 1), ids: key.slice(at + 6).split(", ") };
-  };
-  const x = parse(a);
-  const y = parse(b);
+  const x = parseAction(a);
+  const y = parseAction(b);
   if (x.call !== y.call) return false;
   if (x.ids.length === 0 || y.ids.length === 0) return true;
   return x.ids.some((id) => y.ids.includes(id));
+}
+
+/**
+ * Whether two action keys are the same call for the same request, known to be: both name the
+ * user's identifiers and they overlap. Keys without identifiers may be anyone's request.
+ */
+export function sameRequest(a: string, b: string): boolean {
+  const x = parseAction(a);
+  const y = parseAction(b);
+  return x.call === y.call && x.ids.length > 0 && x.ids.some((id) => y.ids.includes(id));
+}
+
+function parseAction(key: string): { call: string; ids: string[] } {
+  const at = key.indexOf(") for ");
+  return at < 0 ? { call: key, ids: [] } : { call: key.slice(0, at + 1), ids: key.slice(at + 6).split(", ") };
 }

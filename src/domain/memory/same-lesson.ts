@@ -66,3 +66,28 @@ export function nearestSameLesson(
   }
   return nearest;
 }
+
+/**
+ * Whether a stored lesson may be reused for a new failure: the same cause, not only the same error
+ * signature, tool or domain. Both must name their failing step on evidence (a fallback that ignores
+ * the trace's content names no cause) firmly, and blame the same agent with the same tool (and the
+ * same action). What the trace reports itself (an error event, the task's own error message) says
+ * how the step went wrong, so that is enough there; a step found by inference (a first write)
+ * says only where, so its lesson is reused only for the same request (`sameRequest`): the same
+ * call for another user's request may have gone wrong another way.
+ */
+export function sameCause(
+  stored: FailingStepIdentity | null | undefined,
+  found: { basis: string; attribution: FailingStepIdentity } | null | undefined,
+  sameRequest: boolean,
+): boolean {
+  if (!found || found.basis === "structural_fallback" || found.basis === "no_steps") return false;
+  // The trace reports the error itself: the signature already says the same error on the same
+  // tool; a stored lesson that names no failing step cannot contradict it.
+  if (reportedKinds.has(found.basis)) return sameFailingStep(stored ?? null, found.attribution);
+  const x = stored ? firm(stored) : null;
+  const y = firm(found.attribution);
+  return x !== null && y !== null && sameFailingStep(x, y) && sameRequest;
+}
+
+const reportedKinds = new Set(["explicit_error", "message_match", "claim_match"]);

@@ -1,6 +1,7 @@
 import { cosineSimilarity } from "../../domain/embedding/hashing-embedding.js";
-import { sameAction } from "../../domain/memory/action-key.js";
+import { sameAction, sameRequest } from "../../domain/memory/action-key.js";
 import type { MemoryConfig } from "../../domain/memory/memory-config.js";
+import { sameCause } from "../../domain/memory/same-lesson.js";
 import { traceText } from "../../domain/memory/trace-text.js";
 import type { Embedder, ReflectionStore, SignatureIndex, StoredReflection } from "../ports.js";
 import type { EventState, Match, MatchedState } from "../processing-state.js";
@@ -59,7 +60,16 @@ export async function match(deps: MatchDeps, state: EventState): Promise<Matched
     // failing step is no call at all, are not it.
     const knownAction = known.reflection.attribution?.action;
     const sameCall = !knownAction || (facts.action !== null && sameAction(knownAction, facts.action));
-    if (similarity !== null && similarity >= deps.memory.reuseMinSimilarity && sameCall)
+    // A lesson of a failure is reused only for the same cause: the same kind of step going wrong
+    // (the same agent, tool and action, found on evidence), not because the signature matched.
+    const causeKnown =
+      event.outcome === "success" ||
+      sameCause(
+        known.reflection.attribution,
+        facts.located,
+        knownAction !== undefined && facts.action !== null && sameRequest(knownAction, facts.action),
+      );
+    if (similarity !== null && similarity >= deps.memory.reuseMinSimilarity && sameCall && causeKnown)
       return { ...state, traceVector, matched: last };
   }
   // Even the task-level signature is taken: the same task failing at the same step again.

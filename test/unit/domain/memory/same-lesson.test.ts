@@ -3,6 +3,7 @@ import {
   nearestSameLesson,
   sameFailingStep,
   type MergeCandidate,
+  sameCause,
 } from "../../../../src/domain/memory/same-lesson.js";
 
 const surfer = { actor: "WebSurfer", toolName: "web_search" };
@@ -72,5 +73,31 @@ describe("nearest same lesson", () => {
     expect(
       nearestSameLesson({ embedding: [1, 0], failingStep: surfer }, [candidate("other", [1, 0, 0], surfer)]),
     ).toBeNull();
+  });
+});
+
+describe("same cause, for reuse", () => {
+  const write = { actor: "assistant", toolName: "modify_pending_order_items", confidence: 0.86 };
+  const inferred = { basis: "first_state_change", attribution: write };
+
+  it("reuses an inferred step's lesson only for the same request", () => {
+    expect(sameCause(write, inferred, true)).toBe(true);
+    // The same call for another user's request may have gone wrong another way.
+    expect(sameCause(write, inferred, false)).toBe(false);
+    expect(sameCause(undefined, inferred, true)).toBe(false);
+  });
+
+  it("reuses the lesson of a reported error on the same agent and tool, whoever's request", () => {
+    const reported = { basis: "explicit_error", attribution: { ...write, toolName: "postgres_query" } };
+    expect(sameCause({ actor: "assistant", toolName: "postgres_query" }, reported, false)).toBe(true);
+    expect(sameCause(undefined, reported, false)).toBe(true);
+    expect(sameCause({ actor: "assistant", toolName: "http_get", confidence: 0.9 }, reported, false)).toBe(
+      false,
+    );
+  });
+
+  it("never reuses for a failure whose cause nothing in the trace shows", () => {
+    const fallback = { basis: "structural_fallback", attribution: { actor: "assistant", confidence: 0.06 } };
+    expect(sameCause({ actor: "assistant" }, fallback, true)).toBe(false);
   });
 });
