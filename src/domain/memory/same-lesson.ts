@@ -83,11 +83,20 @@ export function sameCause(
 ): boolean {
   if (!found || found.basis === "structural_fallback" || found.basis === "no_steps") return false;
   // The trace reports the error itself: the signature already says the same error on the same
-  // tool; a stored lesson that names no failing step cannot contradict it.
-  if (reportedKinds.has(found.basis)) return sameFailingStep(stored ?? null, found.attribution);
+  // tool; a stored lesson that names no tool cannot contradict it, one that names another does.
+  // tool (the same step going wrong the same way); which agent a model says called it may differ.
+  if (reportedKinds.has(found.basis)) {
+    const storedTool = nameOf(stored?.toolName);
+    return storedTool === null || storedTool === nameOf(found.attribution.toolName);
+  }
   const x = stored ? firm(stored) : null;
   const y = firm(found.attribution);
   return x !== null && y !== null && sameFailingStep(x, y) && sameRequest;
 }
 
 const reportedKinds = new Set(["explicit_error", "message_match", "claim_match"]);
+
+const nameOf = (name: string | undefined) => {
+  const key = name?.trim().toLowerCase();
+  return key ? key : null;
+};

@@ -87,10 +87,13 @@ describe("same cause, for reuse", () => {
     expect(sameCause(undefined, inferred, true)).toBe(false);
   });
 
-  it("reuses the lesson of a reported error on the same agent and tool, whoever's request", () => {
+  it("reuses the lesson of a reported error on the same tool, whoever's request and whichever agent a model named", () => {
     const reported = { basis: "explicit_error", attribution: { ...write, toolName: "postgres_query" } };
     expect(sameCause({ actor: "assistant", toolName: "postgres_query" }, reported, false)).toBe(true);
     expect(sameCause(undefined, reported, false)).toBe(true);
+    expect(sameCause({ actor: "Coder", toolName: "postgres_query", confidence: 0.9 }, reported, false)).toBe(
+      true,
+    );
     expect(sameCause({ actor: "assistant", toolName: "http_get", confidence: 0.9 }, reported, false)).toBe(
       false,
     );
