@@ -96,7 +96,9 @@ export function sameCause(
 
 const reportedKinds = new Set(["explicit_error", "message_match", "claim_match"]);
 
-const nameOf = (name: string | undefined) => {
+/** A tool's name as compared: case and surrounding space aside; none when empty. */
+function nameOf(name: string | undefined): string | null {
   const key = name?.trim().toLowerCase();
-  return key ? key : null;
-};
+  if (key === undefined || key === "") return null;
+  return key;
+}
