@@ -46,9 +46,11 @@ const maxLessonTools = 5;
 const quote = (text: string, max = 160) => `"${text.length > max ? `${text.slice(0, max - 1)}…` : text}"`;
 
 /**
- * What the trace shows and the executable adjustments of the failure's kind, filled with the
- * trace's own numbers; null when the trace does not show what went wrong (a tool error with no
- * telling message, or no error at all), where any lesson would be a guess.
+ * What the trace shows and the executable adjustments of the failure's kind. The adjustments and
+ * the learning are the generator's own words filled only with identifiers (a tool's name) and
+ * numbers: the trace's text is quoted in what the trace shows, never in an instruction. Null when
+ * the trace does not show what went wrong (a tool error with no telling message, or no error at
+ * all), where any lesson would be a guess.
  */
 function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted): Lesson | null {
   const tool = lessonName(a.tool) ?? "the failing tool";
@@ -121,7 +123,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       return {
         found: `${tool} answered that what it was asked for does not exist${answer ? ` (${quote(answer, 100)})` : ""}`,
         adjustments: [
-          `add constraint: look the resource up (list or search) before calling ${tool} with an id${answer ? `; this run's call got ${quote(answer, 100)}` : ""}`,
+          `add constraint: look the resource up (list or search) before calling ${tool} with an id`,
           `change id handling for ${tool} to use only ids returned by a previous tool response`,
         ],
         learning: `Identifiers passed to ${tool} must come from earlier tool output, not from inference.`,
@@ -160,7 +162,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
         found: `the answer stated ${quote(what, 140)}, ${kind === "conflicting_claim" ? "which verification found to contradict a source" : "which verification could not confirm"}`,
         adjustments: [
           `add constraint: every date, number and named fact in an answer must cite a source verified in this session`,
-          `remove claims that verification marks as ${kind === "conflicting_claim" ? "conflicting" : "unverified"}, as it marked ${quote(what, 100)}, before the answer is returned`,
+          `remove claims that verification marks as ${kind === "conflicting_claim" ? "conflicting" : "unverified"} before the answer is returned`,
           `change the answer workflow from draft-then-verify to verify-then-draft for factual questions`,
         ],
         learning: `Factual answers must be grounded in verified sources; conflicting or unverified claims are dropped or flagged.`,
