@@ -115,9 +115,7 @@ export function normaliseForScreen(text: string): string {
 function skeleton(normalised: string): string {
   let out = "";
   for (const ch of normalised) out += lookAlikes[ch] ?? ch;
-  return out
-    .replace(/(?<=[\p{L}\p{N}])['"‘’“”^`]+(?=[\p{L}\p{N}])/gu, "")
-    .replace(/^['"‘’“”]+|['"‘’“”]+$/g, "");
+  return out.replace(/(?<=[\p{L}\p{N}])['"‘’“”^`]+(?=[\p{L}\p{N}])/gu, "");
 }
 
 /**
@@ -148,7 +146,7 @@ const shapes: readonly (readonly [RefusalReason, RegExp])[] = [
   ],
   [
     "an e-mail address",
-    /[a-z0-9._%+-]+\s*@\s*[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}|[a-z0-9._%+-]+\s*(?:[[({]\s*at\s*[\])}]|\s+at\s+)\s*[a-z0-9-]+\s*(?:[[({]\s*dot\s*[\])}]|\s+dot\s+)\s*[a-z]{2,}|[[({]\s*at\s*[\])}]|\bmailto:|\b(?:e-?mail|mail|exfiltrate|leak|upload)\b[^.]{0,60}\b(?:credentials?|secrets?|tokens?|api keys?|passwords?|env(?:ironment)?(?: variables| vars)?|ssh keys?|private keys?|cookies|session ids?)\b|\b(?:credentials?|secrets?|tokens?|api keys?|passwords?|env(?:ironment)? variables|private keys?)\b[^.]{0,60}\b(?:e-?mail|mail|inbox)\b/,
+    /@\s*[a-z0-9-]+\.[a-z]|[[({]\s*at\s*[\])}]|\bat\s+[a-z0-9-]+\s+dot\s+[a-z]{2,}\b|\bmailto:|\b(?:e-?mail|mail|exfiltrate|leak|upload)\b[^.]{0,60}\b(?:credentials?|secrets?|tokens?|api keys?|passwords?|env(?:ironment)?(?: variables| vars)?|ssh keys?|private keys?|cookies|session ids?)\b|\b(?:credentials?|secrets?|tokens?|api keys?|passwords?|env(?:ironment)? variables|private keys?)\b[^.]{0,60}\b(?:e-?mail|mail|inbox)\b/,
   ],
   [
     "a verification switch",
@@ -166,14 +164,14 @@ const shapes: readonly (readonly [RefusalReason, RegExp])[] = [
     "an address",
     new RegExp(
       [
-        String.raw`[a-z][a-z0-9+.-]*:\s*\/\/`,
+        String.raw`:\s*\/\/`,
         String.raw`\bh(?:xx|\*\*|xt|tx)ps?\b`,
         String.raw`\b(?:https?|ftp|sftp|wss?|javascript|vbscript)\s*[:[]`,
         String.raw`\bdata:[a-z]+\/|\bfile:\/`,
         String.raw`[[({]\s*(?:\.|dot|:)\s*[\])}]`,
-        String.raw`\b[a-z0-9-]+\s+dot\s+(?:${tld})\b`,
-        String.raw`\b(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:${tld})\b`,
-        String.raw`\b[a-z0-9-]+\.[a-z]{2,}(?::\d+)?\/`,
+        String.raw`(?<![a-z0-9-])[a-z0-9-]+\s+dot\s+(?:${tld})\b`,
+        String.raw`(?<![a-z0-9.-])(?:[a-z0-9][a-z0-9-]{0,62}\.)+(?:${tld})\b`,
+        String.raw`(?<![a-z0-9-])[a-z0-9-]+\.[a-z]{2,}(?::\d+)?\/`,
         String.raw`\b\d{1,3}(?:\.\d{1,3}){3}\b`,
         String.raw`\bwww\.`,
         String.raw`\blocalhost:\d`,
@@ -182,11 +180,11 @@ const shapes: readonly (readonly [RefusalReason, RegExp])[] = [
   ],
   [
     "a path",
-    /(?:^|[\s"'(=:,;>])(?:\.{1,2})?\/[a-z0-9._-]|(?:^|[\s"'(=])[a-z]:[\\/]|\b\S+\/\S+\/\S+|\.(?:sh|bash|zsh|ps1|psm1|bat|cmd|exe|dll|vbs|scr|msi|dmg|pkg|deb|rpm|apk|jar|so|bin|run|lnk|hta)\b|%[a-z_]+%|\/dev\/|\/etc\/|\/tmp\//,
+    /(?:^|[\s"'(=:,;>])(?:\.{1,2})?\/[a-z0-9._-]|(?:^|[\s"'(=])[a-z]:[\\/]|(?<!\S)[^\s/]*\/[^\s/]*\/[^\s/]|\.(?:sh|bash|zsh|ps1|psm1|bat|cmd|exe|dll|vbs|scr|msi|dmg|pkg|deb|rpm|apk|jar|so|bin|run|lnk|hta)\b|%[a-z_]+%|\/dev\/|\/etc\/|\/tmp\//,
   ],
   [
     "an encoded payload",
-    /\b(?:base64|b64|base32|unbase64|atob|frombase64string)\b|(?=[a-z0-9+/]*\d)[a-z0-9+/]{24,}={0,2}|\b(?:[0-9a-f]{2}){16,}\b|\\x[0-9a-f]{2}|\b(?:run|execute|evaluate|paste)\s+(?:(?:it|this|that)\s*(?:$|[.,;:!])|the\s+(?:following|result|output|string|payload|blob|script|command|snippet|text below))/,
+    /\b(?:base64|b64|base32|unbase64|atob|frombase64string)\b|(?<![a-z0-9+/])(?=[a-z0-9+/]*\d)[a-z0-9+/]{24,}|\b(?:[0-9a-f]{2}){16,}\b|\\x[0-9a-f]{2}|\b(?:run|execute|evaluate|paste)\s+(?:(?:it|this|that)\s*(?:$|[.,;:!])|the\s+(?:following|result|output|string|payload|blob|script|command|snippet|text below))/,
   ],
   [
     "an instruction addressed to agents",
