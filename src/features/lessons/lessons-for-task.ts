@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { lessonPrompt } from "../../domain/lessons/lesson-prompt.js";
+import { lessonPrompt, servedLesson } from "../../domain/lessons/lesson-prompt.js";
 import type { Embedder, LessonCheck, LessonCheckCandidate } from "../../pipeline/ports.js";
 import type { LessonIndex } from "./lessons-for-task-index.js";
 import {
@@ -205,8 +205,8 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
           relevance: round(relevance),
           effectiveQuality: round(lesson.effectiveQuality),
           importance: round(lesson.importance),
-          strategyText: lesson.strategyText ?? lesson.learning,
-          adjustments: lesson.adjustments,
+          // Only what the lesson screen passes is served, here as in the prompt.
+          ...servedLesson(lesson),
           tags: lesson.tags,
           projectId: lesson.projectId,
           createdAt: lesson.createdAt.toISOString(),

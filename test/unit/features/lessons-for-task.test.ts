@@ -265,7 +265,7 @@ describe("POST /api/v1/lessons/for-task", () => {
       importance: 0.8,
       effectiveQuality: 0.8,
     });
-    expect(body.lessons[0]?.prompt).toContain("- check the policy first");
+    expect(body.lessons[0]?.prompt).toContain('- "check the policy first"');
     expect(asked).toEqual(["tenant-u"]);
   });
 
