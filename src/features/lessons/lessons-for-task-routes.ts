@@ -19,7 +19,7 @@ export function registerLessonsForTaskRoute(
         security: bearer,
         body: LessonsForTaskBody,
         response: answers(
-          "`lessons`: at most `limit`, best first, each with `relevance` (0–1; at or above `floor` when chosen by meaning) and a `prompt` to put into the agent's prompt; withheld lessons are never served. `checkedBy`: `model` when a model chose them among the nearest in meaning (`LESSONS_FOR_TASK_CHECK=model`), `meaning` otherwise",
+          "`lessons`: at most `limit`, best first, each with `relevance` (0–1; at or above `floor`, whatever chose them) and a `prompt` to put into the agent's prompt; withheld lessons are never served. `checkedBy`: `model` when a model chose them among the nearest in meaning (`LESSONS_FOR_TASK_CHECK=model`), `meaning` otherwise",
         ),
       },
     },
@@ -29,7 +29,17 @@ export function registerLessonsForTaskRoute(
         return reply
           .code(503)
           .send({ error: "unavailable", message: "lessons for a task are not set up on this server" });
-      return forTask.forTask(tenantId, request.body);
+      // An agent that hangs up is not waited for: its model check, queued or in flight, is aborted.
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!reply.sent) gone.abort();
+      };
+      request.raw.once("close", onClose);
+      try {
+        return await forTask.forTask(tenantId, request.body, gone.signal);
+      } finally {
+        request.raw.off("close", onClose);
+      }
     },
   );
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { lessonPrompt, servedLesson } from "../../domain/lessons/lesson-prompt.js";
+import { screenInstructions } from "../../domain/quality/lesson-screen.js";
 import type { Embedder, LessonCheck, LessonCheckCandidate } from "../../pipeline/ports.js";
 import type { LessonIndex } from "./lessons-for-task-index.js";
 import {
@@ -33,12 +34,17 @@ export const defaultRelevanceFloor = 0.28;
  */
 export const lessonCheckCandidates = 8;
 
-/** A lesson as the model check reads it: its advice (strategy, or learning), adjustments and tags. */
+/**
+ * A lesson as the model check reads it: its advice (strategy, or learning), adjustments and tags,
+ * only what the lesson screen passes (no order to agents, which could steer the model's choice),
+ * given to the model as quoted data.
+ */
 export function checkCandidateOf(lesson: IndexedLesson): LessonCheckCandidate {
+  const served = servedLesson(lesson);
   return {
-    advice: lesson.strategyText ?? lesson.learning,
-    adjustments: lesson.adjustments,
-    tags: lesson.tags,
+    advice: served.strategyText,
+    adjustments: served.adjustments,
+    tags: screenInstructions(lesson.tags).kept,
   };
 }
 
@@ -134,7 +140,11 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 export function createLessonsForTask(deps: LessonsForTaskDeps) {
   const defaultFloor = deps.floor ?? defaultRelevanceFloor;
   return {
-    async forTask(tenantId: string, body: LessonsForTaskBody): Promise<LessonsForTaskAnswer> {
+    async forTask(
+      tenantId: string,
+      body: LessonsForTaskBody,
+      signal?: AbortSignal,
+    ): Promise<LessonsForTaskAnswer> {
       const floor = body.minRelevance ?? defaultFloor;
       const loopId = deps.retrievals ? (body.loopId ?? null) : null;
       const text = taskQueryText(body);
@@ -154,14 +164,14 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
       let checkedBy: LessonsForTaskAnswer["checkedBy"] = "meaning";
       let ranked: RankedLesson[] | null = null;
       if (deps.check) {
-        // The nearest in meaning, without the floor (unless the request sets one) or the shared
-        // words: the model reads what the task needs, which those only approximate.
+        // The nearest in meaning above the floor, without the shared words: the model reads what
+        // the task needs, which those only approximate. The floor holds whatever the model picks.
         const candidates = rankLessons(
           lessons,
           {
             ...query,
             limit: Math.max(body.limit, deps.checkCandidates ?? lessonCheckCandidates),
-            floor: body.minRelevance ?? 0,
+            floor,
           },
           deps.embedder.similarityScale,
         );
@@ -172,6 +182,7 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
                 tenantId,
                 { task: body.task, goal: body.goal, tools: body.tools },
                 candidates.map(({ lesson }) => checkCandidateOf(lesson)),
+                signal,
               );
         if (picked !== null) {
           checkedBy = "model";
