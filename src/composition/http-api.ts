@@ -103,6 +103,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
       ...(otlpHttp ? { otlp: otlpHttp.ingest } : {}),
     },
     registry: deps.registry,
+    trustedProxies: config.http.trustedProxies,
     isConsuming: deps.isConsuming,
     isStopping: deps.isStopping,
     dependencies: [

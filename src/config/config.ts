@@ -52,6 +52,16 @@ const CoreEnvSchema = z.object({
   REDIS_KEY_PREFIX: z.string().min(1).default("reflector"),
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HTTP_HOST: z.string().min(1).default("0.0.0.0"),
+  /**
+   * The proxies in front of the API (addresses or CIDRs, comma-separated): only their
+   * `X-Forwarded-For` names the client (whom the unknown-key throttle counts) and only their
+   * `X-Forwarded-Proto` says the key came over TLS. Unset: no forwarded header is believed.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .trim()
+    .regex(/^[0-9a-fA-F:.\/,\s]*$/, "addresses or CIDRs, comma-separated")
+    .optional(),
   /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
   API_KEYS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -173,6 +183,8 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
     lessonMetricsRefreshMs: number;
     /** ALLOW_CLEARTEXT_CREDENTIALS: API keys over plain HTTP from another host are accepted. */
     allowCleartextApiKeys: boolean;
+    /** TRUSTED_PROXIES: whose forwarded headers are believed (none when empty). */
+    trustedProxies: string[];
   };
   logLevel: Env["LOG_LEVEL"];
   mode: "lite" | "full";
@@ -311,6 +323,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       apiKeys: e.API_KEYS ?? "",
       lessonMetricsRefreshMs: e.LESSON_METRICS_REFRESH_MS,
       allowCleartextApiKeys: e.ALLOW_CLEARTEXT_CREDENTIALS,
+      trustedProxies: (e.TRUSTED_PROXIES ?? "")
+        .split(",")
+        .map((p) => p.trim())
+        .filter(Boolean),
     },
     logLevel: e.LOG_LEVEL,
     ...llmConfigOf(e),

@@ -60,12 +60,12 @@ function fromLoopback(request: FastifyRequest): boolean {
   return ip === "::1" || ip.startsWith("127.") || ip.startsWith("::ffff:127.");
 }
 
-/** The request reached Reflector over TLS, or through a proxy that says it did. */
+/**
+ * The request reached Reflector over TLS, or through a trusted proxy (TRUSTED_PROXIES) that says
+ * it did: Fastify reads `X-Forwarded-Proto` into `request.protocol` only from those.
+ */
 function overTls(request: FastifyRequest): boolean {
-  if (request.protocol === "https") return true;
-  const forwarded = request.headers["x-forwarded-proto"];
-  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim().toLowerCase();
-  return first === "https";
+  return request.protocol === "https";
 }
 
 /** The role each authenticated route needs; a route missing here is refused to every key. */
@@ -140,7 +140,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       }
       const grant = match?.[1] ? deps.keys.grantFor(match[1]) : null;
       if (grant === null) {
-        if (!local) throttle.failed(request.ip);
+        // Only a wrong key is a guess; a request without one (a probe, a misconfigured client)
+        // guesses nothing, and counting it would lock out everyone behind the same proxy.
+        if (!local && match) throttle.failed(request.ip);
         await reply
           .code(401)
           .header("www-authenticate", "Bearer")
