@@ -60,7 +60,7 @@ const CoreEnvSchema = z.object({
   TRUSTED_PROXIES: z
     .string()
     .trim()
-    .regex(/^[0-9a-fA-F:.\/,\s]*$/, "addresses or CIDRs, comma-separated")
+    .regex(/^[0-9a-fA-F:./,\s]*$/, "addresses or CIDRs, comma-separated")
     .optional(),
   /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
   API_KEYS: z.string().optional(),
