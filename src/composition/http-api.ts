@@ -100,6 +100,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
       onFeedback: deps.feedbackMetrics.recorded,
       logger: deps.logger,
       allowCleartextKeys: config.http.allowCleartextApiKeys,
+      ...(config.http.auditHmacKey ? { auditKey: config.http.auditHmacKey } : {}),
       ...(otlpHttp ? { otlp: otlpHttp.ingest } : {}),
     },
     registry: deps.registry,

@@ -57,6 +57,11 @@ const CoreEnvSchema = z.object({
    * `X-Forwarded-For` names the client (whom the unknown-key throttle counts) and only their
    * `X-Forwarded-Proto` says the key came over TLS. Unset: no forwarded header is believed.
    */
+  /**
+   * The secret that keys the audit's fingerprints of API keys (HMAC-SHA256), at least 32
+   * characters; unset: a random one per process, whose fingerprints match only within it.
+   */
+  AUDIT_HMAC_KEY: z.string().min(32).optional(),
   TRUSTED_PROXIES: z
     .string()
     .trim()
@@ -185,6 +190,8 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
     allowCleartextApiKeys: boolean;
     /** TRUSTED_PROXIES: whose forwarded headers are believed (none when empty). */
     trustedProxies: string[];
+    /** AUDIT_HMAC_KEY: keys the audit's fingerprints of API keys. */
+    auditHmacKey: string | undefined;
   };
   logLevel: Env["LOG_LEVEL"];
   mode: "lite" | "full";
@@ -323,6 +330,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       apiKeys: e.API_KEYS ?? "",
       lessonMetricsRefreshMs: e.LESSON_METRICS_REFRESH_MS,
       allowCleartextApiKeys: e.ALLOW_CLEARTEXT_CREDENTIALS,
+      auditHmacKey: e.AUDIT_HMAC_KEY,
       trustedProxies: (e.TRUSTED_PROXIES ?? "")
         .split(",")
         .map((p) => p.trim())

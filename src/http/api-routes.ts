@@ -39,7 +39,9 @@ export interface ApiRoutesDeps {
   lessonsForTask?: LessonRoutesDeps["forTask"];
   clock: FeedbackRoutesDeps["clock"];
   /** Where request failures are logged (once, here). */
-  logger?: Pick<Logger, "warn" | "error">;
+  logger?: Pick<Logger, "warn" | "error"> & Partial<Pick<Logger, "info">>;
+  /** AUDIT_HMAC_KEY: the key of the audit's actor fingerprints (a random one per process when absent). */
+  auditKey?: string;
   /** Counts feedback in metrics, as the Kafka path does. */
   onFeedback?: FeedbackRoutesDeps["onFeedback"];
   /**
@@ -209,7 +211,16 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       { store: deps.stores.lessons, commonIssues: deps.commonIssues, forTask: deps.lessonsForTask },
       ctx,
     );
-    registerLessonSplitRoute(scope, { store: deps.stores.lessonSplits }, ctx);
+    const auditLogger = deps.logger?.info ? { info: deps.logger.info.bind(deps.logger) } : undefined;
+    registerLessonSplitRoute(
+      scope,
+      {
+        store: deps.stores.lessonSplits,
+        ...(deps.auditKey ? { auditKey: deps.auditKey } : {}),
+        ...(auditLogger ? { logger: auditLogger } : {}),
+      },
+      ctx,
+    );
     registerFeedbackRoutes(
       scope,
       {
