@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { z } from "zod";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { parseApiKeys } from "./api-keys-setting.js";
+import { httpSecurityEnv, httpSecurityOf, type HttpSecurityConfig } from "./http-security-settings.js";
 import { llmConfigOf, llmEnv, llmProblems, type LlmConfig } from "./llm-settings.js";
 import { otlpBoundTenant, otlpConfigOf, otlpEnv, otlpProblems, type OtlpConfig } from "./otlp-settings.js";
 import {
@@ -57,16 +58,7 @@ const CoreEnvSchema = z.object({
    * `X-Forwarded-For` names the client (whom the unknown-key throttle counts) and only their
    * `X-Forwarded-Proto` says the key came over TLS. Unset: no forwarded header is believed.
    */
-  /**
-   * The secret that keys the audit's fingerprints of API keys (HMAC-SHA256), at least 32
-   * characters; unset: a random one per process, whose fingerprints match only within it.
-   */
-  AUDIT_HMAC_KEY: z.string().min(32).optional(),
-  TRUSTED_PROXIES: z
-    .string()
-    .trim()
-    .regex(/^[0-9a-fA-F:./,\s]*$/, "addresses or CIDRs, comma-separated")
-    .optional(),
+  ...httpSecurityEnv,
   /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
   API_KEYS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -188,11 +180,7 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
     lessonMetricsRefreshMs: number;
     /** ALLOW_CLEARTEXT_CREDENTIALS: API keys over plain HTTP from another host are accepted. */
     allowCleartextApiKeys: boolean;
-    /** TRUSTED_PROXIES: whose forwarded headers are believed (none when empty). */
-    trustedProxies: string[];
-    /** AUDIT_HMAC_KEY: keys the audit's fingerprints of API keys. */
-    auditHmacKey: string | undefined;
-  };
+  } & HttpSecurityConfig;
   logLevel: Env["LOG_LEVEL"];
   mode: "lite" | "full";
   quality: { storageMinQuality: number; maxAttempts: number; depthMode: "grounded" | "literal" };
@@ -330,11 +318,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       apiKeys: e.API_KEYS ?? "",
       lessonMetricsRefreshMs: e.LESSON_METRICS_REFRESH_MS,
       allowCleartextApiKeys: e.ALLOW_CLEARTEXT_CREDENTIALS,
-      auditHmacKey: e.AUDIT_HMAC_KEY,
-      trustedProxies: (e.TRUSTED_PROXIES ?? "")
-        .split(",")
-        .map((p) => p.trim())
-        .filter(Boolean),
+      ...httpSecurityOf(e),
     },
     logLevel: e.LOG_LEVEL,
     ...llmConfigOf(e),
