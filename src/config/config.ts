@@ -53,11 +53,6 @@ const CoreEnvSchema = z.object({
   REDIS_KEY_PREFIX: z.string().min(1).default("reflector"),
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HTTP_HOST: z.string().min(1).default("0.0.0.0"),
-  /**
-   * The proxies in front of the API (addresses or CIDRs, comma-separated): only their
-   * `X-Forwarded-For` names the client (whom the unknown-key throttle counts) and only their
-   * `X-Forwarded-Proto` says the key came over TLS. Unset: no forwarded header is believed.
-   */
   ...httpSecurityEnv,
   /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
   API_KEYS: z.string().optional(),

@@ -11,6 +11,11 @@ export const httpSecurityEnv = {
    * characters; unset: a random one per process, whose fingerprints match only within it.
    */
   AUDIT_HMAC_KEY: z.string().min(32).optional(),
+  /**
+   * The proxies in front of the API (addresses or CIDRs, comma-separated): only their
+   * `X-Forwarded-For` names the client (whom the unknown-key throttle counts) and only their
+   * `X-Forwarded-Proto` says the key came over TLS. Unset: no forwarded header is believed.
+   */
   TRUSTED_PROXIES: z
     .string()
     .trim()
