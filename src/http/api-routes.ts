@@ -21,6 +21,7 @@ import type { Logger } from "../observability/logger.js";
 import { Forbidden, type ApiContext } from "./api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
+import { createRateLimit } from "./rate-limit.js";
 import { otlpRouteRoles, registerOtlpRoute, type OtlpHttpIngest } from "./otlp-route.js";
 
 export interface ApiRoutesDeps {
@@ -115,6 +116,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
     requireRole: (request, role) => {
       if (!grants.get(request)?.roles.has(role)) throw new Forbidden(role);
     },
+    hasRole: (request, role) => grants.get(request)?.roles.has(role) ?? false,
+    rateLimit: (perMinute) => createRateLimit({ perMinute }),
   };
 
   app.register((plain, _opts, done) => {

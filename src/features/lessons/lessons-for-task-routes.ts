@@ -1,6 +1,12 @@
 import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
 import { LessonsForTaskBody, type LessonsForTask } from "./lessons-for-task.js";
 
+/**
+ * Loops whose served lessons one tenant may have remembered a minute, per process: each is a row
+ * of `lesson_retrievals` and, once the loop completes, an outcome counted for or against lessons.
+ */
+export const retrievalsPerMinute = 600;
+
 export const lessonsForTaskRouteRoles: RouteRoles = {
   "POST /api/v1/lessons/for-task": "read",
 };
@@ -11,6 +17,7 @@ export function registerLessonsForTaskRoute(
   forTask: LessonsForTask | undefined,
   ctx: ApiContext,
 ): void {
+  const retrievals = ctx.rateLimit(retrievalsPerMinute);
   scope.post(
     "/api/v1/lessons/for-task",
     {
@@ -36,7 +43,14 @@ export function registerLessonsForTaskRoute(
       };
       request.raw.once("close", onClose);
       try {
-        return await forTask.forTask(tenantId, request.body, gone.signal);
+        // A remembered retrieval makes the loop's outcome move the lessons' helped / failed-again
+        // counts, which is a vote: only a key with the vote role has it remembered, and a tenant
+        // only so many a minute (a bound on the rows a caller can write).
+        const record =
+          request.body.loopId !== undefined &&
+          ctx.hasRole(request, "vote") &&
+          retrievals.take(tenantId) === null;
+        return await forTask.forTask(tenantId, request.body, gone.signal, record);
       } finally {
         request.raw.off("close", onClose);
       }

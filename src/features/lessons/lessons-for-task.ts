@@ -140,13 +140,19 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 export function createLessonsForTask(deps: LessonsForTaskDeps) {
   const defaultFloor = deps.floor ?? defaultRelevanceFloor;
   return {
+    /**
+     * `record`: whether the served lessons may be remembered for `body.loopId` (the caller may
+     * vote, and the tenant is within its rate of remembered retrievals); false answers the same
+     * lessons with `recordedFor: null`.
+     */
     async forTask(
       tenantId: string,
       body: LessonsForTaskBody,
       signal?: AbortSignal,
+      record = true,
     ): Promise<LessonsForTaskAnswer> {
       const floor = body.minRelevance ?? defaultFloor;
-      const loopId = deps.retrievals ? (body.loopId ?? null) : null;
+      const loopId = deps.retrievals && record ? (body.loopId ?? null) : null;
       const text = taskQueryText(body);
       const [lessons, vectors] = await Promise.all([
         deps.index.lessonsOf(tenantId),

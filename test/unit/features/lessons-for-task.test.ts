@@ -15,6 +15,7 @@ import {
 import { ReflectorError } from "../../../src/domain/errors.js";
 import { createLessonsForTask } from "../../../src/features/lessons/lessons-for-task.js";
 import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
+import { retrievalsPerMinute } from "../../../src/features/lessons/lessons-for-task-routes.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
 import type { LessonCheck } from "../../../src/pipeline/ports.js";
@@ -226,7 +227,11 @@ describe("POST /api/v1/lessons/for-task", () => {
     isStopping: () => false,
     dependencies: [],
     api: {
-      keys: createApiKeyring(parseApiKeys("unit-test-key:tenant-u:read")),
+      keys: createApiKeyring(
+        parseApiKeys(
+          "unit-test-key:tenant-u:read+vote,reader-only-key:tenant-u:read,busy-key-1:tenant-u:read+vote",
+        ),
+      ),
       stores: { loops: stores, lessons: stores, feedback: stores },
       completeLoop: () => Promise.reject(new Error("not used")),
       commonIssues: () => Promise.resolve([]),
@@ -237,11 +242,11 @@ describe("POST /api/v1/lessons/for-task", () => {
   afterAll(async () => {
     await app.close();
   });
-  const post = (payload: object) =>
+  const post = (payload: object, key = "unit-test-key") =>
     app.inject({
       method: "POST",
       url: "/api/v1/lessons/for-task",
-      headers: { authorization: "Bearer unit-test-key" },
+      headers: { authorization: `Bearer ${key}` },
       payload,
     });
 
@@ -305,6 +310,19 @@ describe("POST /api/v1/lessons/for-task", () => {
     expect((await post({ task: "x", loopId: "l".repeat(201) })).statusCode).toBe(400);
   });
 
+  it("remembers nothing for a key without the vote role: a remembered retrieval's outcome is a vote", async () => {
+    recorded.length = 0;
+    const res = await post(
+      { task: "Cancel a flight reservation", loopId: "loop-read-only" },
+      "reader-only-key",
+    );
+    expect(res.statusCode).toBe(200);
+    const body = res.json<{ recordedFor: unknown; lessons: unknown[] }>();
+    expect(body.lessons.length).toBeGreaterThan(0);
+    expect(body.recordedFor).toBeNull();
+    expect(recorded).toEqual([]);
+  });
+
   it("answers 503 when the retrieval cannot be remembered, rather than serve lessons whose outcome would be lost", async () => {
     recordFails = true;
     try {
@@ -314,6 +332,21 @@ describe("POST /api/v1/lessons/for-task", () => {
     } finally {
       recordFails = false;
     }
+  });
+  it("remembers at most the tenant's rate of retrievals a minute, and serves the lessons past it", async () => {
+    recorded.length = 0;
+    const answers = [];
+    for (let i = 0; i < retrievalsPerMinute + 5; i += 1)
+      answers.push(
+        (
+          await post({ task: "Cancel a flight reservation", loopId: `loop-busy-${String(i)}` }, "busy-key-1")
+        ).json<{ recordedFor: string | null }>(),
+      );
+    expect(recorded.filter((r) => r.loopId.startsWith("loop-busy-")).length).toBeLessThanOrEqual(
+      retrievalsPerMinute,
+    );
+    expect(answers[0]?.recordedFor).toBe("loop-busy-0");
+    expect(answers.at(-1)?.recordedFor).toBeNull();
   });
 });
 
