@@ -88,6 +88,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
           }),
           embedder: deps.embedder,
           clock,
+          minOccurrences: config.lessonServeMinOccurrences,
           ...(deps.lessonCheck
             ? { check: deps.lessonCheck, checkCandidates: config.lessonCheckCandidates }
             : {}),

@@ -121,6 +121,12 @@ export interface LessonsForTaskDeps {
   check?: LessonCheck;
   /** How many of the nearest lessons the check reads (default `lessonCheckCandidates`). */
   checkCandidates?: number;
+  /**
+   * Failures a lesson must stand for before it is served for other tasks (LESSONS_SERVE_MIN_OCCURRENCES,
+   * default 1): at 2, a lesson one trace wrote reaches other agents only once a second failure
+   * was filed under it. Its own loop's rerun carries it whatever this says.
+   */
+  minOccurrences?: number;
 }
 
 export interface LessonsForTaskAnswer {
@@ -154,10 +160,13 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
       const floor = body.minRelevance ?? defaultFloor;
       const loopId = deps.retrievals && record ? (body.loopId ?? null) : null;
       const text = taskQueryText(body);
-      const [lessons, vectors] = await Promise.all([
+      const [indexed, vectors] = await Promise.all([
         deps.index.lessonsOf(tenantId),
         deps.embedder.embed([text], tenantId),
       ]);
+      const minOccurrences = deps.minOccurrences ?? 1;
+      const lessons =
+        minOccurrences <= 1 ? indexed : [...indexed].filter((l) => (l.occurrences ?? 1) >= minOccurrences);
       const vector = unitVector(vectors[0] ?? []);
       // A task with no words the embedder knows is like no lesson at all.
       if (!vector) return { lessons: [], floor, recordedFor: loopId, checkedBy: "meaning" };

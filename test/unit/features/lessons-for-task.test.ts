@@ -350,6 +350,31 @@ describe("POST /api/v1/lessons/for-task", () => {
   });
 });
 
+describe("lessons for a task served widely only after a second occurrence", () => {
+  const clock = { now: () => now };
+  it("serves a lesson one trace wrote to other tasks only once a second failure was filed under it", async () => {
+    const once = await row(texts.cancel, { occurrences: 1 });
+    const twice = await row(`${texts.cancel} (again)`, { occurrences: 2 });
+    const service = (minOccurrences?: number) =>
+      createLessonsForTask({
+        index: createLessonIndex({
+          source: fakeSource([once, twice]).source,
+          embeddingModel: embedder.name,
+          clock,
+        }),
+        embedder,
+        clock,
+        floor: 0.05,
+        ...(minOccurrences === undefined ? {} : { minOccurrences }),
+      });
+    const body = { task: "Cancel a flight reservation", limit: 5, minImportance: 0.5 };
+    const byDefault = await service().forTask("t", body);
+    expect(byDefault.lessons.map((l) => l.reflectionId).sort()).toEqual([once.id, twice.id].sort());
+    const strict = await service(2).forTask("t", body);
+    expect(strict.lessons.map((l) => l.reflectionId)).toEqual([twice.id]);
+  });
+});
+
 describe("lessons for a task without a retrieval log", () => {
   it("serves the lessons and says that the loop id was not remembered", async () => {
     const clock = { now: () => now };
