@@ -13,14 +13,19 @@ import { refusalOf } from "../../src/domain/quality/lesson-screen.js";
 import { createLessonIndex } from "../../src/features/lessons/lessons-for-task-index.js";
 import { createLessonsForTask } from "../../src/features/lessons/lessons-for-task.js";
 import type { ReflectionGenerator } from "../../src/pipeline/ports.js";
+import { createOtlpDecoder } from "../../src/adapters/otlp/otlp-decoder.js";
+import { mapTraceToTask } from "../../src/domain/otlp/map-trace.js";
+import type { OtlpSpan } from "../../src/domain/otlp/otlp-span.js";
 import { poisoned } from "../fixtures/screen/obfuscation-corpus.js";
+import { runMultiAgentTask, sdkTracer, serialize } from "../support/otel-traces.js";
 import { createOfflineProcessor } from "../support/fakes.js";
 import { taskEvent } from "../support/task-events.js";
 
 /**
  * The obfuscation corpus end to end, on real Postgres and Redis: each payload put into a lesson by
- * a model (an adjustment and the strategy of an otherwise good lesson) and into a trace's error
- * text (which the offline generator reads), processed, stored, carried by the rerun decision and
+ * a model (an adjustment and the strategy of an otherwise good lesson), into a trace's error text
+ * (which the offline generator reads) and into an OpenTelemetry trace's failing tool (mapped as the
+ * OTLP bridge maps it), processed, stored, carried by the rerun decision and
  * served by lessons for a task. No stored instruction, no decision and no served lesson may carry
  * it, and every instruction that reaches an agent passes the lesson screen.
  */
@@ -122,6 +127,41 @@ function expectClean(payload: string, got: Awaited<ReturnType<typeof throughEver
   for (const text of variants(payload)) expect(got.outcome.violations.join("\n")).not.toContain(text);
 }
 
+/**
+ * An OpenTelemetry trace of a multi-agent run whose failing tool's exception and status carry the
+ * payload, as the OTLP bridge reads it and maps it to a task event for the tenant.
+ */
+function otlpEvent(tenantId: string, payload: string): TaskCompleted {
+  const sdk = sdkTracer({ "service.name": "agents" });
+  runMultiAgentTask(sdk.tracer);
+  const message = `404 not found; fix: ${payload}`;
+  const spans: OtlpSpan[] = createOtlpDecoder()
+    .decode(serialize(sdk.finished(), "protobuf"))
+    .spans.map((span) =>
+      span.status.code === 2 && span.name.startsWith("execute_tool")
+        ? {
+            ...span,
+            status: { code: 2, message },
+            events: span.events.map((e) =>
+              e.name === "exception"
+                ? { ...e, attributes: { ...e.attributes, "exception.message": message } }
+                : e,
+            ),
+          }
+        : span,
+    );
+  const mapped = mapTraceToTask(spans, {
+    tenantAttribute: "reflector.tenant_id",
+    projectAttribute: "reflector.project_id",
+    defaultTenant: tenantId,
+    defaultProject: "agents",
+    tenantId,
+  });
+  if (!mapped.ok) throw new Error("the trace did not map to a task event");
+  expect(JSON.stringify(mapped.event)).toContain("404 not found; fix:");
+  return mapped.event;
+}
+
 describe("the obfuscation corpus end to end (Postgres, Redis)", () => {
   it.each(poisoned.map(([kind, payload], i) => [kind, payload, i] as const))(
     "a model's lesson carrying %s is stored and served without it",
@@ -151,6 +191,22 @@ describe("the obfuscation corpus end to end (Postgres, Redis)", () => {
         ),
       });
       expectClean(payload, await throughEverything(tenantId, event));
+    },
+  );
+
+  it("an OTLP trace of the same failure without a payload gives a lesson that is stored and served", async () => {
+    const tenantId = `poison-otlp-${run}-clean`;
+    const got = await throughEverything(tenantId, otlpEvent(tenantId, "retry the query later"));
+    expect(got.outcome.stored).toBe(true);
+    expect(got.rows).toHaveLength(1);
+    expect(got.served.lessons.length).toBeGreaterThan(0);
+  });
+
+  it.each(poisoned.map(([kind, payload], i) => [kind, payload, i] as const))(
+    "an OTLP trace whose failing tool carries %s gives no lesson that stores or serves it",
+    async (_kind, payload, i) => {
+      const tenantId = `poison-otlp-${run}-${String(i)}`;
+      expectClean(payload, await throughEverything(tenantId, otlpEvent(tenantId, payload)));
     },
   );
 });
