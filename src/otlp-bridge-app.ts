@@ -5,7 +5,8 @@ import { createOtlpConsumer } from "./adapters/kafka/otlp-consumer.js";
 import { createRequestProducer } from "./adapters/kafka/producers.js";
 import { batchOverheadBytes, readTopicLimits, type SizeLimits } from "./adapters/kafka/record-size.js";
 import { createOtlpDecoder } from "./adapters/otlp/otlp-decoder.js";
-import { createOtlpTenantStamper } from "./adapters/otlp/otlp-tenant-stamp.js";
+import { createOtlpStampPool } from "./adapters/otlp/otlp-stamp-pool.js";
+import { createOtlpTenantStamper, type StampedRequest } from "./adapters/otlp/otlp-tenant-stamp.js";
 import { createPgOtlpSpanStore } from "./adapters/postgres/pg-otlp-span-store.js";
 import {
   assertSchemaCurrent,
@@ -18,7 +19,8 @@ import {
 } from "./builders.js";
 import type { Config } from "./config/config.js";
 import { ReflectorError } from "./domain/errors.js";
-import type { OtlpHttpIngest } from "./http/otlp-route.js";
+import type { OtlpBodyEncoding, OtlpHttpIngest } from "./http/otlp-route.js";
+import { createRateLimit } from "./http/rate-limit.js";
 import type { Logger } from "./observability/logger.js";
 import { createMetrics } from "./observability/metrics.js";
 import { createOtlpMetrics } from "./observability/otlp-metrics.js";
@@ -182,14 +184,96 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
   };
 }
 
-/** The largest OTLP/HTTP request body taken, after gzip is undone; larger ones are answered 413. */
-export const otlpHttpMaxBodyBytes = 16 * 1024 * 1024;
+/** What an OTLP/HTTP ingest needs besides its settings: where requests are stamped and sent. */
+export interface OtlpHttpIngestDeps {
+  otlp: Pick<Config["otlp"], "boundTenant" | "tenantAttribute" | "http">;
+  topic: string;
+  /** `OtlpTenantStamper.stamp`, on a worker thread or on the event loop. */
+  stamp(
+    body: Buffer,
+    encoding: OtlpBodyEncoding,
+    tenantId: string,
+    maxRecordBytes: number,
+    maxSpans: number,
+  ): StampedRequest | Promise<StampedRequest>;
+  /** Produces the stamped records; resolves once the brokers acknowledged them. */
+  send(key: string, values: Buffer[]): Promise<void>;
+  /** The largest record the topic takes. */
+  recordBudget(): number;
+  observe?: OtlpHttpIngest["observe"];
+  now?: () => number;
+}
+
+/**
+ * OTLP over HTTP's bounds and path to the topic: the bound tenant, the request's spans within
+ * `OTLP_HTTP_MAX_SPANS` and the tenant's within `OTLP_HTTP_SPANS_PER_MINUTE` (checked before
+ * anything is produced), every resource stamped with the key's tenant.
+ */
+export function createOtlpHttpIngest(deps: OtlpHttpIngestDeps): OtlpHttpIngest {
+  const o = deps.otlp;
+  const spansPerTenant = createRateLimit({
+    perMinute: o.http.spansPerMinute,
+    ...(deps.now ? { now: deps.now } : {}),
+  });
+  return {
+    maxBodyBytes: o.http.maxBodyBytes,
+    requestsPerMinute: o.http.requestsPerMinute,
+    ...(deps.observe ? { observe: deps.observe } : {}),
+    async accept(tenantId, body, encoding) {
+      if (o.boundTenant !== undefined && o.boundTenant !== tenantId) {
+        return {
+          ok: false,
+          status: 403,
+          message: `this Reflector's OTLP bridge publishes for tenant ${JSON.stringify(o.boundTenant)} only (TENANT_TOPIC_BINDING)`,
+        };
+      }
+      const budget = deps.recordBudget();
+      const stamped = await deps.stamp(body, encoding, tenantId, budget, o.http.maxSpans);
+      if (!stamped.ok) {
+        if ("otherTenant" in stamped) {
+          return {
+            ok: false,
+            status: 403,
+            message: `a resource names tenant ${JSON.stringify(stamped.otherTenant)} (${o.tenantAttribute}); this API key's tenant is ${JSON.stringify(tenantId)}`,
+          };
+        }
+        if ("tooManySpans" in stamped) {
+          return {
+            ok: false,
+            status: 413,
+            message: `the request holds ${String(stamped.tooManySpans)} spans; one may hold at most ${String(o.http.maxSpans)}: export smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`,
+          };
+        }
+        return {
+          ok: false,
+          status: 413,
+          message: `one span takes ${String(stamped.spanBytes)} bytes, over the ${String(budget)} a record of ${deps.topic} may hold`,
+        };
+      }
+      if (stamped.values.length === 0) return { ok: true, spans: 0 };
+      const wait = spansPerTenant.take(tenantId, stamped.spans);
+      if (wait !== null) {
+        return {
+          ok: false,
+          status: 429,
+          retryAfterSeconds: wait,
+          message: `tenant ${JSON.stringify(tenantId)} sent more than ${String(o.http.spansPerMinute)} spans a minute over OTLP/HTTP: retry in ${String(wait)} s`,
+        };
+      }
+      // Keyed by trace: a tenant's requests spread over the partitions, as the Collector's
+      // Kafka exporter spreads them with partition_traces_by_id.
+      await deps.send(stamped.firstTraceId ?? tenantId, stamped.values);
+      return { ok: true, spans: stamped.spans };
+    },
+  };
+}
 
 /**
  * OTLP over HTTP (`POST /v1/traces`): each request validated, its resources stamped with the API
- * key's tenant, and produced to the OTLP topic the bridge consumes, answered only once the brokers
- * acknowledged it (acks from every in-sync replica). The bridge then treats it as any record of the
- * topic: nothing accepted is lost if a bridge restarts, and there is one path into task events.
+ * key's tenant (on `OTLP_HTTP_WORKERS` worker threads, off the event loop), and produced to the
+ * OTLP topic the bridge consumes, answered only once the brokers acknowledged it (acks from every
+ * in-sync replica). The bridge then treats it as any record of the topic: nothing accepted is lost
+ * if a bridge restarts, and there is one path into task events.
  */
 export function buildOtlpHttpIngest(
   config: Config,
@@ -197,10 +281,9 @@ export function buildOtlpHttpIngest(
   deps: { kafka: KafkaClient; limits: SizeLimits; registry: Registry },
 ) {
   const o = config.otlp;
-  const stamper = createOtlpTenantStamper({
-    tenantAttribute: o.tenantAttribute,
-    projectAttribute: o.projectAttribute,
-  });
+  const names = { tenantAttribute: o.tenantAttribute, projectAttribute: o.projectAttribute };
+  const pool = o.http.workers > 0 ? createOtlpStampPool({ size: o.http.workers, ...names }) : null;
+  const stamper = pool ? null : createOtlpTenantStamper(names);
   // Not idempotent: a retried send may store a record twice, and the bridge stores a span once.
   // A few quick retries only: past them the exporter is answered 503 and retries itself.
   const producer = createRequestProducer(deps.kafka);
@@ -210,52 +293,40 @@ export function buildOtlpHttpIngest(
     labelNames: ["result"] as const,
     registers: [deps.registry],
   });
-  const recordBudget = () =>
-    Math.min(deps.limits.topicBytes(topic), deps.limits.requestBytes) - batchOverheadBytes - 1_024;
-  const ingest: OtlpHttpIngest = {
-    maxBodyBytes: otlpHttpMaxBodyBytes,
-    observe: (result, count) => {
-      spans.inc({ result }, count);
-    },
-    async accept(tenantId, body, encoding) {
-      if (o.boundTenant !== undefined && o.boundTenant !== tenantId) {
-        return {
-          ok: false,
-          status: 403,
-          message: `this Reflector's OTLP bridge publishes for tenant ${JSON.stringify(o.boundTenant)} only (TENANT_TOPIC_BINDING)`,
-        };
-      }
-      const stamped = stamper.stamp(body, encoding, tenantId, recordBudget());
-      if (!stamped.ok) {
-        return "otherTenant" in stamped
-          ? {
-              ok: false,
-              status: 403,
-              message: `a resource names tenant ${JSON.stringify(stamped.otherTenant)} (${o.tenantAttribute}); this API key's tenant is ${JSON.stringify(tenantId)}`,
-            }
-          : {
-              ok: false,
-              status: 413,
-              message: `one span takes ${String(stamped.spanBytes)} bytes, over the ${String(recordBudget())} a record of ${topic} may hold`,
-            };
-      }
-      if (stamped.values.length === 0) return { ok: true, spans: 0 };
-      // Keyed by trace: a tenant's requests spread over the partitions, as the Collector's
-      // Kafka exporter spreads them with partition_traces_by_id.
-      const key = stamped.firstTraceId ?? tenantId;
+  const ingest = createOtlpHttpIngest({
+    otlp: o,
+    topic,
+    stamp: (body, encoding, tenantId, maxRecordBytes, maxSpans) =>
+      pool
+        ? pool.stamp(body, encoding, tenantId, maxRecordBytes, maxSpans)
+        : (stamper ?? createOtlpTenantStamper(names)).stamp(
+            body,
+            encoding,
+            tenantId,
+            maxRecordBytes,
+            maxSpans,
+          ),
+    recordBudget: () =>
+      Math.min(deps.limits.topicBytes(topic), deps.limits.requestBytes) - batchOverheadBytes - 1_024,
+    send: async (key, values) => {
       try {
-        await producer.send({ topic, acks: -1, messages: stamped.values.map((value) => ({ key, value })) });
+        await producer.send({ topic, acks: -1, messages: values.map((value) => ({ key, value })) });
       } catch (err) {
         throw new ReflectorError("PUBLISH_FAILED", `kafka produce to ${topic}: ${(err as Error).message}`, {
           cause: err,
         });
       }
-      return { ok: true, spans: stamped.spans };
     },
-  };
+    observe: (result, count) => {
+      spans.inc({ result }, count);
+    },
+  });
   return {
     ingest,
     connect: () => producer.connect(),
-    disconnect: () => producer.disconnect(),
+    disconnect: async () => {
+      await producer.disconnect();
+      await pool?.close();
+    },
   };
 }

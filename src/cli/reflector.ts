@@ -7,6 +7,7 @@ import { createLogger } from "../observability/logger.js";
 import { registerLessonsCommand } from "./lessons-command.js";
 import { registerMaintenanceCommands } from "./maintenance-commands.js";
 import { registerOpsCommands } from "./ops-commands.js";
+import { demoTargetProblem } from "./production-guard.js";
 import { registerSplitCommand } from "./split-command.js";
 
 // kafkajs 2.2.4 schedules a timer with a negative delay on Node ≥ 23 (tulios/kafkajs#1751); Node
@@ -97,7 +98,17 @@ program
 program
   .command("demo")
   .description("start local services if needed, process the examples and print what came out")
-  .action(async () => {
+  .option(
+    "--allow-remote",
+    "run against services that are not on this machine, or where REFLECTOR_ENV=production",
+  )
+  .action(async (options: { allowRemote?: boolean }) => {
+    const refused = options.allowRemote ? null : demoTargetProblem(process.env);
+    if (refused !== null) {
+      console.error(`reflector demo: ${refused}`);
+      process.exitCode = 2;
+      return;
+    }
     const { runDemo } = await import("./demo.js");
     process.exitCode = await runDemo();
   });

@@ -88,6 +88,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
           }),
           embedder: deps.embedder,
           clock,
+          minOccurrences: config.lessonServeMinOccurrences,
           ...(deps.lessonCheck
             ? { check: deps.lessonCheck, checkCandidates: config.lessonCheckCandidates }
             : {}),
@@ -100,9 +101,11 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
       onFeedback: deps.feedbackMetrics.recorded,
       logger: deps.logger,
       allowCleartextKeys: config.http.allowCleartextApiKeys,
+      ...(config.http.auditHmacKey ? { auditKey: config.http.auditHmacKey } : {}),
       ...(otlpHttp ? { otlp: otlpHttp.ingest } : {}),
     },
     registry: deps.registry,
+    trustedProxies: config.http.trustedProxies,
     isConsuming: deps.isConsuming,
     isStopping: deps.isStopping,
     dependencies: [

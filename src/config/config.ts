@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { z } from "zod";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { parseApiKeys, type ApiGrant } from "./api-keys-setting.js";
+import { httpSecurityEnv, httpSecurityOf, type HttpSecurityConfig } from "./http-security-settings.js";
 import { llmConfigOf, llmEnv, llmProblems, type LlmConfig } from "./llm-settings.js";
 import { otlpBoundTenant, otlpConfigOf, otlpEnv, otlpProblems, type OtlpConfig } from "./otlp-settings.js";
 import {
@@ -52,6 +53,7 @@ const CoreEnvSchema = z.object({
   REDIS_KEY_PREFIX: z.string().min(1).default("reflector"),
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HTTP_HOST: z.string().min(1).default("0.0.0.0"),
+  ...httpSecurityEnv,
   /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
   API_KEYS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -174,7 +176,7 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
     lessonMetricsRefreshMs: number;
     /** ALLOW_CLEARTEXT_CREDENTIALS: API keys over plain HTTP from another host are accepted. */
     allowCleartextApiKeys: boolean;
-  };
+  } & HttpSecurityConfig;
   logLevel: Env["LOG_LEVEL"];
   mode: "lite" | "full";
   quality: { storageMinQuality: number; maxAttempts: number; depthMode: "grounded" | "literal" };
@@ -318,6 +320,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       apiKeys: apiKeys.keys,
       lessonMetricsRefreshMs: e.LESSON_METRICS_REFRESH_MS,
       allowCleartextApiKeys: e.ALLOW_CLEARTEXT_CREDENTIALS,
+      ...httpSecurityOf(e),
     },
     logLevel: e.LOG_LEVEL,
     ...llmConfigOf(e),

@@ -67,6 +67,15 @@ export const llmEnv = {
   LESSONS_FOR_TASK_CHECK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   /** How many of the nearest lessons the model is asked about (more: more tokens per call). */
   LESSONS_FOR_TASK_CHECK_CANDIDATES: z.coerce.number().int().min(1).max(50).default(8),
+  /** Requests of that check in flight at once, in slots of its own (not the pipeline's). */
+  LESSONS_FOR_TASK_CHECK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /** Checks that may wait for one of those slots; beyond that, meaning answers at once. */
+  LESSONS_FOR_TASK_CHECK_QUEUE: z.coerce.number().int().min(0).max(10_000).default(16),
+  /**
+   * Failures a lesson must stand for before lessons for a task serve it to other tasks: 2 serves
+   * a lesson one trace wrote only after a second failure was filed under it.
+   */
+  LESSONS_SERVE_MIN_OCCURRENCES: z.coerce.number().int().min(1).max(1_000).default(1),
 };
 
 type LlmEnv = z.infer<z.ZodObject<typeof llmEnv>>;
@@ -104,6 +113,11 @@ export interface LlmConfig {
   lessonCheckTimeoutMs: number;
   /** How many of the nearest lessons the model is asked about (`LESSONS_FOR_TASK_CHECK_CANDIDATES`). */
   lessonCheckCandidates: number;
+  /** The check's own slots and queue (`LESSONS_FOR_TASK_CHECK_CONCURRENCY`, `…_QUEUE`). */
+  lessonCheckConcurrency: number;
+  lessonCheckQueue: number;
+  /** LESSONS_SERVE_MIN_OCCURRENCES: failures a lesson stands for before it is served to other tasks. */
+  lessonServeMinOccurrences: number;
   /** The local model's directory, absolute (used when `embeddings` is `static` or `local`). */
   embeddingModelDir: string;
 }
@@ -132,6 +146,9 @@ export function llmConfigOf(e: LlmEnv): LlmConfig {
     lessonCheck: e.LESSONS_FOR_TASK_CHECK,
     lessonCheckTimeoutMs: e.LESSONS_FOR_TASK_CHECK_TIMEOUT_MS,
     lessonCheckCandidates: e.LESSONS_FOR_TASK_CHECK_CANDIDATES,
+    lessonCheckConcurrency: e.LESSONS_FOR_TASK_CHECK_CONCURRENCY,
+    lessonCheckQueue: e.LESSONS_FOR_TASK_CHECK_QUEUE,
+    lessonServeMinOccurrences: e.LESSONS_SERVE_MIN_OCCURRENCES,
     embeddingModelDir: e.REFLECTOR_EMBEDDING_MODEL_DIR
       ? resolve(e.REFLECTOR_EMBEDDING_MODEL_DIR)
       : defaultEmbeddingModelDir,

@@ -40,6 +40,24 @@ export const otlpEnv = {
    * TENANT_TOPIC_BINDING it must be a topic bound to one tenant, and every trace is that tenant's.
    */
   OTLP_TASK_TOPIC: topicName.optional(),
+  /** The largest OTLP/HTTP request body taken, after gzip is undone; larger ones are answered 413. */
+  OTLP_HTTP_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .max(64 * 1024 * 1024)
+    .default(4 * 1024 * 1024),
+  /** Spans one OTLP/HTTP request may hold; more are answered 413 (exporters send 512 by default). */
+  OTLP_HTTP_MAX_SPANS: z.coerce.number().int().min(1).max(1_000_000).default(4_096),
+  /** OTLP/HTTP requests one API key may send a minute, per process; more are answered 429. */
+  OTLP_HTTP_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  /** Spans one tenant may send over OTLP/HTTP a minute, per process; more are answered 429. */
+  OTLP_HTTP_SPANS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).default(200_000),
+  /**
+   * Worker threads that parse and stamp OTLP/HTTP requests, off the event loop that serves the
+   * processor and the API; 0 parses on the event loop.
+   */
+  OTLP_HTTP_WORKERS: z.coerce.number().int().min(0).max(64).default(2),
 };
 
 type OtlpEnv = z.infer<z.ZodObject<typeof otlpEnv>>;
@@ -57,6 +75,14 @@ export interface OtlpConfig {
   sweepIntervalMs: number;
   maxSpansPerTrace: number;
   maxTraceBytes: number;
+  /** OTLP/HTTP's bounds (`OTLP_HTTP_*`): body, spans per request, rates, parsing workers. */
+  http: {
+    maxBodyBytes: number;
+    maxSpans: number;
+    requestsPerMinute: number;
+    spansPerMinute: number;
+    workers: number;
+  };
   /** Where its events go (TOPIC_TASK_COMPLETED unless OTLP_TASK_TOPIC says otherwise). */
   taskTopic: string;
   /** Under TENANT_TOPIC_BINDING: the tenant bound to `taskTopic`, whose every trace is. */
@@ -107,6 +133,13 @@ export function otlpConfigOf(
     sweepIntervalMs: e.OTLP_SWEEP_INTERVAL_MS,
     maxSpansPerTrace: e.OTLP_MAX_SPANS_PER_TRACE,
     maxTraceBytes: e.OTLP_MAX_TRACE_BYTES,
+    http: {
+      maxBodyBytes: e.OTLP_HTTP_MAX_BODY_BYTES,
+      maxSpans: e.OTLP_HTTP_MAX_SPANS,
+      requestsPerMinute: e.OTLP_HTTP_REQUESTS_PER_MINUTE,
+      spansPerMinute: e.OTLP_HTTP_SPANS_PER_MINUTE,
+      workers: e.OTLP_HTTP_WORKERS,
+    },
     taskTopic: e.OTLP_TASK_TOPIC ?? e.TOPIC_TASK_COMPLETED,
     boundTenant,
   };

@@ -147,6 +147,23 @@ export function securedConnectionsProblems(env: Record<string, string | undefine
   if (set("SCHEMA_REGISTRY_CA_FILE") && registryUrl !== undefined && !registryUrl.startsWith("https://")) {
     problems.push("SCHEMA_REGISTRY_CA_FILE: set, but SCHEMA_REGISTRY_URL is not https://");
   }
+  // The model's API key is a bearer secret: over http:// to another host it crosses the network
+  // in clear, as basic auth to the registry would.
+  const modelUrl = env.OPENAI_BASE_URL;
+  if (!allowCleartext && set("OPENAI_API_KEY") && modelUrl !== undefined && /^http:\/\//i.test(modelUrl)) {
+    const host = /^http:\/\/(\[[^\]]*\]|[^/:?#]*)/i.exec(modelUrl)?.[1]?.toLowerCase() ?? "";
+    if (!["localhost", "127.0.0.1", "[::1]"].includes(host) && !host.startsWith("127.")) {
+      problems.push(
+        "OPENAI_BASE_URL: OPENAI_API_KEY over http:// sends the key in clear; use https:// (or ALLOW_CLEARTEXT_CREDENTIALS=true on purpose)",
+      );
+    }
+  }
+  // sslmode=no-verify encrypts but checks no certificate: anyone on the path can present one.
+  if (!allowCleartext && /[?&]sslmode=no-verify(&|$)/.test(env.DATABASE_URL ?? "")) {
+    problems.push(
+      "DATABASE_URL: sslmode=no-verify checks no certificate (anyone on the path can answer as Postgres); use sslmode=verify-full with DATABASE_SSL_CA_FILE (or ALLOW_CLEARTEXT_CREDENTIALS=true on purpose)",
+    );
+  }
   if (set("DATABASE_SSL_CA_FILE") && /[?&]sslmode=disable(&|$)/.test(env.DATABASE_URL ?? "")) {
     problems.push("DATABASE_SSL_CA_FILE: set, but DATABASE_URL has sslmode=disable");
   }

@@ -23,6 +23,13 @@ export interface ApiContext {
   tenantOf(request: FastifyRequest): string;
   /** Refuses (403) a request whose key lacks a further role its body asks for. */
   requireRole(request: FastifyRequest, role: ApiRole): void;
+  /** Whether the caller's key has the role (for a route that does more for some keys). */
+  hasRole(request: FastifyRequest, role: ApiRole): boolean;
+  /**
+   * A token bucket per key (`perMinute` a minute, in memory, per process) for a route to bound
+   * what a caller makes it do: `take` answers null when taken, else the seconds to wait.
+   */
+  rateLimit(perMinute: number): { take(key: string, amount?: number): number | null };
 }
 
 /** The route table of a feature: the role each of its routes needs ("METHOD /url"). */

@@ -21,6 +21,7 @@ import type { Logger } from "../observability/logger.js";
 import { Forbidden, type ApiContext } from "./api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
+import { createRateLimit } from "./rate-limit.js";
 import { otlpRouteRoles, registerOtlpRoute, type OtlpHttpIngest } from "./otlp-route.js";
 
 export interface ApiRoutesDeps {
@@ -39,7 +40,9 @@ export interface ApiRoutesDeps {
   lessonsForTask?: LessonRoutesDeps["forTask"];
   clock: FeedbackRoutesDeps["clock"];
   /** Where request failures are logged (once, here). */
-  logger?: Pick<Logger, "warn" | "error">;
+  logger?: Pick<Logger, "warn" | "error"> & Partial<Pick<Logger, "info">>;
+  /** AUDIT_HMAC_KEY: the key of the audit's actor fingerprints (a random one per process when absent). */
+  auditKey?: string;
   /** Counts feedback in metrics, as the Kafka path does. */
   onFeedback?: FeedbackRoutesDeps["onFeedback"];
   /**
@@ -60,12 +63,12 @@ function fromLoopback(request: FastifyRequest): boolean {
   return ip === "::1" || ip.startsWith("127.") || ip.startsWith("::ffff:127.");
 }
 
-/** The request reached Reflector over TLS, or through a proxy that says it did. */
+/**
+ * The request reached Reflector over TLS, or through a trusted proxy (TRUSTED_PROXIES) that says
+ * it did: Fastify reads `X-Forwarded-Proto` into `request.protocol` only from those.
+ */
 function overTls(request: FastifyRequest): boolean {
-  if (request.protocol === "https") return true;
-  const forwarded = request.headers["x-forwarded-proto"];
-  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim().toLowerCase();
-  return first === "https";
+  return request.protocol === "https";
 }
 
 /** The role each authenticated route needs; a route missing here is refused to every key. */
@@ -113,6 +116,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
     requireRole: (request, role) => {
       if (!grants.get(request)?.roles.has(role)) throw new Forbidden(role);
     },
+    hasRole: (request, role) => grants.get(request)?.roles.has(role) ?? false,
+    rateLimit: (perMinute) => createRateLimit({ perMinute }),
   };
 
   app.register((plain, _opts, done) => {
@@ -140,7 +145,9 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       }
       const grant = match?.[1] ? deps.keys.grantFor(match[1]) : null;
       if (grant === null) {
-        if (!local) throttle.failed(request.ip);
+        // Only a wrong key is a guess; a request without one (a probe, a misconfigured client)
+        // guesses nothing, and counting it would lock out everyone behind the same proxy.
+        if (!local && match) throttle.failed(request.ip);
         await reply
           .code(401)
           .header("www-authenticate", "Bearer")
@@ -207,7 +214,16 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       { store: deps.stores.lessons, commonIssues: deps.commonIssues, forTask: deps.lessonsForTask },
       ctx,
     );
-    registerLessonSplitRoute(scope, { store: deps.stores.lessonSplits }, ctx);
+    const auditLogger = deps.logger?.info ? { info: deps.logger.info.bind(deps.logger) } : undefined;
+    registerLessonSplitRoute(
+      scope,
+      {
+        store: deps.stores.lessonSplits,
+        ...(deps.auditKey ? { auditKey: deps.auditKey } : {}),
+        ...(auditLogger ? { logger: auditLogger } : {}),
+      },
+      ctx,
+    );
     registerFeedbackRoutes(
       scope,
       {

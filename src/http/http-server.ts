@@ -24,6 +24,11 @@ export interface HttpServerDeps {
   checkCacheMs?: number;
   /** A request not complete within this is answered 408 (default 30 s; never unbounded). */
   requestTimeoutMs?: number;
+  /**
+   * The proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed (TRUSTED_PROXIES);
+   * from anyone else those headers are ignored. Empty or absent: none.
+   */
+  trustedProxies?: readonly string[];
 }
 
 /**
@@ -73,6 +78,9 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     routerOptions: { maxParamLength },
     // Fastify's default is 0 (no limit): a client dribbling its request would hold a socket forever.
     requestTimeout: deps.requestTimeoutMs ?? 30_000,
+    // request.ip and request.protocol come from the forwarded headers only when a trusted proxy
+    // sent them: a client cannot claim TLS or another address by writing a header.
+    trustProxy: deps.trustedProxies && deps.trustedProxies.length > 0 ? [...deps.trustedProxies] : false,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

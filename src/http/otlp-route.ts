@@ -1,9 +1,11 @@
+import { createHash } from "node:crypto";
 import { createGunzip } from "node:zlib";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { classifyFailure, errorMessage, ReflectorError } from "../domain/errors.js";
+import { classifyFailure, ReflectorError } from "../domain/errors.js";
 import type { Logger } from "../observability/logger.js";
 import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "./api-context.js";
 import { encodeStatus, rpcCodeOf, type OtlpStatus } from "./otlp-status.js";
+import { createRateLimit } from "./rate-limit.js";
 
 /**
  * OTLP over HTTP (`POST /v1/traces`), as an OpenTelemetry SDK's OTLP/HTTP exporter sends it:
@@ -15,8 +17,12 @@ export type OtlpBodyEncoding = "json" | "protobuf";
 
 export type OtlpAcceptance =
   | { ok: true; spans: number }
-  /** The request is refused as a whole: a resource names another tenant, or the bridge serves another. */
-  | { ok: false; status: 403 | 413; message: string };
+  /**
+   * The request is refused as a whole: a resource names another tenant, or the bridge serves
+   * another (403); it is over a bound (413); the tenant sent more spans than its rate (429).
+   */
+  | { ok: false; status: 403 | 413; message: string }
+  | { ok: false; status: 429; message: string; retryAfterSeconds: number };
 
 /** Where accepted requests go; resolves once they are durable (the brokers acknowledged them). */
 export interface OtlpHttpIngest {
@@ -24,6 +30,8 @@ export interface OtlpHttpIngest {
   accept(tenantId: string, body: Buffer, encoding: OtlpBodyEncoding): Promise<OtlpAcceptance>;
   /** The largest request body taken, after gzip is undone (a larger one is answered 413). */
   readonly maxBodyBytes: number;
+  /** Requests one API key may send a minute (`OTLP_HTTP_REQUESTS_PER_MINUTE`); more get 429. */
+  readonly requestsPerMinute?: number;
   /** Counts accepted spans and refused requests (metrics). */
   observe?(result: "accepted" | "refused", spans: number): void;
 }
@@ -105,15 +113,24 @@ class HttpRefusal extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
+}
+
+/** The key a request's rate is counted under: its bearer credential, hashed (never kept as it is). */
+function credentialOf(request: FastifyRequest): string {
+  return createHash("sha256")
+    .update(request.headers.authorization ?? "")
+    .digest("base64url");
 }
 
 export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: ApiContext): void {
   const { ingest } = deps;
   // Without the bridge a body is refused unread, whatever its size: a small limit.
   const limit = ingest?.maxBodyBytes ?? 1_024;
+  const perKey = ingest?.requestsPerMinute ? createRateLimit({ perMinute: ingest.requestsPerMinute }) : null;
   void scope.register((otlp, _options, done) => {
     // Only the two OTLP encodings, read as bytes (the JSON is parsed by the OTLP decoder).
     otlp.removeAllContentTypeParsers();
@@ -128,6 +145,15 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
       reply.statusCode >= 400 ? statusBody(request, reply, payload) : payload,
     );
     otlp.addHook("preParsing", async (request, _reply, payload) => {
+      // Counted before the body is read: a key over its rate costs no parsing at all.
+      const wait = perKey?.take(credentialOf(request)) ?? null;
+      if (wait !== null) {
+        throw new HttpRefusal(
+          429,
+          `this API key sent more than ${String(ingest?.requestsPerMinute)} OTLP requests a minute: retry in ${String(wait)} s`,
+          wait,
+        );
+      }
       const coding = (request.headers["content-encoding"] ?? "identity").trim().toLowerCase();
       if (coding === "identity" || coding === "") return payload;
       if (coding === "gzip") return gunzipped(payload);
@@ -144,6 +170,13 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
           "payload_too_large",
           `an OTLP request may hold at most ${String(limit)} bytes (after gzip is undone): export smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`,
         );
+      }
+      if (err instanceof HttpRefusal && err.statusCode === 429) {
+        ingest?.observe?.("refused", 0);
+        return reply
+          .code(429)
+          .header("retry-after", String(err.retryAfterSeconds ?? 1))
+          .send({ error: "too_many_requests", message: err.message });
       }
       if (code === "FST_ERR_CTP_INVALID_MEDIA_TYPE" || err.statusCode === 415) {
         return errorReply(
@@ -165,16 +198,14 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
       if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
         return errorReply(reply, err.statusCode, "bad_request", err.message);
       }
-      // Kafka away: OTLP exporters retry a 503 (with its Retry-After), so nothing is lost.
+      // Kafka away: OTLP exporters retry a 503 (with its Retry-After), so nothing is lost. The
+      // broker's own words (addresses, topic internals) are logged, never sent to the client.
       if (classifyFailure(err) === "retry") {
         deps.logger?.warn({ err }, "otlp request not accepted: kafka unavailable");
         return reply
           .code(503)
           .header("retry-after", "5")
-          .send({
-            error: "unavailable",
-            message: `the OTLP topic is unavailable; retry later (${errorMessage(err)})`,
-          });
+          .send({ error: "unavailable", message: "the OTLP topic is unavailable; retry later" });
       }
       deps.logger?.error({ err }, "otlp request failed");
       return errorReply(reply, 500, "internal", "internal error");
@@ -188,7 +219,8 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
           summary: "OTLP/HTTP trace export (protobuf or JSON, gzip accepted); the tenant is the API key's",
           security: bearer,
           response: answers("an empty ExportTraceServiceResponse", {
-            413: "the request is larger than the limit",
+            413: "the request is larger than the limit, or holds more spans than a request may",
+            429: "the API key's requests, or the tenant's spans, are over their rate: retry after `Retry-After` seconds",
             415: "not application/x-protobuf or application/json, or an encoding other than gzip",
           }),
         },
@@ -208,6 +240,10 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
         const accepted = await ingest.accept(tenantId, body, encoding);
         if (!accepted.ok) {
           ingest.observe?.("refused", 0);
+          if (accepted.status === 429) {
+            void reply.header("retry-after", String(accepted.retryAfterSeconds));
+            return errorReply(reply, 429, "too_many_requests", accepted.message);
+          }
           const error = accepted.status === 403 ? "forbidden" : "payload_too_large";
           return errorReply(reply, accepted.status, error, accepted.message);
         }

@@ -7,6 +7,7 @@ import {
 } from "../domain/maintenance/dream-groups.js";
 import { stableId } from "../domain/stable-id.js";
 import { runImprovementLoop } from "../domain/quality/improvement-loop.js";
+import { screenReflection } from "../domain/quality/lesson-screen.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import { textFacts } from "../domain/quality/trace-facts.js";
 import { decideVerdict, shouldStore } from "../domain/quality/validate-reflection.js";
@@ -119,7 +120,8 @@ export async function runDream(deps: DreamDeps, options: DreamOptions): Promise<
     const status = await store.savePattern({
       tenantId,
       group,
-      reflection: outcome.reflection,
+      // Stored as judged: without the instructions the lesson screen refused.
+      reflection: screenReflection(outcome.reflection).reflection,
       verdict,
       qualityScore: outcome.validation.qualityScore,
       metrics: outcome.validation.metrics,

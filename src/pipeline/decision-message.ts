@@ -5,7 +5,7 @@ import {
   type TaskCompleted,
 } from "../domain/contracts/index.js";
 import type { LoopDecisionResult } from "../domain/guardrails/decide-loop.js";
-import { lessonPrompt, type PromptableLesson } from "../domain/lessons/lesson-prompt.js";
+import { lessonPrompt, servedLesson, type PromptableLesson } from "../domain/lessons/lesson-prompt.js";
 import { stableId } from "../domain/stable-id.js";
 import type { OutboundMessage } from "./ports.js";
 import type { MemoryOutcome } from "./processing-state.js";
@@ -20,8 +20,8 @@ export function rerunLessons(loop: LoopDecisionResult, lessons: readonly LessonF
   if (loop.decision !== "rerun") return [];
   return lessons.map((lesson) => ({
     reflectionId: lesson.reflectionId,
-    strategyText: lesson.strategyText ?? lesson.learning ?? "",
-    adjustments: [...lesson.adjustments],
+    // Only what the lesson screen passes is served, here as in the prompt.
+    ...servedLesson(lesson),
     prompt: lessonPrompt(lesson),
   }));
 }

@@ -1,5 +1,6 @@
 import type { Reflection } from "../domain/contracts/index.js";
 import { cosineSimilarity } from "../domain/embedding/hashing-embedding.js";
+import { screenReflection } from "../domain/quality/lesson-screen.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import type { TraceFacts } from "../domain/quality/trace-facts.js";
 import { validateReflection, type ValidationResult } from "../domain/quality/validate-reflection.js";
@@ -74,8 +75,10 @@ export async function judgeReflection(
   quality: QualityConfig,
 ): Promise<Judgement> {
   // One call for both texts: a local model runs them as one batch, a remote one as one request.
+  // The lesson is embedded as it is stored: without the instructions the screen refuses.
+  const kept = screenReflection(input.reflection).reflection;
   const [embedding, analysisVector] = await embedder.embed(
-    [reflectionBody(input.reflection), input.reflection.reflectionText],
+    [reflectionBody(kept), kept.reflectionText],
     input.tenantId,
   );
   if (!embedding || !analysisVector) throw new Error("embedder returned no vector");

@@ -7,10 +7,10 @@ import type { LessonCheck, SpendGate } from "./ports.js";
  */
 export function lessonCheckWithinBudget(check: LessonCheck, gate: Pick<SpendGate, "admit">): LessonCheck {
   return {
-    async applies(tenantId, task, candidates) {
+    async applies(tenantId, task, candidates, signal) {
       const admitted = await gate.admit(tenantId).catch(() => "offline" as const);
       if (admitted !== "model") return null;
-      return check.applies(tenantId, task, candidates);
+      return check.applies(tenantId, task, candidates, signal);
     },
   };
 }

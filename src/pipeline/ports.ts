@@ -63,6 +63,12 @@ export interface SpendGate {
   record(tenantId: string, tokens: number): Promise<void>;
   /** Gives back reserved tokens a request did not use (it failed, or used fewer). */
   release?(tenantId: string, tokens: number): Promise<void>;
+  /**
+   * Takes `tokens` from the tenant's window in one atomic step, or refuses (false) when they do
+   * not fit in what is left: admission and reservation at once, so concurrent requests cannot all
+   * be admitted against the same unspent budget.
+   */
+  reserve?(tenantId: string, tokens: number): Promise<boolean>;
 }
 
 /** A task an agent is about to start, as the lesson check reads it. */
@@ -88,11 +94,13 @@ export interface LessonCheck {
   /**
    * The candidates' indexes that apply, most useful first (possibly none); null when the model
    * could not be asked or gave no usable answer, and the caller falls back to meaning alone.
+   * `signal`: the caller gave up (the agent went away); the check is aborted.
    */
   applies(
     tenantId: string,
     task: LessonCheckTask,
     candidates: readonly LessonCheckCandidate[],
+    signal?: AbortSignal,
   ): Promise<number[] | null>;
 }
 

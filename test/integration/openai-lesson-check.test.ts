@@ -1,9 +1,15 @@
 import OpenAI from "openai";
+import { RateLimiterMemory } from "rate-limiter-flexible";
 import { describe, expect, it } from "vitest";
 import { createHashingEmbedder } from "../../src/adapters/embedding/hashing-embedder.js";
 import { createCircuitBreaker } from "../../src/adapters/llm/circuit-breaker.js";
 import { FairSlots } from "../../src/adapters/llm/fair-slots.js";
+import { lessonCheckMessages } from "../../src/adapters/llm/lesson-check-prompt.js";
+import { createLlmAdapters } from "../../src/adapters/llm/llm-adapters.js";
 import { createOpenAiLessonCheck } from "../../src/adapters/llm/openai-lesson-check.js";
+import { estimateChatTokens } from "../../src/adapters/llm/token-estimate.js";
+import { createTenantBudget } from "../../src/adapters/redis/tenant-token-budget.js";
+import { lessonCheckWithinBudget } from "../../src/pipeline/lesson-check-budget.js";
 import { createLessonIndex } from "../../src/features/lessons/lessons-for-task-index.js";
 import { createLessonsForTask } from "../../src/features/lessons/lessons-for-task.js";
 import { useFakeOpenAiServer } from "../support/fake-openai-suite.js";
@@ -92,19 +98,63 @@ describe("the model's lesson check against a local OpenAI-compatible server", ()
     expect(server().chatRequests()).toHaveLength(5);
   });
 
-  it("answers null at its deadline while queued for a slot the pipeline's requests hold", async () => {
+  it("answers null at its deadline while queued for a slot, and the abandoned request never goes", async () => {
     const slots = new FairSlots(1);
-    const release = await slots.acquire("pipeline-tenant");
+    const release = await slots.acquire("other-check");
     const started = Date.now();
     expect(await check({ slots, deadlineMs: 300 }).applies("t", task, candidates)).toBeNull();
     const waited = Date.now() - started;
     expect(waited).toBeGreaterThanOrEqual(250);
     expect(waited).toBeLessThan(2_000);
-    expect(server().chatRequests()).toHaveLength(0);
-    // The request queued at the deadline still goes once its slot is free (its own timeout ends it).
+    expect(slots.waiting).toBe(0);
     server().enqueueChat(content('{"apply": [1]}'));
     release();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(server().chatRequests()).toHaveLength(0);
+    expect(slots.inUse).toBe(0);
+  });
+
+  it("aborts a request in flight when the agent goes away", async () => {
+    server().enqueueChat({ kind: "hang" });
+    const gone = new AbortController();
+    const asked = check({ timeoutMs: 10_000, deadlineMs: 10_000 }).applies(
+      "t",
+      task,
+      candidates,
+      gone.signal,
+    );
     await waitFor(() => server().chatRequests().length === 1, { timeoutMs: 2_000 });
+    const started = Date.now();
+    gone.abort();
+    expect(await asked).toBeNull();
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("answers by meaning at once when its queue is full", async () => {
+    const slots = new FairSlots(1);
+    server().enqueueChat(
+      { kind: "delay", ms: 400, then: content('{"apply": [1]}') },
+      content('{"apply": [2]}'),
+    );
+    const c = createOpenAiLessonCheck({
+      client: new OpenAI({ baseURL: server().url, apiKey: "test-key", maxRetries: 0 }),
+      model: "fake-check-model",
+      timeoutMs: 2_000,
+      deadlineMs: 2_000,
+      maxRetries: 0,
+      slots,
+      maxQueued: 1,
+      randomToken: () => "n0nce",
+    });
+    const first = c.applies("t", task, candidates);
+    await waitFor(() => slots.inUse === 1, { timeoutMs: 1_000 });
+    const second = c.applies("t", task, candidates);
+    await waitFor(() => slots.waiting === 1, { timeoutMs: 1_000 });
+    const started = Date.now();
+    expect(await c.applies("t", task, candidates)).toBeNull();
+    expect(Date.now() - started).toBeLessThan(100);
+    expect(await first).toEqual([0]);
+    expect(await second).toEqual([1]);
   });
 
   it("asks no model about no candidates, and none while the circuit is open", async () => {
@@ -158,5 +208,69 @@ describe("the model's lesson check against a local OpenAI-compatible server", ()
     const fallback = await forTask.forTask("t", body);
     expect(fallback.checkedBy).toBe("meaning");
     expect(fallback.lessons[0]?.reflectionId).toBe("lesson-0");
+  });
+});
+
+describe("the lesson check is isolated from the pipeline's model calls", () => {
+  const settings = (url: string) => ({
+    generator: "openai" as const,
+    embeddings: "hashing" as const,
+    lessonCheck: "model" as const,
+    lessonCheckTimeoutMs: 5_000,
+    openai: {
+      apiKey: "test-key",
+      baseUrl: url,
+      model: "fake-model",
+      embeddingModel: undefined,
+      timeoutMs: 5_000,
+      maxRetries: 0,
+      circuitFailureThreshold: 5,
+      circuitOpenMs: 60_000,
+    },
+  });
+
+  it("never opens the pipeline's circuit, whatever the check's answers", async () => {
+    const changes: string[] = [];
+    const { lessonCheck } = createLlmAdapters(settings(server().url), {
+      onCircuitChange: ({ state }) => changes.push(state),
+    });
+    server().enqueueChat(...Array.from({ length: 8 }, () => content("<html>not an answer</html>")));
+    for (let i = 0; i < 8; i += 1) expect(await lessonCheck?.applies("t", task, candidates)).toBeNull();
+    // Its own circuit opened after 5 and stopped asking; the pipeline's never moved.
+    expect(server().chatRequests()).toHaveLength(5);
+    expect(changes).toEqual([]);
+  });
+
+  it("never spends more than the tenant's budget under 60 concurrent checks", async () => {
+    const budgetTokens = 5_000;
+    const counter = new RateLimiterMemory({ points: budgetTokens, duration: 60 });
+    const budget = createTenantBudget({ counter, overBudget: "heuristic" });
+    // Eight lessons of about a thousand characters: some 1,500 tokens a check, as in the review.
+    const many = Array.from({ length: 8 }, (_, i) => ({
+      advice: `Lesson ${String(i)}: ${"check the booking's fare rules before changing it. ".repeat(20)}`,
+      adjustments: ["confirm the fare class with the user"],
+      tags: ["booking"],
+    }));
+    const promptTokens = estimateChatTokens(lessonCheckMessages(task, many, "n0nce"));
+    server().enqueueChat(
+      ...Array.from({ length: 60 }, () => ({
+        kind: "delay" as const,
+        ms: 50,
+        then: { kind: "completion" as const, content: '{"apply": [1]}', promptTokens, completionTokens: 8 },
+      })),
+    );
+    const { lessonCheck } = createLlmAdapters(settings(server().url), { spend: budget });
+    if (!lessonCheck) throw new Error("no lesson check");
+    // As the composition root wires it: admitted by the spend gate first.
+    const gated = lessonCheckWithinBudget(lessonCheck, budget);
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, () => gated.applies("tenant-a", task, many)),
+    );
+    const spent = (await counter.get("tenant-a"))?.consumedPoints ?? 0;
+    const asked = server().chatRequests().length;
+    expect(asked).toBeGreaterThan(0);
+    expect(answers.filter((a) => a !== null)).toHaveLength(asked);
+    expect(asked * (promptTokens + 8)).toBeLessThanOrEqual(budgetTokens);
+    expect(spent).toBeLessThanOrEqual(budgetTokens);
   });
 });

@@ -28,20 +28,36 @@ export class FairSlots {
     return this.queued;
   }
 
-  /** Resolves with the release function once a slot is this key's. */
-  acquire(key: string): Promise<ReleaseSlot> {
+  /**
+   * Resolves with the release function once a slot is this key's. With a signal, a request given
+   * up while it waits leaves the queue at once (rejecting with the signal's reason), so an
+   * abandoned request neither holds a place in the queue nor takes a slot later.
+   */
+  acquire(key: string, signal?: AbortSignal): Promise<ReleaseSlot> {
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
     if (this.used < this.size && this.queued === 0) {
       this.used += 1;
       return Promise.resolve(this.releaser());
     }
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       const queue = this.queues.get(key);
+      const onAbort = () => {
+        const waiting = this.queues.get(key);
+        const at = waiting?.indexOf(grant) ?? -1;
+        if (!waiting || at < 0) return;
+        waiting.splice(at, 1);
+        if (waiting.length === 0) this.queues.delete(key);
+        this.queued -= 1;
+        reject(abortReason(signal));
+      };
       const grant = () => {
+        signal?.removeEventListener("abort", onAbort);
         resolve(this.releaser());
       };
       if (queue) queue.push(grant);
       else this.queues.set(key, [grant]);
       this.queued += 1;
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 
@@ -69,4 +85,10 @@ export class FairSlots {
     this.used += 1;
     grant();
   }
+}
+
+/** An `AbortError`, as fetch and the OpenAI SDK throw, which the LLM error classifier reads as given up. */
+function abortReason(signal: AbortSignal | undefined): Error {
+  const reason: unknown = signal?.reason;
+  return reason instanceof Error ? reason : Object.assign(new Error("aborted"), { name: "AbortError" });
 }

@@ -20,6 +20,9 @@ export interface LlmSettings {
   lessonCheck?: "meaning" | "model";
   /** How long an agent waits for that check, slot and request (default 5 s). */
   lessonCheckTimeoutMs?: number;
+  /** The check's own concurrent requests (default 4) and how many more may wait (default 16). */
+  lessonCheckConcurrency?: number;
+  lessonCheckQueue?: number;
   openai: {
     apiKey: string | undefined;
     baseUrl: string | undefined;
@@ -48,7 +51,11 @@ export interface LlmAdapterDeps {
   onOutcome?: (outcome: LlmCallOutcome) => void;
   onCircuitChange?: CircuitBreakerOptions["onChange"];
   /** Counts each tenant's reported tokens against its budget (the spend gate). */
-  spend?: { record(tenantId: string, tokens: number): Promise<void> };
+  spend?: {
+    record(tenantId: string, tokens: number): Promise<void>;
+    release?(tenantId: string, tokens: number): Promise<void>;
+    reserve?(tenantId: string, tokens: number): Promise<boolean>;
+  };
 }
 
 /**
@@ -124,11 +131,29 @@ export function createLlmAdapters(
         })
       : createHeuristicAnswerEvaluator();
   // An agent waits for this one: a failed request is not retried, meaning alone answers instead.
+  // Any `read` key can ask for it, so it has a breaker, slots and a queue of its own: its answers
+  // never open the pipeline's circuit nor take the pipeline's slots.
   const lessonCheckModel = openai.lessonCheckModel ?? openai.model;
+  const spend = deps.spend;
   const lessonCheck =
     settings.lessonCheck === "model" && lessonCheckModel
       ? createOpenAiLessonCheck({
-          ...policy,
+          breaker: createCircuitBreaker({
+            failureThreshold: openai.circuitFailureThreshold ?? 5,
+            openMs: openai.circuitOpenMs ?? 10_000,
+          }),
+          slots: new FairSlots(settings.lessonCheckConcurrency ?? 4),
+          maxQueued: settings.lessonCheckQueue ?? 16,
+          ...(spend?.reserve
+            ? {
+                budget: {
+                  reserve: spend.reserve.bind(spend),
+                  record: spend.record.bind(spend),
+                  ...(spend.release ? { release: spend.release.bind(spend) } : {}),
+                },
+              }
+            : {}),
+          ...(deps.observer ? { observer: deps.observer } : {}),
           maxRetries: 0,
           timeoutMs: settings.lessonCheckTimeoutMs ?? 5_000,
           deadlineMs: settings.lessonCheckTimeoutMs ?? 5_000,

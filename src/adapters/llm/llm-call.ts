@@ -50,6 +50,11 @@ export interface LlmCallPolicy {
     release?(tenantId: string, tokens: number): Promise<void>;
   };
   /**
+   * Ends the call when the caller gives up on it (set per call): a request waiting for a slot leaves
+   * the queue, one in flight is cancelled, and no retry follows.
+   */
+  signal?: AbortSignal;
+  /**
    * Whose work the call is (set per call): its requests queue for a slot in the tenant's turn and
    * their tokens count against its budget. Unset for work of no tenant.
    */
@@ -78,7 +83,7 @@ export async function callLlm<T>(
   policy: LlmCallPolicy,
   model: string,
   what: string,
-  request: (options: { timeout: number; maxRetries: 0 }) => Promise<LlmResponse<T>>,
+  request: (options: { timeout: number; maxRetries: 0; signal?: AbortSignal }) => Promise<LlmResponse<T>>,
   /** The request's estimated prompt tokens, reserved against the tenant's budget before it is sent. */
   estimatedPromptTokens = 0,
 ): Promise<T> {
@@ -88,17 +93,24 @@ export async function callLlm<T>(
   try {
     return await pRetry(
       async () => {
+        // The slot first: a request given up while it waits for one (the signal) must not have
+        // taken the half-open circuit's one probe.
+        const release = policy.slots ? await policy.slots.acquire(tenantId ?? "", policy.signal) : null;
         if (policy.breaker && !policy.breaker.tryAcquire()) {
+          release?.();
           policy.observer?.error("circuit_open");
           throw new CircuitOpenError(`${what}: the LLM circuit breaker is open`);
         }
-        const release = policy.slots ? await policy.slots.acquire(tenantId ?? "") : null;
         const started = performance.now();
         const reserved = spend && tenantId !== undefined ? Math.max(0, Math.ceil(estimatedPromptTokens)) : 0;
         if (reserved > 0 && spend && tenantId !== undefined) await spend.record(tenantId, reserved);
         let settled = false;
         try {
-          const response = await request({ timeout: policy.timeoutMs, maxRetries: 0 });
+          const response = await request({
+            timeout: policy.timeoutMs,
+            maxRetries: 0,
+            ...(policy.signal ? { signal: policy.signal } : {}),
+          });
           settled = true;
           if (spend && tenantId !== undefined) {
             const reported = response.promptTokens + response.completionTokens;
@@ -146,7 +158,7 @@ export async function callLlm<T>(
         maxTimeout: policy.retryMaxDelayMs ?? 20_000,
         factor: 2,
         randomize: true,
-        shouldRetry: ({ error }) => classifyLlmError(error).retryable,
+        shouldRetry: ({ error }) => !policy.signal?.aborted && classifyLlmError(error).retryable,
         onFailedAttempt: async ({ error, retriesLeft }) => {
           if (retriesLeft <= 0 || !classifyLlmError(error).retryable) return;
           const waitMs = retryAfterMs(error, capMs);

@@ -21,7 +21,9 @@ export type StampedRequest =
       firstTraceId: string | null;
     }
   | { ok: false; otherTenant: string }
-  | { ok: false; spanBytes: number };
+  | { ok: false; spanBytes: number }
+  /** The request holds more spans than one may (`maxSpans`): refused before it is re-encoded. */
+  | { ok: false; tooManySpans: number };
 
 export interface OtlpTenantStamper {
   /**
@@ -29,7 +31,13 @@ export interface OtlpTenantStamper {
    * reason) and sets the tenant attribute of every resource to `tenantId`. A resource that already
    * names another tenant is refused (`ok: false`), never re-labelled.
    */
-  stamp(body: Buffer, encoding: OtlpEncoding, tenantId: string, maxRecordBytes: number): StampedRequest;
+  stamp(
+    body: Buffer,
+    encoding: OtlpEncoding,
+    tenantId: string,
+    maxRecordBytes: number,
+    maxSpans?: number,
+  ): StampedRequest;
 }
 
 interface KeyValue {
@@ -161,37 +169,59 @@ export function createOtlpTenantStamper(options: {
     };
   }
 
+  function stamp(
+    body: Buffer,
+    encoding: OtlpEncoding,
+    tenantId: string,
+    maxRecordBytes: number,
+    maxSpans: number,
+  ): StampedRequest {
+    if (body.length > 0 && detectEncoding(body) !== encoding) {
+      throw new ReflectorError(
+        "DECODE_FAILED",
+        encoding === "json"
+          ? "the body is not OTLP/JSON (content-type application/json): it does not open with `{`"
+          : "the body is JSON, sent as application/x-protobuf: send it as application/json",
+      );
+    }
+    if (body.length === 0 && encoding === "json") {
+      throw new ReflectorError("DECODE_FAILED", "the body is empty: OTLP/JSON is an object");
+    }
+    const raw = encoding === "json" ? jsonOf(body) : null;
+    const spans = raw === null ? decoder.decode(body).spans : validated(raw);
+    if (spans.length > maxSpans) return { ok: false, tooManySpans: spans.length };
+    for (const span of spans) {
+      const named = resourceTenant(span.resource, { ...options, defaultTenant: tenantId });
+      if (named !== tenantId) return { ok: false, otherTenant: named };
+    }
+    const firstTraceId = spans[0]?.traceId ?? null;
+    // Protobuf whose resources do not name a tenant (the usual request): stamped in its bytes.
+    if (raw === null && !body.includes(tenantKeyBytes)) {
+      const value = appendResourceAttribute(body, tenantField(tenantId));
+      if (value.length <= maxRecordBytes)
+        return { ok: true, values: [value], spans: spans.length, firstTraceId };
+    }
+    const { object, encode } = raw !== null ? jsonRequest(raw) : protobufRequest(body);
+    stampAll(object.resourceSpans, tenantId);
+    const parts = splitRequest(object, (part) => encode(part).length, maxRecordBytes);
+    if (!Array.isArray(parts)) return { ok: false, spanBytes: parts.spanBytes };
+    return { ok: true, values: parts.map(encode), spans: spans.length, firstTraceId };
+  }
+
   return {
-    stamp(body, encoding, tenantId, maxRecordBytes) {
-      if (body.length > 0 && detectEncoding(body) !== encoding) {
-        throw new ReflectorError(
-          "DECODE_FAILED",
-          encoding === "json"
-            ? "the body is not OTLP/JSON (content-type application/json): it does not open with `{`"
-            : "the body is JSON, sent as application/x-protobuf: send it as application/json",
-        );
+    stamp(body, encoding, tenantId, maxRecordBytes, maxSpans = Number.POSITIVE_INFINITY) {
+      try {
+        return stamp(body, encoding, tenantId, maxRecordBytes, maxSpans);
+      } catch (err) {
+        // Nesting deeper than a parser's stack (JSON arrays in arrays, protobuf values in values)
+        // is a body that is not an OTLP export, not a server error.
+        if (err instanceof RangeError) {
+          throw new ReflectorError("DECODE_FAILED", "the body nests deeper than an OTLP export may", {
+            cause: err,
+          });
+        }
+        throw err;
       }
-      if (body.length === 0 && encoding === "json") {
-        throw new ReflectorError("DECODE_FAILED", "the body is empty: OTLP/JSON is an object");
-      }
-      const raw = encoding === "json" ? jsonOf(body) : null;
-      const spans = raw === null ? decoder.decode(body).spans : validated(raw);
-      for (const span of spans) {
-        const named = resourceTenant(span.resource, { ...options, defaultTenant: tenantId });
-        if (named !== tenantId) return { ok: false, otherTenant: named };
-      }
-      const firstTraceId = spans[0]?.traceId ?? null;
-      // Protobuf whose resources do not name a tenant (the usual request): stamped in its bytes.
-      if (raw === null && !body.includes(tenantKeyBytes)) {
-        const value = appendResourceAttribute(body, tenantField(tenantId));
-        if (value.length <= maxRecordBytes)
-          return { ok: true, values: [value], spans: spans.length, firstTraceId };
-      }
-      const { object, encode } = raw !== null ? jsonRequest(raw) : protobufRequest(body);
-      stampAll(object.resourceSpans, tenantId);
-      const parts = splitRequest(object, (part) => encode(part).length, maxRecordBytes);
-      if (!Array.isArray(parts)) return { ok: false, spanBytes: parts.spanBytes };
-      return { ok: true, values: parts.map(encode), spans: spans.length, firstTraceId };
     },
   };
 }

@@ -99,6 +99,7 @@ interface LessonVectorRow {
   vector: number[];
   applied_helped: number;
   applied_failed: number;
+  occurrences: number;
   task: string | null;
 }
 
@@ -115,7 +116,7 @@ async function readLessonVectors(
     `SELECT id, project_id, strategy_text, learning, adjustments, tags, importance,
             ${effectiveSql} AS effective_quality, first_seen_at, last_seen_at, updated_at,
             CASE WHEN cardinality(source_vector) > 0 THEN source_vector ELSE embedding END AS vector,
-            applied_helped, applied_failed,
+            applied_helped, applied_failed, occurrences,
             (SELECT split_part(l.task_text, E'\\noutcome: ', 1)
                FROM processed_events p
                JOIN loop_traces l ON l.tenant_id = p.tenant_id AND l.loop_id = p.loop_id
@@ -138,6 +139,7 @@ async function readLessonVectors(
     updatedAt: r.updated_at,
     vector: r.vector,
     applied: { helped: r.applied_helped, failedAgain: r.applied_failed },
+    occurrences: r.occurrences,
     task: r.task,
   }));
 }

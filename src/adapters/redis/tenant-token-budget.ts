@@ -21,7 +21,7 @@ export interface SpendObserver {
  * store increments and sets the expiry in one Lua script, so every pod adds to the same count.
  */
 export type TokenCounter = Pick<RateLimiterAbstract, "get" | "penalty" | "points"> &
-  Partial<Pick<RateLimiterAbstract, "reward">>;
+  Partial<Pick<RateLimiterAbstract, "reward" | "consume">>;
 
 export interface TenantBudgetOptions {
   counter: TokenCounter;
@@ -71,6 +71,26 @@ export function createTenantBudget(options: TenantBudgetOptions): SpendGate {
         // again. The count is short by this request, which the error metric shows.
         observer?.error("write");
       }
+    },
+
+    async reserve(tenantId, tokens) {
+      if (!Number.isInteger(tokens) || tokens <= 0) return true;
+      if (!counter.consume) return (await this.admit(tenantId).catch(() => "offline")) === "model";
+      try {
+        // One atomic increment: it fails when the window's count would pass the budget, and the
+        // refused tokens are given back, so concurrent reservations never add up past it.
+        await counter.consume(tenantId, tokens);
+      } catch (err) {
+        if (err instanceof Error) {
+          observer?.error("read");
+          return false;
+        }
+        await counter.reward?.(tenantId, tokens).catch(() => undefined);
+        observer?.overBudget(tenantId, overBudget);
+        return false;
+      }
+      observer?.tokens(tenantId, tokens);
+      return true;
     },
 
     async release(tenantId, tokens) {

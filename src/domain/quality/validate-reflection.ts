@@ -4,7 +4,12 @@ import { checkCompleteness } from "./check-completeness.js";
 import { assessGroundedDepth, depthShortfall, groundedRelevance } from "./grounded-depth.js";
 import { patternValidity } from "./pattern-validity.js";
 import type { QualityConfig } from "./quality-config.js";
-import { screenLesson } from "./lesson-screen.js";
+import {
+  refusedViolation,
+  screenLesson,
+  screenReflection,
+  type RefusedInstruction,
+} from "./lesson-screen.js";
 import { lessonSpecificity } from "./lesson-specificity.js";
 import { scoreActionability } from "./score-actionability.js";
 import { textFacts, type TraceFacts } from "./trace-facts.js";
@@ -42,6 +47,11 @@ export interface ValidationResult {
    */
   quarantined?: string[];
   /**
+   * The instructions the lesson screen refused (an address, a command, an order to agents…): the
+   * lesson is judged, and stored, without them (`screenReflection` gives the lesson as judged).
+   */
+  refused?: RefusedInstruction[];
+  /**
    * Whether a rewrite could fix any of the violations and is worth a call. Missing pattern evidence
    * is a fact about the tenant's history and closeness to stored lessons a fact about memory:
    * asking the generator again changes neither, so the improvement loop stops there. Nor is a
@@ -75,11 +85,13 @@ const fixed = (value: number) => value.toFixed(2);
  * task, or one that repeats a stored lesson, is what their thresholds exist to catch.
  */
 export function validateReflection(
-  reflection: Reflection,
+  offered: Reflection,
   evidence: QualityEvidence,
   config: QualityConfig,
 ): ValidationResult {
-  const violations: string[] = [];
+  // What the screen refuses is cut out, one instruction at a time, and the rest is judged.
+  const { reflection, refused } = screenReflection(offered);
+  const violations: string[] = refused.length > 0 ? [refusedViolation(refused)] : [];
   let retryable = false;
 
   const completeness = checkCompleteness(reflection, config.completeness);
@@ -213,6 +225,7 @@ export function validateReflection(
     invalidPatterns,
     missingFields: completeness.missingFields,
     ...(quarantined.length > 0 ? { quarantined } : {}),
+    ...(refused.length > 0 ? { refused } : {}),
     retryable: retryable && !storable && quarantined.length === 0,
   };
 }

@@ -1,4 +1,5 @@
 import type { CommonIssue } from "../../domain/evaluation/adaptive-insights.js";
+import { refusalOf } from "../../domain/quality/lesson-screen.js";
 import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
 import { reflectionJson, signatureJson } from "./lesson-json.js";
 import { ReflectionIdParams, ReflectionsQuery, SignatureParams, SourcesQuery } from "./lesson-schemas.js";
@@ -39,6 +40,8 @@ export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ct
     async (request) => {
       const tenantId = ctx.tenantOf(request);
       const query = request.query;
+      // Withheld lessons are the ones feedback or outcomes took out of service: an operator's view.
+      if (query.include_withheld === "true") ctx.requireRole(request, "override");
       const { items, hasMore } = await deps.store.searchReflections(tenantId, {
         text: query.q,
         tags: query.tags,
@@ -129,7 +132,14 @@ export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ct
     async (request) => {
       const tenantId = ctx.tenantOf(request);
       const issues = await deps.commonIssues(tenantId);
-      return { tenant_id: tenantId, common_issues: issues };
+      // An issue may be the answer evaluator's free text, which a trace can steer: screened like a
+      // lesson's instruction, and withheld when the screen refuses it.
+      return {
+        tenant_id: tenantId,
+        common_issues: issues.map((i) =>
+          refusalOf(i.issue) === null ? i : { ...i, issue: "(withheld: the lesson screen refuses its text)" },
+        ),
+      };
     },
   );
 }

@@ -35,6 +35,8 @@ export interface LessonVectorRow {
   applied?: { helped: number; failedAgain: number };
   /** The task the lesson was written for (description and goal); null when no longer stored. */
   task?: string | null;
+  /** Failures filed under the lesson (its first included). */
+  occurrences?: number;
 }
 
 /** Where the index reads lessons from; implemented by `src/adapters/postgres/pg-lesson-store.ts`. */
@@ -87,6 +89,7 @@ function indexed(row: LessonVectorRow): IndexedLesson | null {
     createdAt: row.createdAt,
     lastSeenAt: row.lastSeenAt,
     applied: row.applied ?? { helped: 0, failedAgain: 0 },
+    ...(row.occurrences !== undefined ? { occurrences: row.occurrences } : {}),
     vector,
     ...(row.task ? { taskWords: wordsOf(row.task) } : {}),
   };

@@ -23,6 +23,8 @@ export interface IndexedLesson {
   lastSeenAt: Date;
   /** Tasks that applied the lesson and succeeded, or failed the same way again (applied-outcome.ts). */
   applied?: { helped: number; failedAgain: number };
+  /** Failures filed under the lesson (its first included); absent counts as one. */
+  occurrences?: number;
   /**
    * The unit vector a task is compared with: the trace the lesson was written for (its task,
    * failing step and error), which says what kind of task it applies to; the lesson's own text

@@ -1,6 +1,12 @@
 import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
 import { LessonsForTaskBody, type LessonsForTask } from "./lessons-for-task.js";
 
+/**
+ * Loops whose served lessons one tenant may have remembered a minute, per process: each is a row
+ * of `lesson_retrievals` and, once the loop completes, an outcome counted for or against lessons.
+ */
+export const retrievalsPerMinute = 600;
+
 export const lessonsForTaskRouteRoles: RouteRoles = {
   "POST /api/v1/lessons/for-task": "read",
 };
@@ -11,6 +17,7 @@ export function registerLessonsForTaskRoute(
   forTask: LessonsForTask | undefined,
   ctx: ApiContext,
 ): void {
+  const retrievals = ctx.rateLimit(retrievalsPerMinute);
   scope.post(
     "/api/v1/lessons/for-task",
     {
@@ -19,7 +26,7 @@ export function registerLessonsForTaskRoute(
         security: bearer,
         body: LessonsForTaskBody,
         response: answers(
-          "`lessons`: at most `limit`, best first, each with `relevance` (0–1; at or above `floor` when chosen by meaning) and a `prompt` to put into the agent's prompt; withheld lessons are never served. `checkedBy`: `model` when a model chose them among the nearest in meaning (`LESSONS_FOR_TASK_CHECK=model`), `meaning` otherwise",
+          "`lessons`: at most `limit`, best first, each with `relevance` (0–1; at or above `floor`, whatever chose them) and a `prompt` to put into the agent's prompt; withheld lessons are never served. `checkedBy`: `model` when a model chose them among the nearest in meaning (`LESSONS_FOR_TASK_CHECK=model`), `meaning` otherwise",
         ),
       },
     },
@@ -29,7 +36,24 @@ export function registerLessonsForTaskRoute(
         return reply
           .code(503)
           .send({ error: "unavailable", message: "lessons for a task are not set up on this server" });
-      return forTask.forTask(tenantId, request.body);
+      // An agent that hangs up is not waited for: its model check, queued or in flight, is aborted.
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!reply.sent) gone.abort();
+      };
+      request.raw.once("close", onClose);
+      try {
+        // A remembered retrieval makes the loop's outcome move the lessons' helped / failed-again
+        // counts, which is a vote: only a key with the vote role has it remembered, and a tenant
+        // only so many a minute (a bound on the rows a caller can write).
+        const record =
+          request.body.loopId !== undefined &&
+          ctx.hasRole(request, "vote") &&
+          retrievals.take(tenantId) === null;
+        return await forTask.forTask(tenantId, request.body, gone.signal, record);
+      } finally {
+        request.raw.off("close", onClose);
+      }
     },
   );
 }

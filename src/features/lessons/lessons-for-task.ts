@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { lessonPrompt } from "../../domain/lessons/lesson-prompt.js";
+import { lessonPrompt, servedLesson } from "../../domain/lessons/lesson-prompt.js";
+import { screenInstructions } from "../../domain/quality/lesson-screen.js";
 import type { Embedder, LessonCheck, LessonCheckCandidate } from "../../pipeline/ports.js";
 import type { LessonIndex } from "./lessons-for-task-index.js";
 import {
@@ -33,12 +34,17 @@ export const defaultRelevanceFloor = 0.28;
  */
 export const lessonCheckCandidates = 8;
 
-/** A lesson as the model check reads it: its advice (strategy, or learning), adjustments and tags. */
+/**
+ * A lesson as the model check reads it: its advice (strategy, or learning), adjustments and tags,
+ * only what the lesson screen passes (no order to agents, which could steer the model's choice),
+ * given to the model as quoted data.
+ */
 export function checkCandidateOf(lesson: IndexedLesson): LessonCheckCandidate {
+  const served = servedLesson(lesson);
   return {
-    advice: lesson.strategyText ?? lesson.learning,
-    adjustments: lesson.adjustments,
-    tags: lesson.tags,
+    advice: served.strategyText,
+    adjustments: served.adjustments,
+    tags: screenInstructions(lesson.tags).kept,
   };
 }
 
@@ -115,6 +121,12 @@ export interface LessonsForTaskDeps {
   check?: LessonCheck;
   /** How many of the nearest lessons the check reads (default `lessonCheckCandidates`). */
   checkCandidates?: number;
+  /**
+   * Failures a lesson must stand for before it is served for other tasks (LESSONS_SERVE_MIN_OCCURRENCES,
+   * default 1): at 2, a lesson one trace wrote reaches other agents only once a second failure
+   * was filed under it. Its own loop's rerun carries it whatever this says.
+   */
+  minOccurrences?: number;
 }
 
 export interface LessonsForTaskAnswer {
@@ -134,14 +146,27 @@ const round = (n: number) => Math.round(n * 1000) / 1000;
 export function createLessonsForTask(deps: LessonsForTaskDeps) {
   const defaultFloor = deps.floor ?? defaultRelevanceFloor;
   return {
-    async forTask(tenantId: string, body: LessonsForTaskBody): Promise<LessonsForTaskAnswer> {
+    /**
+     * `record`: whether the served lessons may be remembered for `body.loopId` (the caller may
+     * vote, and the tenant is within its rate of remembered retrievals); false answers the same
+     * lessons with `recordedFor: null`.
+     */
+    async forTask(
+      tenantId: string,
+      body: LessonsForTaskBody,
+      signal?: AbortSignal,
+      record = true,
+    ): Promise<LessonsForTaskAnswer> {
       const floor = body.minRelevance ?? defaultFloor;
-      const loopId = deps.retrievals ? (body.loopId ?? null) : null;
+      const loopId = deps.retrievals && record ? (body.loopId ?? null) : null;
       const text = taskQueryText(body);
-      const [lessons, vectors] = await Promise.all([
+      const [indexed, vectors] = await Promise.all([
         deps.index.lessonsOf(tenantId),
         deps.embedder.embed([text], tenantId),
       ]);
+      const minOccurrences = deps.minOccurrences ?? 1;
+      const lessons =
+        minOccurrences <= 1 ? indexed : [...indexed].filter((l) => (l.occurrences ?? 1) >= minOccurrences);
       const vector = unitVector(vectors[0] ?? []);
       // A task with no words the embedder knows is like no lesson at all.
       if (!vector) return { lessons: [], floor, recordedFor: loopId, checkedBy: "meaning" };
@@ -154,14 +179,14 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
       let checkedBy: LessonsForTaskAnswer["checkedBy"] = "meaning";
       let ranked: RankedLesson[] | null = null;
       if (deps.check) {
-        // The nearest in meaning, without the floor (unless the request sets one) or the shared
-        // words: the model reads what the task needs, which those only approximate.
+        // The nearest in meaning above the floor, without the shared words: the model reads what
+        // the task needs, which those only approximate. The floor holds whatever the model picks.
         const candidates = rankLessons(
           lessons,
           {
             ...query,
             limit: Math.max(body.limit, deps.checkCandidates ?? lessonCheckCandidates),
-            floor: body.minRelevance ?? 0,
+            floor,
           },
           deps.embedder.similarityScale,
         );
@@ -172,6 +197,7 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
                 tenantId,
                 { task: body.task, goal: body.goal, tools: body.tools },
                 candidates.map(({ lesson }) => checkCandidateOf(lesson)),
+                signal,
               );
         if (picked !== null) {
           checkedBy = "model";
@@ -205,8 +231,8 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
           relevance: round(relevance),
           effectiveQuality: round(lesson.effectiveQuality),
           importance: round(lesson.importance),
-          strategyText: lesson.strategyText ?? lesson.learning,
-          adjustments: lesson.adjustments,
+          // Only what the lesson screen passes is served, here as in the prompt.
+          ...servedLesson(lesson),
           tags: lesson.tags,
           projectId: lesson.projectId,
           createdAt: lesson.createdAt.toISOString(),

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import {
@@ -15,6 +15,14 @@ import { ReflectionIdParams } from "./lesson-schemas.js";
 export interface LessonSplitRoutesDeps {
   /** Absent where the server was built without one (tests of other routes): the route answers 503. */
   store: LessonSplitStore | undefined;
+  /**
+   * The secret the audit's actor fingerprints are keyed with (AUDIT_HMAC_KEY), so a fingerprint
+   * cannot be matched against guessed keys offline. Absent: a random key of this process (its
+   * fingerprints then match only within it).
+   */
+  auditKey?: string;
+  /** Where the audit line of every split is written. */
+  logger?: { info(obj: object, msg: string): void };
 }
 
 /** Splitting a merge changes what memory reuses: an operator's role, like a loop override. */
@@ -38,12 +46,17 @@ export const SplitAuditQueryString = z.strictObject({
 });
 
 /**
- * Who asked for a split, as the audit records it: a fingerprint of the request's API key (the
- * first 12 hex digits of its sha256), never the key itself.
+ * Who asked for a split, as the audit records it: a fingerprint of the request's API key, never the
+ * key itself. An HMAC-SHA256 under the audit key, 128 bits of it: a plain hash of a key, and a
+ * short one, lets whoever reads the audit test guessed keys against it offline.
  */
-function actorOf(request: FastifyRequest): string {
+export function auditActor(token: string, auditKey: string | Buffer): string {
+  return `api-key:${createHmac("sha256", auditKey).update(token).digest("base64url").slice(0, 22)}`;
+}
+
+function actorOf(request: FastifyRequest, auditKey: string | Buffer): string {
   const token = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1] ?? "";
-  return `api-key:${createHash("sha256").update(token).digest("hex").slice(0, 12)}`;
+  return auditActor(token, auditKey);
 }
 
 export const SplitBody = z.strictObject({
@@ -81,6 +94,7 @@ export function registerLessonSplitRoute(
   deps: LessonSplitRoutesDeps,
   ctx: ApiContext,
 ): void {
+  const auditKey = deps.auditKey ?? randomBytes(32);
   scope.post(
     "/api/v1/reflections/:id/split",
     {
@@ -115,7 +129,7 @@ export function registerLessonSplitRoute(
         lessonId: id,
         eventIds: checked.ids,
         to: request.body.to,
-        actor: actorOf(request),
+        actor: actorOf(request, auditKey),
       });
       const refused = splitRefusal(result, id);
       if (result.status !== "split" || refused !== null) {
@@ -126,12 +140,13 @@ export function registerLessonSplitRoute(
           ...(result.status === "not_sources" ? { missing: result.missing } : {}),
         });
       }
-      // The audit record of the split: who, which lesson, which failures, where to.
-      request.log.info(
+      // The audit record of the split: who, which lesson, which failures, where to. Written to the
+      // service's logger (Fastify's own is off, so `request.log` would write nothing).
+      deps.logger?.info(
         {
           audit: "lesson_split",
           tenant: tenantId,
-          actor: actorOf(request),
+          actor: actorOf(request, auditKey),
           reflection_id: id,
           moved: result.moved,
           to: request.body.to,

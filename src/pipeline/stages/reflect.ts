@@ -6,6 +6,7 @@ import type { MemoryConfig } from "../../domain/memory/memory-config.js";
 import { nearestSameLesson } from "../../domain/memory/same-lesson.js";
 import { taskText } from "../../domain/memory/trace-text.js";
 import { runImprovementLoop } from "../../domain/quality/improvement-loop.js";
+import { screenReflection } from "../../domain/quality/lesson-screen.js";
 import { withEpisode } from "../../domain/quality/pattern-validity.js";
 import type { QualityConfig } from "../../domain/quality/quality-config.js";
 import { traceFacts } from "../../domain/quality/trace-facts.js";
@@ -107,11 +108,13 @@ async function generateAndJudge(
   });
   // The blamed call's action goes with the lesson, so a merge can tell calls apart.
   const action = facts.action;
-  const attribution = result.reflection.attribution;
+  // Stored as judged: without the instructions the lesson screen refused.
+  const kept = screenReflection(result.reflection).reflection;
+  const attribution = kept.attribution;
   const reflection =
     action && attribution && attribution.stepIndex === facts.attribution?.stepIndex
-      ? { ...result.reflection, attribution: { ...attribution, action } }
-      : result.reflection;
+      ? { ...kept, attribution: { ...attribution, action } }
+      : kept;
   const judgement = judge.judgementOf(result.reflection);
   const verdict = decideVerdict(result.validation, quality);
   deps.observer?.observe({ validation: result.validation, verdict, attempts: result.attempts });

@@ -69,6 +69,27 @@ describe("FairSlots", () => {
     expect(order).toEqual(["b", "c"]);
   });
 
+  it("lets a request given up while it waits leave the queue, and gives the slot to the next", async () => {
+    const slots = new FairSlots(1);
+    const held = await slots.acquire("a");
+    const gone = new AbortController();
+    const abandoned = slots.acquire("b", gone.signal);
+    const order: string[] = [];
+    void slots.acquire("c").then((release) => {
+      order.push("c");
+      release();
+    });
+    expect(slots.waiting).toBe(2);
+    gone.abort();
+    await expect(abandoned).rejects.toThrow();
+    expect(slots.waiting).toBe(1);
+    held();
+    await settle();
+    expect(order).toEqual(["c"]);
+    expect(slots.inUse).toBe(0);
+    await expect(slots.acquire("d", gone.signal)).rejects.toThrow();
+  });
+
   it("refuses a size below one", () => {
     expect(() => new FairSlots(0)).toThrow(RangeError);
   });

@@ -17,9 +17,12 @@ const store = new Proxy(
 ) as ApiStore;
 const warned: unknown[] = [];
 
-function server(options: { allowCleartextKeys?: boolean; now?: () => number } = {}) {
+function server(
+  options: { allowCleartextKeys?: boolean; now?: () => number; trustedProxies?: string[] } = {},
+) {
   return createHttpServer({
     registry: new Registry(),
+    trustedProxies: options.trustedProxies ?? ["10.0.0.0/8"],
     isConsuming: () => true,
     isStopping: () => false,
     dependencies: [],
@@ -115,6 +118,39 @@ describe("HTTP hardening", () => {
     });
     expect(res.statusCode).not.toBe(403);
     await lab.close();
+  });
+});
+
+describe("forwarded headers and the throttle behind a proxy", () => {
+  const proxy = "10.20.0.1";
+  const behind = server({ trustedProxies: [proxy] });
+  afterAll(() => behind.close());
+  const via = (key: string | null, remoteAddress: string, headers: Record<string, string> = {}) =>
+    behind.inject({
+      method: "GET",
+      url: "/orchestrator/guardrails-status/loop-1",
+      remoteAddress,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers },
+    });
+
+  it("believes X-Forwarded-Proto only from a trusted proxy", async () => {
+    const https = { "x-forwarded-proto": "https" };
+    expect((await via("hardening-key-1", "192.168.7.7", https)).statusCode).toBe(403);
+    expect((await via("hardening-key-1", proxy, https)).statusCode).not.toBe(403);
+  });
+
+  it("counts a guesser behind the proxy by its forwarded address, not everyone behind it", async () => {
+    const from = (client: string) => ({ "x-forwarded-proto": "https", "x-forwarded-for": client });
+    for (let i = 0; i < 5; i += 1)
+      expect((await via(`wrong-key-${String(i)}`, proxy, from("203.0.113.9"))).statusCode).toBe(401);
+    expect((await via("hardening-key-1", proxy, from("203.0.113.9"))).statusCode).toBe(429);
+    expect((await via("hardening-key-1", proxy, from("203.0.113.10"))).statusCode).not.toBe(429);
+  });
+
+  it("never locks anyone out for requests without a key", async () => {
+    const from = { "x-forwarded-proto": "https", "x-forwarded-for": "203.0.113.20" };
+    for (let i = 0; i < 30; i += 1) expect((await via(null, proxy, from)).statusCode).toBe(401);
+    expect((await via("hardening-key-1", proxy, from)).statusCode).not.toBe(429);
   });
 });
 

@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import type {
   SplitAuditQuery,
   SplitRecord,
@@ -55,6 +55,9 @@ const splits: LessonSplitStore = {
 };
 const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not used")) }) as ApiStore;
 
+const auditKey = "audit-key-of-this-test-0123456789abcdef";
+const logged: object[] = [];
+
 const app = createHttpServer({
   registry: new Registry(),
   isConsuming: () => true,
@@ -75,6 +78,12 @@ const app = createHttpServer({
     completeLoop: () => Promise.reject(new Error("not used")),
     commonIssues: () => Promise.resolve([]),
     clock: { now: () => new Date() },
+    auditKey,
+    logger: {
+      info: (obj: object) => logged.push(obj),
+      warn: () => undefined,
+      error: () => undefined,
+    },
   },
 });
 
@@ -101,8 +110,12 @@ describe("POST /api/v1/reflections/:id/split", () => {
       remaining_sources: 2,
       moved_signatures: ["sig-b"],
     });
-    // The audit names the key by a fingerprint, never the key.
-    const fingerprint = createHash("sha256").update("operator-key").digest("hex").slice(0, 12);
+    // The audit names the key by a keyed fingerprint (HMAC under the audit key), never the key,
+    // nor a plain hash of it that guessed keys could be tested against offline.
+    const fingerprint = createHmac("sha256", auditKey)
+      .update("operator-key")
+      .digest("base64url")
+      .slice(0, 22);
     expect(asked.at(-1)).toEqual({
       tenantId: "tenant-u",
       lessonId,
@@ -110,6 +123,17 @@ describe("POST /api/v1/reflections/:id/split", () => {
       to: "new_lesson",
       actor: `api-key:${fingerprint}`,
     });
+    const plain = createHash("sha256").update("operator-key").digest("hex");
+    expect(asked.at(-1)?.actor).not.toContain(plain.slice(0, 12));
+    // And the audit line is written, with the same actor and no key.
+    expect(logged.at(-1)).toMatchObject({
+      audit: "lesson_split",
+      tenant: "tenant-u",
+      actor: `api-key:${fingerprint}`,
+      reflection_id: lessonId,
+      moved: ["evt-2"],
+    });
+    expect(JSON.stringify(logged)).not.toContain("operator-key");
   });
 
   it("moves them back to unassigned when asked", async () => {

@@ -107,7 +107,7 @@ describe("lessonPrompt", () => {
   it("states the strategy and the adjustments, and falls back to the learning", () => {
     const text = lessonPrompt({ strategyText: "Ask before  booking.", adjustments: ["a", " ", "b"] });
     expect(text).toContain("Ask before booking.");
-    expect(text).toContain("- a\n- b");
+    expect(text).toContain('- "a"\n- "b"');
     expect(lessonPrompt({ strategyText: null, adjustments: [], learning: "Verify totals." })).toContain(
       "Verify totals.",
     );

@@ -1,0 +1,220 @@
+import { Registry } from "prom-client";
+import { afterAll, describe, expect, it } from "vitest";
+import type { KafkaClient } from "../../../src/adapters/kafka/kafka-client.js";
+import { loadConfig } from "../../../src/config/config.js";
+import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
+import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
+import { createHttpServer } from "../../../src/http/http-server.js";
+import { buildOtlpHttpIngest } from "../../../src/otlp-bridge-app.js";
+
+/**
+ * OTLP/HTTP's bounds: the body limit, spans per request, requests per API key and spans per
+ * tenant a minute (429 with Retry-After), deep JSON (400), the 503 without the broker's words, and
+ * the event loop's stall on the largest request taken, parsed on worker threads.
+ */
+const sent: Buffer[] = [];
+let kafkaDown = false;
+const fakeKafka = {
+  producer: () => ({
+    connect: () => Promise.resolve(),
+    disconnect: () => Promise.resolve(),
+    send: (record: { messages: { value: Buffer }[] }) => {
+      if (kafkaDown)
+        return Promise.reject(
+          new Error("Connection error: connect ECONNREFUSED 10.1.2.3:9092 (broker kafka-internal-3)"),
+        );
+      for (const m of record.messages) sent.push(m.value);
+      return Promise.resolve([]);
+    },
+  }),
+} as unknown as KafkaClient;
+
+const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not used")) });
+const closers: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const close of closers) await close();
+});
+
+function server(env: Record<string, string> = {}) {
+  const config = loadConfig({
+    KAFKA_BROKERS: "localhost:9092",
+    DATABASE_URL: "postgres://x@localhost/x",
+    OTLP_TOPIC: "otlp.spans",
+    ...env,
+  });
+  const registry = new Registry();
+  const otlp = buildOtlpHttpIngest(config, "otlp.spans", {
+    kafka: fakeKafka,
+    limits: { topicBytes: () => 1_048_588, requestBytes: 100 * 1024 * 1024 },
+    registry,
+  });
+  const app = createHttpServer({
+    registry,
+    isConsuming: () => true,
+    isStopping: () => false,
+    dependencies: [],
+    api: {
+      keys: createApiKeyring(
+        parseApiKeys(
+          "bounds-key-a1:tenant-a:decide,bounds-key-a2:tenant-a:decide,bounds-key-b:tenant-b:decide",
+        ),
+      ),
+      stores: unused as ApiRoutesDeps["stores"],
+      completeLoop: () => Promise.reject(new Error("not used")),
+      commonIssues: () => Promise.reject(new Error("not used")),
+      clock: { now: () => new Date() },
+      otlp: otlp.ingest,
+    },
+  });
+  closers.push(async () => {
+    await app.close();
+    await otlp.disconnect();
+  });
+  const post = (payload: string, key = "bounds-key-a1") =>
+    app.inject({
+      method: "POST",
+      url: "/v1/traces",
+      payload,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    });
+  return { config, post, ingest: otlp.ingest };
+}
+
+const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
+
+/**
+ * An OTLP/JSON request of `count` spans of one trace, each with `attributes` attributes of
+ * `attributeChars` characters.
+ */
+function request(count: number, attributeChars = 10, attributes = 1): string {
+  const spans = Array.from({ length: count }, (_, i) => ({
+    traceId: hex(1, 32),
+    spanId: hex(i + 1, 16),
+    name: `step ${String(i)}`,
+    kind: 1,
+    startTimeUnixNano: "1700000000000000000",
+    endTimeUnixNano: "1700000001000000000",
+    attributes: Array.from({ length: attributes }, (_, a) => ({
+      key: `gen_ai.attribute_${String(a)}`,
+      value: { stringValue: "x".repeat(attributeChars) },
+    })),
+  }));
+  return JSON.stringify({
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: "service.name", value: { stringValue: "agents" } }] },
+        scopeSpans: [{ spans }],
+      },
+    ],
+  });
+}
+
+describe("OTLP/HTTP's bounds", () => {
+  it("takes at most 4 MiB a request by default", () => {
+    const { config, ingest } = server();
+    expect(config.otlp.http.maxBodyBytes).toBe(4 * 1024 * 1024);
+    expect(ingest.maxBodyBytes).toBe(4 * 1024 * 1024);
+  });
+
+  it("answers 413 for a request with more spans than one may hold, and sends nothing", async () => {
+    const { post } = server({ OTLP_HTTP_MAX_SPANS: "10" });
+    sent.length = 0;
+    expect((await post(request(10))).statusCode).toBe(200);
+    const res = await post(request(11));
+    expect(res.statusCode).toBe(413);
+    expect(res.body).toContain("11 spans");
+    expect(sent).toHaveLength(1);
+  });
+
+  it("answers 429 with Retry-After to a key over its requests a minute, and not to another key", async () => {
+    const { post } = server({ OTLP_HTTP_REQUESTS_PER_MINUTE: "2" });
+    expect((await post(request(1))).statusCode).toBe(200);
+    expect((await post(request(1))).statusCode).toBe(200);
+    const limited = await post(request(1));
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect((await post(request(1), "bounds-key-b")).statusCode).toBe(200);
+  });
+
+  it("answers 429 with Retry-After to a tenant over its spans a minute, whichever of its keys sends", async () => {
+    const { post } = server({ OTLP_HTTP_SPANS_PER_MINUTE: "100" });
+    sent.length = 0;
+    expect((await post(request(60), "bounds-key-a1")).statusCode).toBe(200);
+    const limited = await post(request(60), "bounds-key-a2");
+    expect(limited.statusCode).toBe(429);
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect((await post(request(60), "bounds-key-b")).statusCode).toBe(200);
+    expect(sent).toHaveLength(2);
+  });
+
+  it("answers 400, not 500, to JSON nested deeper than any OTLP export", async () => {
+    const { post } = server();
+    const deep = `{"resourceSpans":[{"resource":{"attributes":[{"key":"k","value":${'{"arrayValue":{"values":['.repeat(20_000)}{"stringValue":"x"}${"]}}".repeat(20_000)}}]},"scopeSpans":[]}]}`;
+    const res = await post(deep);
+    expect(res.statusCode).toBe(400);
+    const deepArrays = `{"resourceSpans":${"[".repeat(500_000)}${"]".repeat(500_000)}}`;
+    expect((await post(deepArrays)).statusCode).toBe(400);
+  });
+
+  it("answers 503 without the broker's own words", async () => {
+    const { post } = server();
+    kafkaDown = true;
+    try {
+      const res = await post(request(1));
+      expect(res.statusCode).toBe(503);
+      expect(res.body).not.toMatch(/ECONNREFUSED|10\.1\.2\.3|kafka-internal/);
+    } finally {
+      kafkaDown = false;
+    }
+  });
+});
+
+/** The longest the event loop went without running a 1 ms timer while `work` ran. */
+async function longestStall(work: () => Promise<unknown>): Promise<number> {
+  let last = performance.now();
+  let longest = 0;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  try {
+    await work();
+    // A stall that lasted until the work ended was never seen by the timer.
+    return Math.max(longest, performance.now() - last);
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
+describe("the event loop while the largest OTLP/HTTP request is parsed", () => {
+  // Nearly 4 MiB of OTLP/JSON in 4,000 spans, the largest request taken by default: long texts,
+  // and many short attributes (the costlier shape to parse and validate).
+  const shapes = [
+    ["long texts", request(4_000, 790)],
+    ["many attributes", request(4_000, 4, 13)],
+  ] as const;
+
+  it.each(shapes)("stalls under 100 ms with the parsing on worker threads (%s)", async (shape, largest) => {
+    expect(largest.length).toBeGreaterThan(3.7 * 1024 * 1024);
+    expect(largest.length).toBeLessThan(4 * 1024 * 1024);
+    const onWorkers = server({ OTLP_HTTP_WORKERS: "2", OTLP_HTTP_SPANS_PER_MINUTE: "1000000" });
+    const onLoop = server({ OTLP_HTTP_WORKERS: "0", OTLP_HTTP_SPANS_PER_MINUTE: "1000000" });
+    // Warm both (the workers' start, the parsers' first run).
+    expect((await onWorkers.post(request(10))).statusCode).toBe(200);
+    expect((await onLoop.post(request(10))).statusCode).toBe(200);
+    let status = 0;
+    const workers = await longestStall(async () => {
+      status = (await onWorkers.post(largest)).statusCode;
+    });
+    expect(status).toBe(200);
+    const loop = await longestStall(async () => {
+      status = (await onLoop.post(largest)).statusCode;
+    });
+    expect(status).toBe(200);
+    console.log(
+      `largest OTLP/HTTP request, ${shape} (${String(largest.length)} bytes, 4,000 spans): event loop stalled ${workers.toFixed(0)} ms with 2 workers, ${loop.toFixed(0)} ms parsed on the loop`,
+    );
+    expect(workers).toBeLessThan(100);
+  });
+});
