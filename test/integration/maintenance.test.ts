@@ -66,7 +66,7 @@ function failure(
     not_found: {
       type: "missing_order",
       code: "HTTP_404",
-      message: `404 Not Found: order ${String(n)} does not exist`,
+      message: `404 Not Found: order ORD-${String(n)}7731 does not exist`,
       tool: "orders_api",
     },
   };

@@ -86,7 +86,13 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
           ? reflection
           : {
               ...reflection,
-              attribution: chooseAttribution(reflection.attribution, located.attribution, located.basis),
+              attribution: chooseAttribution(
+                reflection.attribution,
+                located.attribution,
+                located.basis,
+                undefined,
+                request.event,
+              ),
             };
       const messages: ChatMessage[] = [
         { role: "system", content: prompt.system },

@@ -120,10 +120,14 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       };
     case "not_found": {
       const answer = a.failingStep?.error?.message ?? event.error?.message;
+      // The ids the answer names, as identifiers (letters, digits, `_-#.`, with a digit): never its text.
+      const ids = [...new Set((answer ?? "").slice(0, 2_000).match(/[#\w.-]*\d[#\w.-]*/g) ?? [])]
+        .filter((id) => id.length <= 40 && !/^\d{3}$/.test(id))
+        .slice(0, 3);
       return {
         found: `${tool} answered that what it was asked for does not exist${answer ? ` (${quote(answer, 100)})` : ""}`,
         adjustments: [
-          `add constraint: look the resource up (list or search) before calling ${tool} with an id`,
+          `add constraint: look the resource up (list or search) before calling ${tool} with an id${ids.length ? `; this run asked for ${ids.join(", ")}` : ""}`,
           `change id handling for ${tool} to use only ids returned by a previous tool response`,
         ],
         learning: `Identifiers passed to ${tool} must come from earlier tool output, not from inference.`,

@@ -272,13 +272,16 @@ export function assessGroundedDepth(
       admitsNoCause = true;
       continue;
     }
-    // A sentence whose cause is an assumption it does not name ("assumed its reasoning was sound,
-    // and that incorrect assumption led to the answer") states neither a mechanism nor a decision.
+    // A sentence whose only cause is an assumption it does not name ("assumed its reasoning was
+    // sound, and that incorrect assumption led to the answer") states neither a mechanism nor a
+    // decision; one that also names what was assumed ("assumed the default timeout would hold") does.
     vagueAssumption.lastIndex = 0;
-    if (vagueAssumption.test(own) || rulesOut.test(own)) continue;
+    const vague = vagueAssumption.test(own);
+    const named = own.replace(vagueAssumption, " ");
+    if ((vague && !assumptionCue.test(named)) || rulesOut.test(own)) continue;
     if (anchored && mechanismCue.test(own)) mechanism = true;
     // The decision or assumption must be named where the run's specifics are.
-    if (groundedHere && assumptionCue.test(own)) assumption = true;
+    if (groundedHere && assumptionCue.test(named)) assumption = true;
   }
   const g = config.grounded;
   const grounded = [...found.grounded];

@@ -54,6 +54,31 @@ describe("which attribution a reflection of a failure carries", () => {
     expect(chooseAttribution(model, { actor: "agent", confidence: 0.9 }, "explicit_error")).toBe(model);
   });
 
+  it("is the reported failing step where the model blames a step no agent of the team produced", () => {
+    const event = taskEvent({
+      events: [
+        {
+          eventId: "s0",
+          type: "system_event",
+          timestamp: "2026-11-20T10:00:00.000Z",
+          content: "retry policy: 2 attempts",
+        },
+        {
+          eventId: "s1",
+          type: "error_event",
+          timestamp: "2026-11-20T10:00:01.000Z",
+          toolName: "http_post",
+          content: "ECONNRESET",
+        },
+      ],
+    });
+    const blamesPolicy = { stepIndex: 0, confidence: 0.8 };
+    const reported = { stepIndex: 1, toolName: "http_post", confidence: 0.9 };
+    expect(chooseAttribution(blamesPolicy, reported, "explicit_error", undefined, event)).toBe(reported);
+    // A step found by inference does not replace it: only what the trace reports.
+    expect(chooseAttribution(blamesPolicy, reported, "failure_text", undefined, event)).toBe(blamesPolicy);
+  });
+
   it("is the offline one when the model gives none", () => {
     const offline = { stepIndex: 2, confidence: 0.2 };
     expect(chooseAttribution(undefined, offline, "structural_fallback")).toBe(offline);
