@@ -376,7 +376,9 @@ describe("attribution and the prompt budget of the openai generator", () => {
     // The step the trace's evidence points at is kept in the prompt, however long the trace.
     const located = locateFailure(trace());
     const focus = trace().events[located.evidenceIndex ?? located.stepIndex ?? 0];
-    expect(bodies[0]?.messages[1]?.content).toContain(JSON.stringify(focus?.content.slice(0, 40)).slice(1, -1));
+    expect(bodies[0]?.messages[1]?.content).toContain(
+      JSON.stringify(focus?.content.slice(0, 40)).slice(1, -1),
+    );
 
     const metric = await registry.getSingleMetric("reflector_llm_prompt_tokens")?.get();
     const count = (source: string) =>

@@ -46,6 +46,16 @@ const maxLessonTools = 5;
 const quote = (text: string, max = 160) => `"${text.length > max ? `${text.slice(0, max - 1)}…` : text}"`;
 
 /**
+ * The ids an error message names, as identifiers (letters, digits, `_-#.`, with a digit; not a
+ * bare three-digit status): what an instruction may carry of it, never its text.
+ */
+function idsNamedIn(message: string | undefined): string[] {
+  return [...new Set((message ?? "").slice(0, 2_000).match(/[#\w.-]*\d[#\w.-]*/g) ?? [])]
+    .filter((id) => id.length <= 40 && !/^\d{3}$/.test(id))
+    .slice(0, 3);
+}
+
+/**
  * What the trace shows and the executable adjustments of the failure's kind. The adjustments and
  * the learning are the generator's own words filled only with identifiers (a tool's name) and
  * numbers: the trace's text is quoted in what the trace shows, never in an instruction. Null when
@@ -120,10 +130,7 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       };
     case "not_found": {
       const answer = a.failingStep?.error?.message ?? event.error?.message;
-      // The ids the answer names, as identifiers (letters, digits, `_-#.`, with a digit): never its text.
-      const ids = [...new Set((answer ?? "").slice(0, 2_000).match(/[#\w.-]*\d[#\w.-]*/g) ?? [])]
-        .filter((id) => id.length <= 40 && !/^\d{3}$/.test(id))
-        .slice(0, 3);
+      const ids = idsNamedIn(answer);
       return {
         found: `${tool} answered that what it was asked for does not exist${answer ? ` (${quote(answer, 100)})` : ""}`,
         adjustments: [
