@@ -50,8 +50,10 @@ const quote = (text: string, max = 160) => `"${text.length > max ? `${text.slice
  * bare three-digit status): what an instruction may carry of it, never its text.
  */
 function idsNamedIn(message: string | undefined): string[] {
-  return [...new Set((message ?? "").slice(0, 2_000).match(/[#\w.-]*\d[#\w.-]*/g) ?? [])]
-    .filter((id) => id.length <= 40 && !/^\d{3}$/.test(id))
+  // Split on what no id holds, then keep the tokens with a digit: linear on any text.
+  const tokens = (message ?? "").slice(0, 2_000).split(/[^#\w.-]+/);
+  return [...new Set(tokens)]
+    .filter((id) => id.length <= 40 && /\d/.test(id) && !/^\d{3}$/.test(id))
     .slice(0, 3);
 }
 
