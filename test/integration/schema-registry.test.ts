@@ -1,6 +1,7 @@
+import { locateFailure } from "../../src/domain/attribution/attribute-failure.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRegistryCodec } from "../../src/adapters/schema-registry/value-codec.js";
-import { ReflectionOutcomeV1 } from "../../src/domain/contracts/index.js";
+import { ReflectionOutcomeV1, TaskCompletedV1 } from "../../src/domain/contracts/index.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { multiAgentTrace } from "../support/multi-agent-trace.js";
 import { taskEvent } from "../support/task-events.js";
@@ -43,7 +44,8 @@ describe("with a schema registry (Apicurio, Confluent-compatible API)", () => {
     await h.publish(event); // the registry client validates the value against the registered JSON Schema
     const outputs = await h.waitForOutputs(event.eventId, 2);
     const outcome = ReflectionOutcomeV1.parse(outputs.find((o) => o.value?.outcomeId)?.value);
-    expect(outcome.reflection.attribution).toMatchObject({ stepIndex: 61, actor: "WebSurfer" });
+    // The general rules' attribution, carried through the wire format unchanged.
+    expect(outcome.reflection.attribution).toEqual(locateFailure(TaskCompletedV1.parse(event)).attribution);
   });
 
   it("serves health, readiness and metrics over HTTP", async () => {

@@ -171,11 +171,12 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       const claim = event.verificationResults?.find((v) => v.status === "unverified");
       const what =
         conflict?.conflictReason ?? conflict?.claimText ?? claim?.claimText ?? "a claim in the answer";
+      const claimIds = idsNamedIn(conflict?.claimText ?? claim?.claimText);
       return {
         found: `the answer stated ${quote(what, 140)}, ${kind === "conflicting_claim" ? "which verification found to contradict a source" : "which verification could not confirm"}`,
         adjustments: [
           `add constraint: every date, number and named fact in an answer must cite a source verified in this session`,
-          `remove claims that verification marks as ${kind === "conflicting_claim" ? "conflicting" : "unverified"} before the answer is returned`,
+          `remove claims that verification marks as ${kind === "conflicting_claim" ? "conflicting" : "unverified"} before the answer is returned${claimIds.length ? `; this run's claim held ${claimIds.join(", ")}` : ""}`,
           `change the answer workflow from draft-then-verify to verify-then-draft for factual questions`,
         ],
         learning: `Factual answers must be grounded in verified sources; conflicting or unverified claims are dropped or flagged.`,
