@@ -28,7 +28,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TraceEvent } from "../../src/domain/contracts/index.js";
-import { at, base, splitOf, terminalActors, whoAndWhenActor, type RealFailure } from "./real-logs.js";
+import { at, base, splitOf, terminalActors, whoAndWhenEvents, type RealFailure } from "./real-logs.js";
 
 interface AgentRxLabel {
   trajectory_id: string | number;
@@ -143,18 +143,7 @@ function loadAgentRxMagentic(dir: string): RealFailure[] {
     const history = readJson<{ content: string | null; role: string }[]>(file);
     if (tuned.has(`${String(history.length)}\u0000${history[1]?.content ?? ""}`)) return [];
     const id = `${source}/${String(label.trajectory_id)}`;
-    const events: TraceEvent[] = history.map((entry, i) => {
-      const actor = whoAndWhenActor(entry);
-      const terminal = terminalActors.has(actor);
-      return {
-        eventId: `step-${String(i)}`,
-        type: entry.role === "human" ? "system_event" : terminal ? "tool_response" : "llm_response",
-        timestamp: at(i + 1),
-        content: entry.content ?? "",
-        actor,
-        ...(terminal ? { toolName: "code_executor" } : {}),
-      };
-    });
+    const events = whoAndWhenEvents(history);
     return [
       {
         id,

@@ -160,6 +160,24 @@ export function whoAndWhenActor(entry: { role: string; name?: string }): string 
 
 export const terminalActors = new Set(["ComputerTerminal", "Computer_terminal"]);
 
+/** A Who&When-style history as trace events: `events[i]` is `history[i]`. */
+export function whoAndWhenEvents(
+  history: readonly { content: string | null; role: string; name?: string }[],
+): TraceEvent[] {
+  return history.map((entry, i) => {
+    const actor = whoAndWhenActor(entry);
+    const terminal = terminalActors.has(actor);
+    return {
+      eventId: `step-${String(i)}`,
+      type: entry.role === "human" ? "system_event" : terminal ? "tool_response" : "llm_response",
+      timestamp: at(i + 1),
+      content: entry.content ?? "",
+      actor,
+      ...(terminal ? { toolName: "code_executor" } : {}),
+    };
+  });
+}
+
 function loadWhoAndWhen(dir: string, subset: "Hand-Crafted" | "Algorithm-Generated"): RealFailure[] {
   const folder = join(dir, "who-and-when", "Who&When", subset);
   if (!existsSync(folder)) return [];
@@ -171,18 +189,7 @@ function loadWhoAndWhen(dir: string, subset: "Hand-Crafted" | "Algorithm-Generat
     .map((file) => {
       const raw = JSON.parse(readFileSync(join(folder, file), "utf8")) as WhoAndWhenFile;
       const id = `${source}/${file.replace(/\.json$/, "")}`;
-      const events: TraceEvent[] = raw.history.map((entry, i) => {
-        const actor = whoAndWhenActor(entry);
-        const terminal = terminalActors.has(actor);
-        return {
-          eventId: `step-${String(i)}`,
-          type: entry.role === "human" ? "system_event" : terminal ? "tool_response" : "llm_response",
-          timestamp: at(i + 1),
-          content: entry.content ?? "",
-          actor,
-          ...(terminal ? { toolName: "code_executor" } : {}),
-        };
-      });
+      const events = whoAndWhenEvents(raw.history);
       const step = raw.mistake_step === undefined ? undefined : Number(raw.mistake_step);
       return {
         id,
