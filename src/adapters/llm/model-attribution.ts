@@ -4,7 +4,8 @@ import {
   heldOutPrecision,
   type AttributionCalibration,
 } from "../../domain/attribution/calibration.js";
-import type { AttributionBasis } from "../../domain/attribution/located-failure.js";
+import { reportedBases, type AttributionBasis } from "../../domain/attribution/located-failure.js";
+import { isOutsideTeam } from "../../domain/quality/trace-facts.js";
 import { Attribution, type TaskCompleted, type TraceEvent } from "../../domain/contracts/index.js";
 
 /**
@@ -163,19 +164,7 @@ export function chooseAttribution(
   if (offline.stepIndex === undefined || offline.stepIndex === model.stepIndex) return model;
   // A decisive step is an agent's: a model that blames the task statement, the user's message or
   // the system's text has named no step of the team, and a step the trace reports as failed is.
-  if (event && outsideTeam(event, model.stepIndex) && reportedFact.has(basis)) return offline;
+  const blamed = model.stepIndex === undefined ? undefined : event?.events[model.stepIndex];
+  if (blamed && isOutsideTeam(blamed) && reportedBases.has(basis)) return offline;
   return heldOutPrecision(basis, calibration) > modelAttributionPrecision ? offline : model;
-}
-
-const reportedFact: ReadonlySet<AttributionBasis> = new Set([
-  "explicit_error",
-  "message_match",
-  "claim_match",
-]);
-
-function outsideTeam(event: TaskCompleted, index: number | undefined): boolean {
-  const step = index === undefined ? undefined : event.events[index];
-  if (!step) return false;
-  const actor = (step.actor ?? "").trim().toLowerCase();
-  return step.type === "system_event" || ["user", "human", "customer", "client"].includes(actor);
 }

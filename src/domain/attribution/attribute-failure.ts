@@ -3,7 +3,7 @@ import { isLowInformationMessage } from "../memory/low-information.js";
 import { attributionConfidence } from "./attribution-confidence.js";
 import { failureText, repetition } from "./cue-rules.js";
 import { explicitFailure, recoveredFailure, scanErrors } from "./explicit-errors.js";
-import { locatedAt, type AttributionBasis, type LocatedFailure } from "./located-failure.js";
+import { locatedAt, reportedBases, type LocatedFailure } from "./located-failure.js";
 import { claimMatch, messageMatch } from "./phrase-match.js";
 import { stateChangeFailure } from "./state-change.js";
 import { createTraceView } from "./trace-view.js";
@@ -96,65 +96,44 @@ export function locateFailure(
   const found = locateByEvidence(event, calibration);
   const steps = event.events;
   if (found.stepIndex === undefined) return found;
-  if (found.basis === "structural_fallback") {
-    const actor = baselineAgent(event, calibration.fallback.agent);
-    const { actor: _stepActor, ...rest } = found.attribution;
-    return { ...found, attribution: { ...rest, ...(actor !== undefined ? { actor } : {}) } };
-  }
+  const fallback = calibration.fallback;
+  if (found.basis === "structural_fallback") return withActor(found, baselineAgent(event, fallback.agent));
   // What the trace itself reports (an error event, the task's own error message, a refuted claim)
   // is a fact, not an inference: it stands unless measured worse than the fallback. Public
   // annotated logs hold almost none of it, so its confidence is the prior in
   // attribution-confidence.ts, and it never sets the rules above a model (heldOutPrecision).
-  if (reportedFacts.has(found.basis) && calibration.byBasis[found.basis] === undefined) {
-    const actor = responsibleAgent(steps, found.stepIndex);
-    const { actor: _named, ...rest } = found.attribution;
-    return { ...found, attribution: { ...rest, ...(actor !== undefined ? { actor } : {}) } };
-  }
+  if (reportedBases.has(found.basis) && calibration.byBasis[found.basis] === undefined)
+    return withActor(found, responsibleAgent(steps, found.stepIndex));
   const measured = calibration.byBasis[found.basis];
   const trusted = measured !== undefined && measured.n >= calibration.minRuns ? measured : undefined;
-  const fallback = calibration.fallback;
   const stepTrusted =
     trusted !== undefined && trusted.near > (trusted.fallbackNear ?? fallback.reliability.near);
   const agentTrusted =
     trusted !== undefined && trusted.agent > (trusted.fallbackAgent ?? fallback.reliability.agent);
-  const index = stepTrusted ? found.stepIndex : (baselineStep(event, fallback.step) ?? found.stepIndex);
   const actor = agentTrusted
     ? responsibleAgent(steps, found.stepIndex)
     : baselineAgent(event, fallback.agent);
   if (stepTrusted) {
-    const { actor: _ignored, ...rest } = found.attribution;
-    return {
-      ...found,
-      attribution: {
-        ...rest,
-        ...(actor !== undefined ? { actor } : {}),
-        confidence: round(trusted.exact),
-      },
-    };
+    const located = withActor(found, actor);
+    return { ...located, attribution: { ...located.attribution, confidence: round(trusted.exact) } };
   }
   const located = locatedAt(
     steps,
     "structural_fallback",
-    index,
+    baselineStep(event, fallback.step) ?? found.stepIndex,
     round(fallback.reliability.exact),
     `no kind of evidence in this trace is measured more precise than the rule "${fallback.step.replace(/_/g, " ")}"`,
   );
-  const { actor: _stepActor, ...rest } = located.attribution;
-  return {
-    ...located,
-    attribution: { ...rest, ...(actor !== undefined ? { actor } : {}) },
-    evidenceIndex: found.stepIndex,
-  };
+  return { ...withActor(located, actor), evidenceIndex: found.stepIndex };
+}
+
+/** The same failure with `actor` as the agent held responsible (none named when undefined). */
+function withActor(located: LocatedFailure, actor: string | undefined): LocatedFailure {
+  const { actor: _named, ...rest } = located.attribution;
+  return { ...located, attribution: { ...rest, ...(actor !== undefined ? { actor } : {}) } };
 }
 
 const round = (x: number) => Math.round(x * 100) / 100;
-
-const reportedFacts: ReadonlySet<AttributionBasis> = new Set([
-  "explicit_error",
-  "message_match",
-  "claim_match",
-  "no_steps",
-]);
 
 /**
  * The best offline attribution of a failed task: the step, the agent and the tool held

@@ -12,6 +12,16 @@ export type AttributionBasis =
   | "structural_fallback"
   | "no_steps";
 
+/**
+ * The bases that are what the trace reports itself (an error event, the task's own error message, a
+ * refuted claim): facts, not inferences, and what says how a step went wrong.
+ */
+export const reportedBases: ReadonlySet<AttributionBasis> = new Set([
+  "explicit_error",
+  "message_match",
+  "claim_match",
+]);
+
 export interface LocatedFailure {
   basis: AttributionBasis;
   /** Index into `event.events`; undefined only when the trace has no steps. */

@@ -1,3 +1,4 @@
+import { reportedBases, type AttributionBasis } from "../attribution/located-failure.js";
 import type { Attribution } from "../contracts/index.js";
 import { cosineSimilarity } from "../embedding/hashing-embedding.js";
 import { sameAction } from "./action-key.js";
@@ -78,27 +79,18 @@ export function nearestSameLesson(
  */
 export function sameCause(
   stored: FailingStepIdentity | null | undefined,
-  found: { basis: string; attribution: FailingStepIdentity } | null | undefined,
+  found: { basis: AttributionBasis; attribution: FailingStepIdentity } | null | undefined,
   sameRequest: boolean,
 ): boolean {
   if (!found || found.basis === "structural_fallback" || found.basis === "no_steps") return false;
   // The trace reports the error itself: the signature already says the same error on the same
   // tool; a stored lesson that names no tool cannot contradict it, one that names another does.
   // tool (the same step going wrong the same way); which agent a model says called it may differ.
-  if (reportedKinds.has(found.basis)) {
-    const storedTool = nameOf(stored?.toolName);
-    return storedTool === null || storedTool === nameOf(found.attribution.toolName);
+  if (reportedBases.has(found.basis)) {
+    const storedTool = nameKey(stored?.toolName);
+    return storedTool === null || storedTool === nameKey(found.attribution.toolName);
   }
   const x = stored ? firm(stored) : null;
   const y = firm(found.attribution);
   return x !== null && y !== null && sameFailingStep(x, y) && sameRequest;
-}
-
-const reportedKinds = new Set(["explicit_error", "message_match", "claim_match"]);
-
-/** A tool's name as compared: case and surrounding space aside; none when empty. */
-function nameOf(name: string | undefined): string | null {
-  const key = name?.trim().toLowerCase();
-  if (key === undefined || key === "") return null;
-  return key;
 }

@@ -45,6 +45,11 @@ const genericNames = new Set(["agent", "user", "system", "human", "assistant", "
 /** Who speaks for the people the team serves, not for the team. */
 const outsiders = new Set(["user", "human", "customer", "client"]);
 
+/** A step no agent of the team produced: the task statement or system text, the user's message. */
+export function isOutsideTeam(step: { type: string; actor?: string | undefined }): boolean {
+  return step.type === "system_event" || outsiders.has((step.actor ?? "").trim().toLowerCase());
+}
+
 /**
  * A key of a JSON object as the squashed run text holds it: `"user_id":`. A key with a digit is
  * data used as a key (`"credit_card_4421":`), not a name of the interface.
@@ -88,7 +93,7 @@ export function traceFacts(event: TaskCompleted): TraceFacts {
   const stepIds = new Set<string>();
   const outsideTeam = new Set<number>();
   for (const [i, step] of event.events.entries()) {
-    if (step.type === "system_event" || outsiders.has((step.actor ?? "").toLowerCase())) outsideTeam.add(i);
+    if (isOutsideTeam(step)) outsideTeam.add(i);
     const line = squash(
       [step.eventId, step.actor, step.toolName, step.error?.code, step.error?.message, step.content]
         .filter(Boolean)

@@ -78,7 +78,7 @@ describe("nearest same lesson", () => {
 
 describe("same cause, for reuse", () => {
   const write = { actor: "assistant", toolName: "modify_pending_order_items", confidence: 0.86 };
-  const inferred = { basis: "first_state_change", attribution: write };
+  const inferred = { basis: "first_state_change" as const, attribution: write };
 
   it("reuses an inferred step's lesson only for the same request", () => {
     expect(sameCause(write, inferred, true)).toBe(true);
@@ -88,7 +88,10 @@ describe("same cause, for reuse", () => {
   });
 
   it("reuses the lesson of a reported error on the same tool, whoever's request and whichever agent a model named", () => {
-    const reported = { basis: "explicit_error", attribution: { ...write, toolName: "postgres_query" } };
+    const reported = {
+      basis: "explicit_error" as const,
+      attribution: { ...write, toolName: "postgres_query" },
+    };
     expect(sameCause({ actor: "assistant", toolName: "postgres_query" }, reported, false)).toBe(true);
     expect(sameCause(undefined, reported, false)).toBe(true);
     expect(sameCause({ actor: "Coder", toolName: "postgres_query", confidence: 0.9 }, reported, false)).toBe(
@@ -100,7 +103,10 @@ describe("same cause, for reuse", () => {
   });
 
   it("never reuses for a failure whose cause nothing in the trace shows", () => {
-    const fallback = { basis: "structural_fallback", attribution: { actor: "assistant", confidence: 0.06 } };
+    const fallback = {
+      basis: "structural_fallback" as const,
+      attribution: { actor: "assistant", confidence: 0.06 },
+    };
     expect(sameCause({ actor: "assistant" }, fallback, true)).toBe(false);
   });
 });
