@@ -27,6 +27,7 @@ import type { Attribution, Reflection } from "../src/domain/contracts/index.js";
 import { generateHeuristicReflection } from "../src/domain/heuristic/generate-heuristic-reflection.js";
 import { defaultQualityConfig, type QualityConfig } from "../src/domain/quality/quality-config.js";
 import { auc, judgeItem, readAnswer } from "./judge.js";
+import { startReplayedJudge } from "./judge-model-replay.js";
 import { loadRealFailures, realLogsDir, type RealFailure } from "./real-logs/real-logs.js";
 import { report, type BenchResult } from "./support.js";
 
@@ -80,6 +81,8 @@ interface SourceRow {
   wrongStored: number;
   wrongN: number;
   offlineStored: number;
+  /** The same analyses judged with the model judge's recorded grades (`REFLECTOR_JUDGE=model`). */
+  byModel: { good: number[]; bad: number[]; goodStored: number; noCauseStored: number; wrongStored: number };
 }
 
 const sameAgent = (a: string | undefined, b: string | undefined) =>
@@ -105,6 +108,15 @@ export async function benchHeldOutModel(): Promise<BenchResult> {
   const literal: QualityConfig = { ...quality, depth: { ...quality.depth, mode: "literal" } };
   const promptDir = join(logs.dir, "prompts-held-out");
   const rows = new Map<string, SourceRow>();
+  const modelJudge = await startReplayedJudge();
+  const judgeCost = {
+    analyses: 0,
+    requests: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    unrecorded: 0,
+    noGrade: 0,
+  };
   let samePrompt = 0;
   let recorded = 0;
   for (const file of readdirSync(fixtures)
@@ -135,6 +147,7 @@ export async function benchHeldOutModel(): Promise<BenchResult> {
         wrongStored: 0,
         wrongN: 0,
         offlineStored: 0,
+        byModel: { good: [], bad: [], goodStored: 0, noCauseStored: 0, wrongStored: 0 },
       } satisfies SourceRow);
     row.n += 1;
     const answer = readAnswer(rec.content, promptDir, file, f.event);
@@ -152,8 +165,40 @@ export async function benchHeldOutModel(): Promise<BenchResult> {
     const judge = (r: Reflection) =>
       judgeItem(r, f.event, embedder, quality, literal, config.memory.mergeMinSimilarity);
     const a = await judge(answer);
-    const noCause = await judge(readAnswer(rec.variants.no_cause, promptDir, file, f.event));
+    const noCauseText = readAnswer(rec.variants.no_cause, promptDir, file, f.event);
+    const noCause = await judge(noCauseText);
     const offline = await judge(generateHeuristicReflection(f.event));
+    const byModel = async (r: Reflection, text: "answer" | "no_cause") => {
+      const replayed = await modelJudge.grade(f.event, r, rec.id, text);
+      judgeCost.analyses += 1;
+      judgeCost.requests += replayed.requests;
+      judgeCost.promptTokens += replayed.promptTokens;
+      judgeCost.completionTokens += replayed.completionTokens;
+      if (!replayed.recorded) judgeCost.unrecorded += 1;
+      else if (!replayed.grade) judgeCost.noGrade += 1;
+      return judgeItem(
+        r,
+        f.event,
+        embedder,
+        quality,
+        literal,
+        config.memory.mergeMinSimilarity,
+        replayed.grade,
+      );
+    };
+    const aByModel = await byModel(answer, "answer");
+    const noCauseByModel = await byModel(noCauseText, "no_cause");
+    if (label.answer.good) {
+      row.byModel.good.push(aByModel.qualityScore);
+      if (aByModel.stored) row.byModel.goodStored += 1;
+    } else {
+      row.byModel.bad.push(aByModel.qualityScore);
+      if (aByModel.stored) row.byModel.wrongStored += 1;
+    }
+    if (!label.no_cause.statesCause) {
+      row.byModel.bad.push(noCauseByModel.qualityScore);
+      if (noCauseByModel.stored) row.byModel.noCauseStored += 1;
+    }
     if (label.answer.good) {
       row.good.push(a.qualityScore);
       row.literalGood.push(a.literalScore);
@@ -212,6 +257,30 @@ export async function benchHeldOutModel(): Promise<BenchResult> {
         `AUC ${grounded.toFixed(2)} (literal reading ${auc(r.literalGood, r.literalBad).toFixed(2)})`,
     );
   }
+  await modelJudge.close();
+  say(
+    `model judge (REFLECTOR_JUDGE=model, ${String(modelJudge.size)} recorded grades replayed through the adapter): the same analyses, stored share and AUC`,
+  );
+  let worstModelAuc = 1;
+  let worstModelNoCause = 0;
+  for (const [source, r] of rows) {
+    const byModel = auc(r.byModel.good, r.byModel.bad);
+    worstModelAuc = Math.min(worstModelAuc, Number.isNaN(byModel) ? 1 : byModel);
+    worstModelNoCause = Math.max(worstModelNoCause, r.noCauseN ? r.byModel.noCauseStored / r.noCauseN : 0);
+    say(
+      `  ${source.padEnd(28)} good stored ${pct(r.byModel.goodStored, r.goodN)}  wrong cause stored ${pct(r.byModel.wrongStored, r.wrongN)}  ` +
+        `no cause stored ${pct(r.byModel.noCauseStored, r.noCauseN)}  AUC ${byModel.toFixed(2)}`,
+    );
+  }
+  const per = (x: number) =>
+    judgeCost.analyses ? (x / judgeCost.analyses).toFixed(judgeCost.analyses ? 2 : 0) : "—";
+  say(
+    `  cost: ${per(judgeCost.requests)} requests per judged analysis, ${per(judgeCost.promptTokens)} prompt + ${per(judgeCost.completionTokens)} completion tokens (estimated) each; ` +
+      `unrecorded requests ${String(judgeCost.unrecorded)}, no usable grade ${String(judgeCost.noGrade)} of ${String(judgeCost.analyses)}`,
+  );
+  say(
+    `  worst source with the model judge: AUC ${worstModelAuc.toFixed(2)}, no cause stored ${(100 * worstModelNoCause).toFixed(0)} %`,
+  );
   const met = worstStoredNear >= 0.5 && !storedBelowModel && worstAuc >= 0.9;
   say(
     `worst source: stored step within one ${worstStoredNear.toFixed(2)}, stored below the model's own on some source: ${String(storedBelowModel)}, judge AUC ${worstAuc.toFixed(2)}`,

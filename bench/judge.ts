@@ -33,6 +33,7 @@ import type { Reflection, ReflectionOutcome, TaskCompleted } from "../src/domain
 import { generateHeuristicReflection } from "../src/domain/heuristic/generate-heuristic-reflection.js";
 import { decideStorage } from "../src/domain/memory/decide-storage.js";
 import { episodeText, taskText } from "../src/domain/memory/trace-text.js";
+import type { CauseGrade } from "../src/domain/quality/cause-grade.js";
 import { withEpisode } from "../src/domain/quality/pattern-validity.js";
 import { defaultQualityConfig, type QualityConfig } from "../src/domain/quality/quality-config.js";
 import { traceFacts } from "../src/domain/quality/trace-facts.js";
@@ -118,6 +119,7 @@ export async function judgeItem(
   quality: QualityConfig,
   literal: QualityConfig,
   mergeMinSimilarity: number,
+  causeGrade: CauseGrade | null = null,
 ) {
   const stepIndex = attributeFailure(event)?.stepIndex;
   const failingStep = stepIndex === undefined ? undefined : event.events[stepIndex];
@@ -137,6 +139,7 @@ export async function judgeItem(
       neighbours: [],
       patternEvidence,
       sameLessonSimilarity: mergeMinSimilarity,
+      causeGrade,
     },
     embedder,
     quality,

@@ -190,6 +190,8 @@ export interface Llm {
   answerEvaluator: AnswerEvaluator;
   /** The lessons-for-task check by the model (`LESSONS_FOR_TASK_CHECK=model`); null: meaning alone. */
   lessonCheck: LessonCheck | null;
+  /** The model judge (`REFLECTOR_JUDGE=model`); null: the offline reading judges alone. */
+  causeJudge: ReturnType<typeof createLlmAdapters>["causeJudge"];
   /** The endpoint's concurrency slots, for the metrics. */
   slots: ReturnType<typeof createLlmAdapters>["slots"];
 }
@@ -200,7 +202,10 @@ export interface Llm {
  * Throws when the local model or its distilled table is missing.
  */
 export function buildLlm(config: Config, deps: LlmAdapterDeps = {}): Llm {
-  const { generator, answerEvaluator, openAiEmbedder, lessonCheck, slots } = createLlmAdapters(config, deps);
+  const { generator, answerEvaluator, openAiEmbedder, lessonCheck, causeJudge, slots } = createLlmAdapters(
+    config,
+    deps,
+  );
   // A model's vectors are worth remembering (recurring failures embed the same trace text), and
   // so are the static ones (a lookup costs less than tokenising the text again); feature hashing
   // is cheaper than the lookup.
@@ -211,7 +216,7 @@ export function buildLlm(config: Config, deps: LlmAdapterDeps = {}): Llm {
       : config.embeddings === "static"
         ? createCachedEmbedder(createStaticEmbedder({ modelDir: config.embeddingModelDir }))
         : createHashingEmbedder();
-  return { generator, answerEvaluator, embedder, lessonCheck, slots };
+  return { generator, answerEvaluator, embedder, lessonCheck, causeJudge, slots };
 }
 
 /**

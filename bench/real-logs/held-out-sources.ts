@@ -316,7 +316,9 @@ interface AfTrajRun {
 function loadAfTraj(dir: string): RealFailure[] {
   const root = join(dir, "aftraj-sample100", "sample100_by_benchmark");
   if (!existsSync(root)) return [];
-  return readdirSync(root)
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
     .sort()
     .flatMap((benchmark) =>
       readdirSync(join(root, benchmark))

@@ -38,6 +38,7 @@ export function buildTaskProcessor(config: Config, deps: TaskProcessorDeps): Tas
     observer: createQualityMetrics(metrics.registry, metrics.qualityScore),
     index: createRedisSignatureIndex(deps.redis, { keyPrefix: config.redis.keyPrefix }),
     generator: deps.generator,
+    causeJudge: deps.llm.causeJudge,
     embedder: deps.llm.embedder,
     clock: deps.clock,
     timer: deps.tracer ? withSpans(metrics.timer, deps.tracer) : metrics.timer,

@@ -61,6 +61,15 @@ export const llmEnv = {
    * (one chat request per call; meaning alone when it gives no usable answer).
    */
   LESSONS_FOR_TASK_CHECK: z.enum(["meaning", "model"]).default("meaning"),
+  /**
+   * Who reads whether an analysis states a cause of the failure: `offline` (the default), the
+   * quality rules' reading of the trace's specifics beside cause words; `model`, a model grades the
+   * analysis against the trace (one more chat request per judged attempt of a failure; the offline
+   * reading when it gives no usable answer).
+   */
+  REFLECTOR_JUDGE: z.enum(["offline", "model"]).default("offline"),
+  /** The model of that judge; defaults to `REFLECTOR_MODEL`. */
+  REFLECTOR_JUDGE_MODEL: z.string().min(1).optional(),
   /** The model of that check; defaults to `REFLECTOR_MODEL`. */
   REFLECTOR_LESSON_CHECK_MODEL: z.string().min(1).optional(),
   /** The longest an agent waits for that check (slot and request); then meaning answers. */
@@ -98,6 +107,8 @@ export interface LlmConfig {
     evaluatorModel: string | undefined;
     /** Model of the lessons-for-task check; defaults to `model`. */
     lessonCheckModel: string | undefined;
+    /** Model of the model judge (`REFLECTOR_JUDGE=model`); defaults to `model`. */
+    judgeModel: string | undefined;
     /** USD per million tokens; 0 = unpriced (cost metrics stay 0). */
     inputPricePerMTokUsd: number;
     outputPricePerMTokUsd: number;
@@ -107,6 +118,8 @@ export interface LlmConfig {
     maxOutputTokens: number;
   };
   embeddings: LlmEnv["REFLECTOR_EMBEDDINGS"];
+  /** Who reads whether an analysis states a cause (`REFLECTOR_JUDGE`). */
+  judge: LlmEnv["REFLECTOR_JUDGE"];
   /** How "lessons for a task" chooses (`LESSONS_FOR_TASK_CHECK`). */
   lessonCheck: LlmEnv["LESSONS_FOR_TASK_CHECK"];
   /** How long an agent waits for the model's check (`LESSONS_FOR_TASK_CHECK_TIMEOUT_MS`). */
@@ -137,12 +150,14 @@ export function llmConfigOf(e: LlmEnv): LlmConfig {
       embeddingModel: e.REFLECTOR_EMBEDDING_MODEL,
       evaluatorModel: e.REFLECTOR_EVALUATOR_MODEL,
       lessonCheckModel: e.REFLECTOR_LESSON_CHECK_MODEL,
+      judgeModel: e.REFLECTOR_JUDGE_MODEL,
       inputPricePerMTokUsd: e.LLM_INPUT_PRICE_PER_MTOK_USD,
       outputPricePerMTokUsd: e.LLM_OUTPUT_PRICE_PER_MTOK_USD,
       promptMaxTokens: e.LLM_PROMPT_MAX_TOKENS,
       maxOutputTokens: e.LLM_MAX_OUTPUT_TOKENS,
     },
     embeddings: e.REFLECTOR_EMBEDDINGS,
+    judge: e.REFLECTOR_JUDGE,
     lessonCheck: e.LESSONS_FOR_TASK_CHECK,
     lessonCheckTimeoutMs: e.LESSONS_FOR_TASK_CHECK_TIMEOUT_MS,
     lessonCheckCandidates: e.LESSONS_FOR_TASK_CHECK_CANDIDATES,
@@ -182,6 +197,16 @@ export function llmProblems(env: Record<string, string | undefined>): string[] {
     if (env.REFLECTOR_LESSON_CHECK_MODEL === undefined && env.REFLECTOR_MODEL === undefined) {
       problems.push(
         "REFLECTOR_LESSON_CHECK_MODEL: LESSONS_FOR_TASK_CHECK=model needs REFLECTOR_LESSON_CHECK_MODEL or REFLECTOR_MODEL",
+      );
+    }
+  }
+  if (env.REFLECTOR_JUDGE === "model") {
+    if (!endpoint) {
+      problems.push("OPENAI_BASE_URL: REFLECTOR_JUDGE=model needs OPENAI_BASE_URL or OPENAI_API_KEY");
+    }
+    if (env.REFLECTOR_JUDGE_MODEL === undefined && env.REFLECTOR_MODEL === undefined) {
+      problems.push(
+        "REFLECTOR_JUDGE_MODEL: REFLECTOR_JUDGE=model needs REFLECTOR_JUDGE_MODEL or REFLECTOR_MODEL",
       );
     }
   }

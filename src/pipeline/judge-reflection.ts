@@ -1,10 +1,19 @@
-import type { Reflection } from "../domain/contracts/index.js";
+import type { Reflection, TaskCompleted } from "../domain/contracts/index.js";
+import type { CauseGrade } from "../domain/quality/cause-grade.js";
 import { cosineSimilarity } from "../domain/embedding/hashing-embedding.js";
 import { screenReflection } from "../domain/quality/lesson-screen.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import type { TraceFacts } from "../domain/quality/trace-facts.js";
 import { validateReflection, type ValidationResult } from "../domain/quality/validate-reflection.js";
 import type { Embedder, PatternEvidence } from "./ports.js";
+
+/**
+ * The model judge (`REFLECTOR_JUDGE=model`): reads whether an analysis of a failure states a cause
+ * the trace bears out. Null when it has no usable answer: the offline reading of depth stands.
+ */
+export interface CauseJudge {
+  grade(event: TaskCompleted, reflection: Reflection): Promise<CauseGrade | null>;
+}
 
 /** A stored reflection near the task, by its embedding (the id, when the caller knows it). */
 export interface Neighbour {
@@ -33,6 +42,8 @@ export interface JudgeInput {
   sameLessonSimilarity?: number;
   /** Whose lesson it is: a remote embedder charges the tenant for it. */
   tenantId?: string;
+  /** The model judge's reading of the analysis, when one is configured (cause-grade.ts). */
+  causeGrade?: CauseGrade | null;
 }
 
 export interface Judgement {
@@ -96,7 +107,13 @@ export async function judgeReflection(
   }
   const validation = validateReflection(
     input.reflection,
-    { patternEvidence: input.patternEvidence, relevance, novelty: 1 - maxOther, trace: input.trace },
+    {
+      patternEvidence: input.patternEvidence,
+      relevance,
+      novelty: 1 - maxOther,
+      trace: input.trace,
+      causeGrade: input.causeGrade ?? null,
+    },
     quality,
   );
   return { validation, embedding, nearest };
@@ -116,6 +133,8 @@ export function createAttemptJudge(options: {
   quality: QualityConfig;
   sameLessonSimilarity?: number;
   tenantId?: string;
+  /** The model judge, when configured: one request per judged attempt. */
+  gradeCause?: (reflection: Reflection) => Promise<CauseGrade | null>;
 }) {
   const judgements = new Map<Reflection, Judgement>();
   return {
@@ -129,6 +148,7 @@ export function createAttemptJudge(options: {
           patternEvidence: await options.patternEvidence(reflection.patterns),
           sameLessonSimilarity: options.sameLessonSimilarity,
           ...(options.tenantId !== undefined ? { tenantId: options.tenantId } : {}),
+          causeGrade: options.gradeCause ? await options.gradeCause(reflection) : null,
         },
         options.embedder,
         options.quality,

@@ -5,6 +5,7 @@ import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import type { ReflectionMode } from "../domain/select-for-reflection.js";
 import { eventFacts } from "./event-facts.js";
+import type { CauseJudge } from "./judge-reflection.js";
 import { alreadyCommitted, processedResult, type ProcessResult } from "./process-result.js";
 import type {
   AnswerEvaluator,
@@ -47,6 +48,8 @@ export interface TaskProcessorDeps {
    * generator and evaluator that stand in when it answers `offline`.
    */
   spend?: { gate: SpendGate; generator: ReflectionGenerator; answerEvaluator: AnswerEvaluator };
+  /** The model judge (`REFLECTOR_JUDGE=model`); absent or null: the offline reading judges alone. */
+  causeJudge?: CauseJudge | null;
   /** Whether the lessons a rerun carried helped (counted after the rerun commits); absent: not counted. */
   appliedOutcomes?: AppliedOutcomeStore;
 }

@@ -10,12 +10,16 @@ import { createOpenAiEmbedder } from "./openai-embedder.js";
 import type { HeuristicPackName } from "../../domain/heuristic/packs/heuristic-packs.js";
 import { createOpenAiGenerator } from "./openai-generator.js";
 import { createOpenAiLessonCheck } from "./openai-lesson-check.js";
+import type { CauseJudge } from "../../pipeline/judge-reflection.js";
+import { createOpenAiCauseJudge } from "./openai-cause-judge.js";
 
 export interface LlmSettings {
   generator: "heuristic" | "openai";
   /** The offline generator's domain packs; none by default. */
   heuristicPacks?: readonly HeuristicPackName[];
   embeddings: "static" | "local" | "openai" | "hashing";
+  /** `model`: a model reads whether each analysis of a failure states a cause (the model judge). */
+  judge?: "offline" | "model";
   /** `model`: "lessons for a task" asks the model which of the nearest lessons apply. */
   lessonCheck?: "meaning" | "model";
   /** How long an agent waits for that check, slot and request (default 5 s). */
@@ -32,6 +36,8 @@ export interface LlmSettings {
     evaluatorModel?: string | undefined;
     /** Model of the lessons-for-task check; defaults to `model`. */
     lessonCheckModel?: string | undefined;
+    /** Model of the model judge; defaults to `model`. */
+    judgeModel?: string | undefined;
     timeoutMs: number;
     maxRetries: number;
     /** Circuit breaker: consecutive retryable failures that open it (default 5), and for how long. */
@@ -72,6 +78,8 @@ export function createLlmAdapters(
   answerEvaluator: AnswerEvaluator;
   /** The lessons-for-task check by the model; null when meaning alone chooses. */
   lessonCheck: LessonCheck | null;
+  /** The model judge; null when the offline reading judges alone (`REFLECTOR_JUDGE=offline`). */
+  causeJudge: CauseJudge | null;
   /** The endpoint's concurrency slots, for the metrics. */
   slots: FairSlots;
 } {
@@ -161,5 +169,16 @@ export function createLlmAdapters(
           model: lessonCheckModel,
         })
       : null;
-  return { generator, openAiEmbedder, answerEvaluator, lessonCheck, slots };
+  // Part of the pipeline's own work on a failure: the pipeline's breaker, slots and spend.
+  const judgeModel = openai.judgeModel ?? openai.model;
+  const causeJudge =
+    settings.judge === "model" && judgeModel
+      ? createOpenAiCauseJudge({
+          ...policy,
+          client: getClient(),
+          model: judgeModel,
+          ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
+        })
+      : null;
+  return { generator, openAiEmbedder, answerEvaluator, lessonCheck, causeJudge, slots };
 }

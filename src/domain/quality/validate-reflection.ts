@@ -1,5 +1,6 @@
 import type { QualityMetrics, Reflection, Verdict } from "../contracts/index.js";
 import { assessDepth } from "./assess-depth.js";
+import { depthFromGrade, gradeShortfall, type CauseGrade } from "./cause-grade.js";
 import { checkCompleteness } from "./check-completeness.js";
 import { assessGroundedDepth, depthShortfall, groundedRelevance } from "./grounded-depth.js";
 import { patternValidity } from "./pattern-validity.js";
@@ -31,6 +32,11 @@ export interface QualityEvidence {
    * for new pattern evidence keeps them (its trace is not the one at hand).
    */
   judged?: { depthScore: number; actionabilityScore: number };
+  /**
+   * A model's reading of whether the analysis states a cause of this run (the model judge, when
+   * configured): it sets depth in place of the offline reading; null when it gave none.
+   */
+  causeGrade?: CauseGrade | null;
 }
 
 export interface ValidationResult {
@@ -111,9 +117,12 @@ export function validateReflection(
   if (evidence.judged) depthScore = evidence.judged.depthScore;
   else if (facts) {
     const depth = assessGroundedDepth(reflection.reflectionText, facts, config.depth, reflection.attribution);
-    depthScore = depth.score;
     aboutThisRun = groundedRelevance(depth);
-    depthDetail = `Need root cause analysis of this trace, not just symptoms. ${depthShortfall(depth)}`;
+    const grade = evidence.causeGrade;
+    // Both readings are necessary, neither sufficient: a cause the model reads must also be grounded
+    // in the trace's own specifics, and grounding without a cause the model can read is no cause.
+    depthScore = grade ? Math.min(depth.score, depthFromGrade(grade, config.depth)) : depth.score;
+    depthDetail = `Need root cause analysis of this trace, not just symptoms. ${grade ? gradeShortfall(grade) : depthShortfall(depth)}`;
   } else depthScore = assessDepth(reflection.reflectionText, config.depth);
   if (depthScore < config.depth.minThreshold) {
     retryable = true;

@@ -11,7 +11,7 @@ import { withEpisode } from "../../domain/quality/pattern-validity.js";
 import type { QualityConfig } from "../../domain/quality/quality-config.js";
 import { traceFacts } from "../../domain/quality/trace-facts.js";
 import { decideVerdict, type ValidationResult } from "../../domain/quality/validate-reflection.js";
-import { createAttemptJudge } from "../judge-reflection.js";
+import { createAttemptJudge, type CauseJudge } from "../judge-reflection.js";
 import type { Embedder, ReflectionGenerator, ReflectionStore } from "../ports.js";
 import type { EventFacts, Judged, ReflectedState, RejudgedState } from "../processing-state.js";
 import type { StageTimer } from "../stage-timer.js";
@@ -27,6 +27,8 @@ export interface ReflectDeps {
   generator: ReflectionGenerator;
   /** The generator that stands in when the spend gate routes the tenant's work offline. */
   spend?: { generator: ReflectionGenerator };
+  /** The model judge; not asked when the spend gate routes the tenant's work offline. */
+  causeJudge?: CauseJudge | null;
   observer?: QualityObserver;
   timer: StageTimer;
   quality: QualityConfig;
@@ -46,9 +48,10 @@ export async function reflect(deps: ReflectDeps, state: RejudgedState): Promise<
   if (!vector) throw new Error("embedder returned no vector");
   const spend = (await state.route()) === "offline" ? deps.spend : undefined;
   const generator = spend?.generator ?? deps.generator;
+  const causeJudge = spend ? null : (deps.causeJudge ?? null);
   const judged = await deps.timer.time(
     "reflect",
-    () => generateAndJudge(deps, facts, { text, vector }, state.answerEvaluation, generator),
+    () => generateAndJudge(deps, facts, { text, vector }, state.answerEvaluation, { generator, causeJudge }),
     {
       attributes: { "reflector.signature": matched.candidate.signature },
       outcome: (j) => ({ "reflector.verdict": j.verdict, "reflector.attempts": j.attempts }),
@@ -63,7 +66,7 @@ async function generateAndJudge(
   facts: EventFacts,
   task: { text: string; vector: number[] },
   answerEvaluation: AnswerEvaluation | null,
-  generator: ReflectionGenerator,
+  { generator, causeJudge }: { generator: ReflectionGenerator; causeJudge: CauseJudge | null },
 ): Promise<Judged> {
   const { store, timer, quality, memory } = deps;
   const { event } = facts;
@@ -86,6 +89,11 @@ async function generateAndJudge(
     embedder: deps.embedder,
     quality,
     sameLessonSimilarity: memory.mergeMinSimilarity,
+    ...(causeJudge
+      ? {
+          gradeCause: (reflection) => timer.time("judge-model", () => causeJudge.grade(event, reflection)),
+        }
+      : {}),
   });
   const result = await runImprovementLoop({
     maxAttempts: quality.maxAttempts,
