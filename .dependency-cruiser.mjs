@@ -101,7 +101,7 @@ export default {
         "Only the entry points (src/main.ts, src/cli/) import the composition root (src/app.ts, src/builders.ts, src/otlp-bridge-app.ts, src/composition/).",
       from: {
         path: "^src/",
-        pathNot: ["^src/(main|app|otlp-bridge-app)\\.ts$", "^src/composition/", "^src/cli/"],
+        pathNot: ["^src/(main|app|builders|otlp-bridge-app)\\.ts$", "^src/composition/", "^src/cli/"],
       },
       to: { path: ["^src/(app|builders|otlp-bridge-app)\\.ts$", "^src/composition/"] },
     },

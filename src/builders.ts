@@ -24,6 +24,7 @@ import { sharePatternEvidence } from "./adapters/postgres/shared-pattern-evidenc
 import { createRedisClient } from "./adapters/redis/redis-connection.js";
 import { createRedisSignatureEvictor } from "./adapters/redis/redis-signature-evictor.js";
 import { createJsonCodec, createRegistryCodec } from "./adapters/schema-registry/value-codec.js";
+import { buildQualityConfig } from "./composition/quality-config.js";
 import { topicNames, type Config } from "./config/config.js";
 import { errorMessage, ReflectorError } from "./domain/errors.js";
 import type { LessonSplitStore } from "./domain/memory/lesson-split.js";
@@ -300,12 +301,7 @@ export function buildMaintenance(config: Config, deps: MaintenanceDeps): Mainten
     deps.generator.name === "heuristic"
       ? createHeuristicPatternGenerator()
       : createLlmPatternGenerator(deps.generator);
-  const quality = {
-    ...defaultQualityConfig,
-    maxAttempts: config.quality.maxAttempts,
-    storageMinQuality: config.quality.storageMinQuality,
-    depth: { ...defaultQualityConfig.depth, mode: config.quality.depthMode },
-  };
+  const quality = buildQualityConfig(config);
   const evictor = createRedisSignatureEvictor(deps.redis, { keyPrefix: config.redis.keyPrefix });
   return {
     exclusive: createPgExclusiveRunner(deps.pool),

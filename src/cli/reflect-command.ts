@@ -1,7 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { buildLlm } from "../builders.js";
+import { buildQualityConfig } from "../composition/quality-config.js";
 import { ConfigError, loadConfig } from "../config/config.js";
+import type { MemoryConfig } from "../domain/memory/memory-config.js";
+import type { QualityConfig } from "../domain/quality/quality-config.js";
 import { attributeFailure } from "../domain/attribution/attribute-failure.js";
 import { TaskCompletedV1, type Reflection, type TaskCompleted } from "../domain/contracts/index.js";
 import { mapTraceToTask } from "../domain/otlp/map-trace.js";
@@ -74,6 +77,9 @@ export interface ReflectDeps {
   generator: { name: string; generate: ReturnType<typeof buildLlm>["generator"]["generate"] };
   embedder: ReturnType<typeof buildLlm>["embedder"];
   maxAttempts: number;
+  /** The judge's configuration (buildQualityConfig); the defaults when absent. */
+  quality?: QualityConfig;
+  memory?: MemoryConfig;
 }
 
 const verdictRank = { accepted: 2, accepted_with_warnings: 1, rejected: 0 } as const;
@@ -111,7 +117,7 @@ export async function reflectOn(event: TaskCompleted, deps: ReflectDeps) {
     });
     const judged = await scoreReflection(
       { reflection: { ...reflection, strategyText: reflection.strategyText ?? null }, event },
-      { embedder: deps.embedder, history: null },
+      { embedder: deps.embedder, history: null, quality: deps.quality, memory: deps.memory },
     );
     if (best === null || better(judged, best.judged)) best = { reflection, judged, attempt };
     // Stored, or final (a quarantined lesson is not asked again): no further attempt.
@@ -160,11 +166,8 @@ export async function runReflectCommand(file: string): Promise<number> {
   try {
     const config = loadConfig(process.env);
     const { generator, embedder } = buildLlm(config);
-    const deps = {
-      generator,
-      embedder,
-      maxAttempts: config.quality.maxAttempts,
-    };
+    const quality = buildQualityConfig(config);
+    const deps = { generator, embedder, maxAttempts: quality.maxAttempts, quality, memory: config.memory };
     const results = [];
     for (const event of tasks) results.push(await reflectOn(event, deps));
     process.stdout.write(`${JSON.stringify(results.length === 1 ? results[0] : results, null, 2)}\n`);

@@ -2,7 +2,7 @@ import { text } from "node:stream/consumers";
 import { z } from "zod";
 import { buildLlm, buildPostgresPool, buildReflectionStore } from "../builders.js";
 import { ConfigError, loadConfig } from "../config/config.js";
-import { defaultQualityConfig } from "../domain/quality/quality-config.js";
+import { buildQualityConfig } from "../composition/quality-config.js";
 import { ScoreInput, scoreReflection } from "./score.js";
 
 /** `reflector score`: stdin JSON in, quality judgement out. Exit 0 scored, 2 bad input. */
@@ -31,11 +31,7 @@ export async function runScoreCommand(tenantId: string | undefined): Promise<num
       pool = buildPostgresPool(config, { max: 2 });
       history = { tenantId, store: buildReflectionStore(pool, embedder) };
     }
-    const quality = {
-      ...defaultQualityConfig,
-      storageMinQuality: config.quality.storageMinQuality,
-      depth: { ...defaultQualityConfig.depth, mode: config.quality.depthMode },
-    };
+    const quality = buildQualityConfig(config);
     const result = await scoreReflection(parsed.data, { embedder, history, quality, memory: config.memory });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;

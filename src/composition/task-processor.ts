@@ -6,7 +6,6 @@ import { createPgLessonRetrievals } from "../adapters/postgres/pg-lesson-retriev
 import { createRedisSignatureIndex } from "../adapters/redis/redis-signature-index.js";
 import type { buildPostgresPool, buildRedis, Llm } from "../builders.js";
 import type { Config } from "../config/config.js";
-import { defaultQualityConfig } from "../domain/quality/quality-config.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { countAppliedOutcomes } from "../observability/applied-outcome-metrics.js";
 import type { Metrics } from "../observability/metrics.js";
@@ -14,6 +13,7 @@ import { createQualityMetrics } from "../observability/quality-metrics.js";
 import { withSpans } from "../observability/traced-stage-timer.js";
 import type { Clock, ReflectionGenerator, ReflectionStore, SpendGate } from "../pipeline/ports.js";
 import { createTaskProcessor, type TaskProcessor } from "../pipeline/task-processor.js";
+import { buildQualityConfig } from "./quality-config.js";
 
 export interface TaskProcessorDeps {
   pool: ReturnType<typeof buildPostgresPool>;
@@ -42,12 +42,7 @@ export function buildTaskProcessor(config: Config, deps: TaskProcessorDeps): Tas
     embedder: deps.llm.embedder,
     clock: deps.clock,
     timer: deps.tracer ? withSpans(metrics.timer, deps.tracer) : metrics.timer,
-    quality: {
-      ...defaultQualityConfig,
-      maxAttempts: config.quality.maxAttempts,
-      storageMinQuality: config.quality.storageMinQuality,
-      depth: { ...defaultQualityConfig.depth, mode: config.quality.depthMode },
-    },
+    quality: buildQualityConfig(config),
     guardrails: deps.guardrails,
     mode: config.mode,
     memory: config.memory,

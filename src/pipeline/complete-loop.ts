@@ -89,7 +89,7 @@ export function createLoopCompleter(deps: CompleteLoopDeps) {
         decidedAt: now,
         sourceRecord: null,
       }),
-      outputsOf: (loop) => () => [decisionMessage(event, loop, now)],
+      outputsOf: (loop) => [decisionMessage(event, loop, now)],
     });
     const stored = result.outputs.find((o) => o.role === "loopDecision");
     // A replayed call publishes the stored decision again: the call that saved it may have failed

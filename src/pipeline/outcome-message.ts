@@ -53,8 +53,9 @@ export function outcomeMessage(
 
 /**
  * What an event's outcome says: the recalled lesson (judged again if its evidence changed, with
- * this trace's own attribution), or the new reflection with what memory did with it.
- * `occurrences` is the count the commit returned (null before it, or when nothing was counted).
+ * this trace's own attribution), or the new reflection with what memory did with it. Built before
+ * the commit, so its `occurrences` is the count expected; `withOccurrences` applies the count the
+ * commit stored.
  */
 export function outcomeBody(
   memory: MemoryOutcome,
@@ -62,11 +63,10 @@ export function outcomeBody(
     facts: EventFacts;
     answerEvaluation: AnswerEvaluation | null;
     generator: ReflectionGenerator["name"];
-    occurrences: number | null;
   },
 ): OutcomeBody {
   const { matched, judged, rejudged, op, created } = memory;
-  const { facts, answerEvaluation, occurrences } = context;
+  const { facts, answerEvaluation } = context;
   const signatureLevel = matched.candidate.level;
   const evaluationFinding = facts.finding
     ? {
@@ -83,7 +83,7 @@ export function outcomeBody(
       reflectionId: known.id,
       stored: true,
       deduplicated: true,
-      occurrences: occurrences ?? known.occurrences + 1,
+      occurrences: known.occurrences + 1,
       metrics: rejudged?.metrics ?? known.metrics,
       qualityScore: rejudged?.qualityScore ?? known.qualityScore,
       violations: rejudged?.violations ?? known.violations,
@@ -103,9 +103,9 @@ export function outcomeBody(
     verdict: judged.verdict,
     reflectionId: merged ? merged.into : (created?.id ?? null),
     stored: op !== null,
-    // Merged into a stored lesson, or another worker stored the same signature first.
-    deduplicated: merged !== null || (created !== null && occurrences !== null && occurrences > 1),
-    occurrences: occurrences ?? 1,
+    // Merged into a stored lesson (or, once counted, another worker stored the same signature first).
+    deduplicated: merged !== null,
+    occurrences: 1,
     metrics: judged.validation.metrics,
     qualityScore: judged.validation.qualityScore,
     violations: judged.validation.violations,
@@ -121,4 +121,21 @@ export function outcomeBody(
       signatureLevel,
     },
   };
+}
+
+/**
+ * The outputs to publish, from the ones built before the commit and the occurrence count the
+ * commit stored beside them (null when it counted nothing): the count becomes the outcome's
+ * `occurrences` (the outcome is the first output that is not the loop decision), and an outcome
+ * that tells whether it was `deduplicated` was when counted more than once (another worker stored
+ * the same signature first). The one rule, applied after a commit (`decideAndCommit`) and when an
+ * event id found committed publishes again (`recall`).
+ */
+export function withOccurrences(outputs: OutboundMessage[], occurrences: number | null): OutboundMessage[] {
+  const index = outputs.findIndex((o) => o.role !== "loopDecision");
+  const outcome = outputs[index];
+  if (occurrences === null || !outcome) return outputs;
+  const value: Record<string, unknown> = { ...outcome.value, occurrences };
+  if ("deduplicated" in value) value.deduplicated = value.deduplicated === true || occurrences > 1;
+  return outputs.map((o, i) => (i === index ? { ...o, value } : o));
 }

@@ -252,7 +252,10 @@ export interface UnitOfWork {
 
 /** An event id already processed: the outputs it published and the record that committed it. */
 export interface ProcessedEvent {
+  /** The outputs as built before the commit counted (`withOccurrences` applies the count). */
   outputs: OutboundMessage[];
+  /** The occurrence count the commit stored beside them; null when it counted nothing. */
+  occurrences: number | null;
   /** `topic/partition/offset` of the committing record; null when unknown (older rows, tools). */
   sourceRecord: string | null;
 }
@@ -260,9 +263,14 @@ export interface ProcessedEvent {
 export interface CommitResult {
   /** False when another worker had already processed this event id: `outputs` are theirs. */
   committed: boolean;
+  /**
+   * The outputs stored with the event id, as built before the commit counted: the ones given, or
+   * another worker's when it committed first (`withOccurrences` applies `occurrences` to them).
+   */
   outputs: OutboundMessage[];
   /** When not committed: the record that did commit the event id (see `ProcessedEvent`). */
   committedBy?: string | null;
+  /** The occurrence count the commit stored beside the outputs; null when it counted nothing. */
   occurrences: number | null;
   /**
    * True when loop state the decision was made from changed before the commit (another family
@@ -286,13 +294,10 @@ export interface ReflectionStore {
    */
   commonIssues(tenantId: string): Promise<CommonIssue[]>;
   /**
-   * Writes the unit of work and the outputs built from what the write returned (the
-   * occurrence count after an upsert) in one transaction.
+   * Writes the unit of work and its outputs in one transaction, and returns the occurrence count
+   * the write stored beside them (after an upsert); the store never changes the outputs.
    */
-  commit(
-    unit: UnitOfWork,
-    buildOutputs: (occurrences: number | null) => OutboundMessage[],
-  ): Promise<CommitResult>;
+  commit(unit: UnitOfWork, outputs: OutboundMessage[]): Promise<CommitResult>;
 }
 
 /** Redis: a cache in front of Postgres, never the truth. */

@@ -57,23 +57,18 @@ export function reflectionStoreContract(
   });
 
   /** The outputs as the processor builds them: the outcome carries the count the write returned. */
-  const outputsFor =
-    (event: TaskCompleted, deduplicates: boolean) =>
-    (occurrences: number | null): OutboundMessage[] => [
-      {
-        role: "reflectionAccepted",
-        key: event.loopId,
-        id: `out-${event.eventId}`,
-        type: "reflection.accepted",
-        subject: event.loopId,
-        time: "2026-11-26T09:00:00.000Z",
-        value: {
-          eventId: event.eventId,
-          occurrences,
-          ...(deduplicates ? { deduplicated: occurrences !== null && occurrences > 1 } : {}),
-        },
-      },
-    ];
+  /** The outputs a commit is given, built before the count (the store stores them as they are). */
+  const outputsFor = (event: TaskCompleted, deduplicated: boolean): OutboundMessage[] => [
+    {
+      role: "reflectionAccepted",
+      key: event.loopId,
+      id: `out-${event.eventId}`,
+      type: "reflection.accepted",
+      subject: event.loopId,
+      time: "2026-11-26T09:00:00.000Z",
+      value: { eventId: event.eventId, occurrences: 1, deduplicated },
+    },
+  ];
 
   interface Commit {
     signature?: string | null;
@@ -103,7 +98,7 @@ export function reflectionStoreContract(
         decidedAt: nextDecision(),
         sourceRecord: c.sourceRecord === undefined ? `in/0/${event.eventId}` : c.sourceRecord,
       },
-      outputsFor(event, op?.kind === "insert"),
+      outputsFor(event, false),
     );
   }
 
@@ -131,9 +126,10 @@ export function reflectionStoreContract(
         op: { kind: "insert", reflection: lesson },
       });
       expect(result).toMatchObject({ committed: true, occurrences: 1 });
-      expect(result.outputs).toEqual(outputsFor(event, true)(1));
+      expect(result.outputs).toEqual(outputsFor(event, false));
       expect(await store.findProcessed(tenantId, event.eventId)).toEqual({
         outputs: result.outputs,
+        occurrences: 1,
         sourceRecord: `in/0/${event.eventId}`,
       });
       expect(await store.findBySignature(tenantId, "sig-a")).toMatchObject({
@@ -168,7 +164,7 @@ export function reflectionStoreContract(
         op: { kind: "insert", reflection: reflection("twice") },
         sourceRecord: "in/1/9",
       });
-      expect(again).toMatchObject({ committed: false, occurrences: null, committedBy: "in/0/7" });
+      expect(again).toMatchObject({ committed: false, occurrences: 1, committedBy: "in/0/7" });
       expect(again.outputs).toEqual(first.outputs);
       expect(await store.findBySignature(tenantId, "sig-a")).toMatchObject({ occurrences: 1 });
     });
@@ -193,7 +189,7 @@ export function reflectionStoreContract(
         op: { kind: "increment", reflectionId: lesson.id, rejudged },
       });
       expect(result).toMatchObject({ committed: true, occurrences: 2 });
-      expect(result.outputs).toEqual(outputsFor(second, false)(2));
+      expect(result.outputs).toEqual(outputsFor(second, false));
       expect(await store.findBySignature(tenantId, "sig-a")).toMatchObject({
         id: lesson.id,
         occurrences: 2,
@@ -217,7 +213,7 @@ export function reflectionStoreContract(
         op: { kind: "insert", reflection: reflection("late") },
       });
       expect(result).toMatchObject({ committed: true, occurrences: 2 });
-      expect(result.outputs).toEqual(outputsFor(late, true)(2));
+      expect(result.outputs).toEqual(outputsFor(late, false));
       expect(await store.findBySignature(tenantId, "sig-a")).toMatchObject({ id: winner.id, occurrences: 2 });
     });
 

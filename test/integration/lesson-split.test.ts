@@ -77,7 +77,7 @@ async function commit(event: TaskCompleted, signature: string, op: UnitOfWork["s
       decidedAt: new Date(),
       sourceRecord: null,
     },
-    () => [],
+    [],
   );
 }
 

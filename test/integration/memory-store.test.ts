@@ -80,7 +80,7 @@ async function commit(event: TaskCompleted, signature: string, op: UnitOfWork["s
       decidedAt: new Date(),
       sourceRecord: null,
     },
-    () => [],
+    [],
   );
 }
 
@@ -272,7 +272,7 @@ describe("group commit in Postgres", () => {
           decidedAt: new Date(),
           sourceRecord,
         },
-        () => [],
+        [],
       );
     const loops = await Promise.all([...events, bad].map(loopOf));
     const loopAt = (n: number) => {

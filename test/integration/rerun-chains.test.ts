@@ -394,7 +394,7 @@ describe("bias echo when two families raise the same tag at once (Postgres loop 
           decidedAt: new Date(),
           sourceRecord: null,
         },
-        () => [],
+        [],
       );
 
     const first = tagged(`echo-a-${h.id}`);

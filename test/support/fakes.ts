@@ -125,7 +125,7 @@ export function createFakeStore() {
             .map((a) => a.issues),
         ]),
       ),
-    commit: (unit, buildOutputs): Promise<CommitResult> => {
+    commit: (unit, outputs): Promise<CommitResult> => {
       if (failCommits > 0) {
         failCommits -= 1;
         return Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }));
@@ -136,7 +136,7 @@ export function createFakeStore() {
         return Promise.resolve({
           committed: false,
           outputs: seen.outputs,
-          occurrences: null,
+          occurrences: seen.occurrences,
           committedBy: seen.sourceRecord,
         });
       // Like Postgres: a decision made from bias counts another commit has moved since is
@@ -231,8 +231,11 @@ export function createFakeStore() {
           quality: unit.answerEvaluation.quality,
           issues: unit.answerEvaluation.issues,
         });
-      const outputs = buildOutputs(occurrences);
-      processed.set(key(event.tenantId, event.eventId), { outputs, sourceRecord: unit.sourceRecord });
+      processed.set(key(event.tenantId, event.eventId), {
+        outputs,
+        occurrences,
+        sourceRecord: unit.sourceRecord,
+      });
       return Promise.resolve({ committed: true, outputs, occurrences });
     },
   };

@@ -160,20 +160,3 @@ export function commitPayload(
   }
   return payload;
 }
-
-/**
- * The outputs to publish, from the ones the processor built before the count was known and the
- * occurrence count the commit stored beside them (null when it counted nothing): the count becomes
- * the outcome's `occurrences` (the outcome is the first output that is not the loop decision), and
- * an outcome that tells whether it was `deduplicated` was when counted more than once (another
- * worker stored the same signature first). The one rule, for the outputs published after a commit and for those published again on
- * a replay (test/unit/adapters/commit-payload.test.ts holds it to the processor's `buildOutputs`).
- */
-export function withOccurrences(template: OutboundMessage[], occurrences: number | null): OutboundMessage[] {
-  const index = template.findIndex((o) => o.role !== "loopDecision");
-  const outcome = template[index];
-  if (occurrences === null || !outcome) return template;
-  const value: Record<string, unknown> = { ...outcome.value, occurrences };
-  if ("deduplicated" in value) value.deduplicated = value.deduplicated === true || occurrences > 1;
-  return template.map((o, i) => (i === index ? { ...o, value } : o));
-}

@@ -16,7 +16,7 @@ import type {
   ReflectionStore,
   StoredReflection,
 } from "../../pipeline/ports.js";
-import { commitPayload, staleLoopStateCode, withOccurrences } from "./commit-payload.js";
+import { commitPayload, staleLoopStateCode } from "./commit-payload.js";
 import { createGroupCommit } from "./group-commit.js";
 import { createLoopContextBatch } from "./loop-context-batch.js";
 import { withStoreErrors } from "./store-errors.js";
@@ -170,7 +170,7 @@ export function createPgReflectionStore(
     );
     const row = res.rows[0];
     return row
-      ? { outputs: withOccurrences(row.outputs, row.occurrences), sourceRecord: row.source_record }
+      ? { outputs: row.outputs, occurrences: row.occurrences, sourceRecord: row.source_record }
       : null;
   }
   return {
@@ -236,10 +236,9 @@ export function createPgReflectionStore(
         return extractCommonIssues(res.rows.map((r) => r.issues));
       }),
 
-    commit: (unit, buildOutputs) =>
+    commit: (unit, outputs) =>
       withStoreErrors(async (): Promise<CommitResult> => {
-        const template = buildOutputs(null);
-        const payload = commitPayload(unit, embeddingModel, template);
+        const payload = commitPayload(unit, embeddingModel, outputs);
         let row: { committed: boolean; occurrences: number | null; outputs: OutboundMessage[] | null };
         const grouped = await group.submit(payload);
         if (grouped.sqlstate === staleLoopStateCode) {
@@ -269,18 +268,9 @@ export function createPgReflectionStore(
         if (!row.committed) {
           // Another record committed this event id between the processed check and this commit.
           const committedBy = (await findProcessed(unit.event.tenantId, unit.event.eventId))?.sourceRecord;
-          return {
-            committed: false,
-            outputs: withOccurrences(row.outputs ?? [], row.occurrences),
-            occurrences: null,
-            committedBy,
-          };
+          return { committed: false, outputs: row.outputs ?? [], occurrences: row.occurrences, committedBy };
         }
-        return {
-          committed: true,
-          outputs: withOccurrences(template, row.occurrences),
-          occurrences: row.occurrences,
-        };
+        return { committed: true, outputs, occurrences: row.occurrences };
       }),
   };
 }

@@ -3,6 +3,7 @@ import { ReflectorError } from "../../domain/errors.js";
 import { decideLoop, type LoopDecisionResult } from "../../domain/guardrails/decide-loop.js";
 import type { GuardrailConfig } from "../../domain/guardrails/guardrail-config.js";
 import type { CommitResult, LoopContext, OutboundMessage, ReflectionStore, UnitOfWork } from "../ports.js";
+import { withOccurrences } from "../outcome-message.js";
 import { untimed, type StageDescription, type StageTimer } from "../stage-timer.js";
 
 /**
@@ -26,8 +27,8 @@ export interface DecisionRequest {
   prefetched?: Promise<LoopContext>;
   /** Everything the event changes, for a decision. */
   unitOf: (loop: LoopDecisionResult) => UnitOfWork;
-  /** The outputs, built from what the commit returned (the occurrence count after an upsert). */
-  outputsOf: (loop: LoopDecisionResult) => (occurrences: number | null) => OutboundMessage[];
+  /** The outputs of a decision, before the commit counts (`withOccurrences` applies the count). */
+  outputsOf: (loop: LoopDecisionResult) => OutboundMessage[];
   /** The commit's span attributes. */
   describe?: (loop: LoopDecisionResult) => StageDescription<CommitResult>;
 }
@@ -61,7 +62,9 @@ export async function decideAndCommit(
       () => store.commit(request.unitOf(loop), request.outputsOf(loop)),
       request.describe?.(loop),
     );
-    if (!result.staleLoopState) return { loop, result };
+    // What is published: the stored outputs with the count the commit stored beside them.
+    if (!result.staleLoopState)
+      return { loop, result: { ...result, outputs: withOccurrences(result.outputs, result.occurrences) } };
   }
   throw new ReflectorError(
     "STORE_UNAVAILABLE",

@@ -44,26 +44,23 @@ export async function decideAndPersist(
     decidedAt: now,
     sourceRecord,
   });
-  const outputsOf =
-    (loop: UnitOfWork["loop"]) =>
-    (occurrences: number | null): OutboundMessage[] => [
-      ...(memory
-        ? [
-            outcomeMessage(
-              event,
-              memory.matched.candidate.signature,
-              outcomeBody(memory, {
-                facts,
-                answerEvaluation,
-                generator: judged?.generator ?? deps.generator.name,
-                occurrences,
-              }),
-              now,
-            ),
-          ]
-        : []),
-      decisionMessage(event, loop, now, lessonsOfMemory(memory)),
-    ];
+  const outputsOf = (loop: UnitOfWork["loop"]): OutboundMessage[] => [
+    ...(memory
+      ? [
+          outcomeMessage(
+            event,
+            memory.matched.candidate.signature,
+            outcomeBody(memory, {
+              facts,
+              answerEvaluation,
+              generator: judged?.generator ?? deps.generator.name,
+            }),
+            now,
+          ),
+        ]
+      : []),
+    decisionMessage(event, loop, now, lessonsOfMemory(memory)),
+  ];
   const { loop, result } = await decideAndCommit(deps, {
     event,
     answerNeedsRetry: answerEvaluation?.shouldRetry ?? false,

@@ -1,3 +1,4 @@
+import { withOccurrences } from "../outcome-message.js";
 import type { ProcessedEvent, ReflectionStore, SignatureIndex, StoredReflection } from "../ports.js";
 import type { EventFacts } from "../processing-state.js";
 import type { StageTimer } from "../stage-timer.js";
@@ -9,7 +10,7 @@ export interface RecallDeps {
 }
 
 export interface Recalled {
-  /** The event id's commit, when one is stored (Redis said so and Postgres agrees). */
+  /** The event id's commit, when one is stored (Redis said so and Postgres agrees), its count applied. */
   processed: ProcessedEvent | null;
   /** The first signature's cached lesson, when the event is not processed yet. */
   cached: StoredReflection | null;
@@ -24,6 +25,8 @@ export async function recall(deps: RecallDeps, facts: EventFacts): Promise<Recal
   const recalled = await deps.timer.time("index", () =>
     deps.index.recall(event.tenantId, event.eventId, candidates[0]?.signature ?? null),
   );
-  const processed = recalled.processed ? await deps.store.findProcessed(event.tenantId, event.eventId) : null;
+  const stored = recalled.processed ? await deps.store.findProcessed(event.tenantId, event.eventId) : null;
+  // Published again as after the commit: the stored outputs with the count stored beside them.
+  const processed = stored && { ...stored, outputs: withOccurrences(stored.outputs, stored.occurrences) };
   return { processed, cached: recalled.cached };
 }

@@ -25,14 +25,11 @@ function setup(stale: number) {
       counts.contexts += 1;
       return realContext(event);
     },
-    commit: (
-      unit: UnitOfWork,
-      build: (occurrences: number | null) => OutboundMessage[],
-    ): Promise<CommitResult> => {
+    commit: (unit: UnitOfWork, outputs: OutboundMessage[]): Promise<CommitResult> => {
       counts.commits += 1;
       if (counts.commits <= stale)
         return Promise.resolve({ committed: false, outputs: [], occurrences: null, staleLoopState: true });
-      return realCommit(unit, build);
+      return realCommit(unit, outputs);
     },
   };
   return { store, counts };
@@ -61,7 +58,7 @@ function request(event = taskEvent(), prefetched?: Promise<LoopContext>) {
         units.push(unit);
         return unit;
       },
-      outputsOf: (loop: UnitOfWork["loop"]) => () => [decisionMessage(event, loop, now)],
+      outputsOf: (loop: UnitOfWork["loop"]) => [decisionMessage(event, loop, now)],
     },
   };
 }

@@ -1,0 +1,65 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { buildQualityConfig } from "../../../src/composition/quality-config.js";
+import { loadConfig } from "../../../src/config/config.js";
+import { defaultQualityConfig } from "../../../src/domain/quality/quality-config.js";
+
+const root = fileURLToPath(new URL("../../../src/", import.meta.url));
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+const sources = sourceFiles(root).map((path) => ({
+  file: relative(root, path),
+  text: readFileSync(path, "utf8"),
+}));
+
+function filesMatching(pattern: RegExp): string[] {
+  return sources
+    .filter((s) => pattern.test(s.text))
+    .map((s) => s.file)
+    .sort();
+}
+
+describe("the quality configuration is built from config in one place", () => {
+  it("lays the operator's settings over the quality rules' defaults", () => {
+    const config = loadConfig({
+      REFLECTOR_EMBEDDINGS: "hashing",
+      MAX_REFLECTION_ATTEMPTS: "5",
+      STORAGE_MIN_QUALITY: "0.9",
+      REFLECTOR_DEPTH_MODE: "literal",
+    });
+    const quality = buildQualityConfig(config);
+    expect(quality.maxAttempts).toBe(5);
+    expect(quality.storageMinQuality).toBe(0.9);
+    expect(quality.depth.mode).toBe("literal");
+    expect(quality.depth.minThreshold).toBe(defaultQualityConfig.depth.minThreshold);
+    expect(quality.actionability).toEqual(defaultQualityConfig.actionability);
+  });
+
+  it("with no settings, is the quality rules' defaults", () => {
+    expect(buildQualityConfig(loadConfig({ REFLECTOR_EMBEDDINGS: "hashing" }))).toEqual(defaultQualityConfig);
+  });
+
+  it("no other file reads the operator's quality settings or merges the defaults itself", () => {
+    expect(filesMatching(/\bconfig\.quality\b/)).toEqual(["composition/quality-config.ts"]);
+    expect(filesMatching(/\.\.\.defaultQualityConfig\b/)).toEqual(["composition/quality-config.ts"]);
+    expect(filesMatching(/\bQualityConfig\.parse\(/)).toEqual(["domain/quality/quality-config.ts"]);
+  });
+
+  it("every judge built from config takes the builder's configuration", () => {
+    expect(filesMatching(/\bbuildQualityConfig\(config\)/)).toEqual([
+      "builders.ts",
+      "cli/reflect-command.ts",
+      "cli/score-command.ts",
+      "composition/task-processor.ts",
+    ]);
+  });
+});
