@@ -80,6 +80,8 @@ export interface ReflectDeps {
   /** The judge's configuration (buildQualityConfig); the defaults when absent. */
   quality?: QualityConfig;
   memory?: MemoryConfig;
+  /** The model judge (`REFLECTOR_JUDGE=model`); absent: the offline reading alone. */
+  causeJudge?: ReturnType<typeof buildLlm>["causeJudge"];
 }
 
 const verdictRank = { accepted: 2, accepted_with_warnings: 1, rejected: 0 } as const;
@@ -117,7 +119,13 @@ export async function reflectOn(event: TaskCompleted, deps: ReflectDeps) {
     });
     const judged = await scoreReflection(
       { reflection: { ...reflection, strategyText: reflection.strategyText ?? null }, event },
-      { embedder: deps.embedder, history: null, quality: deps.quality, memory: deps.memory },
+      {
+        embedder: deps.embedder,
+        history: null,
+        quality: deps.quality,
+        memory: deps.memory,
+        causeJudge: deps.causeJudge ?? null,
+      },
     );
     if (best === null || better(judged, best.judged)) best = { reflection, judged, attempt };
     // Stored, or final (a quarantined lesson is not asked again): no further attempt.
@@ -165,9 +173,16 @@ export async function runReflectCommand(file: string): Promise<number> {
   }
   try {
     const config = loadConfig(process.env);
-    const { generator, embedder } = buildLlm(config);
+    const { generator, embedder, causeJudge } = buildLlm(config);
     const quality = buildQualityConfig(config);
-    const deps = { generator, embedder, maxAttempts: quality.maxAttempts, quality, memory: config.memory };
+    const deps = {
+      generator,
+      embedder,
+      causeJudge,
+      maxAttempts: quality.maxAttempts,
+      quality,
+      memory: config.memory,
+    };
     const results = [];
     for (const event of tasks) results.push(await reflectOn(event, deps));
     process.stdout.write(`${JSON.stringify(results.length === 1 ? results[0] : results, null, 2)}\n`);

@@ -25,14 +25,20 @@ export async function runScoreCommand(tenantId: string | undefined): Promise<num
   try {
     // The judge the processor would run: the configured embedder (the local model by default).
     const config = loadConfig(process.env);
-    const { embedder } = buildLlm(config);
+    const { embedder, causeJudge } = buildLlm(config);
     let history = null;
     if (tenantId) {
       pool = buildPostgresPool(config, { max: 2 });
       history = { tenantId, store: buildReflectionStore(pool, embedder) };
     }
     const quality = buildQualityConfig(config);
-    const result = await scoreReflection(parsed.data, { embedder, history, quality, memory: config.memory });
+    const result = await scoreReflection(parsed.data, {
+      embedder,
+      history,
+      quality,
+      memory: config.memory,
+      causeJudge,
+    });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {

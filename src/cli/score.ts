@@ -10,7 +10,7 @@ import { withEpisode } from "../domain/quality/pattern-validity.js";
 import { defaultQualityConfig, type QualityConfig } from "../domain/quality/quality-config.js";
 import { textFacts, traceFacts } from "../domain/quality/trace-facts.js";
 import { decideVerdict } from "../domain/quality/validate-reflection.js";
-import { judgeReflection } from "../pipeline/judge-reflection.js";
+import { judgeReflection, type CauseJudge } from "../pipeline/judge-reflection.js";
 import type { Embedder, ReflectionStore } from "../pipeline/ports.js";
 
 const text = z.string().optional();
@@ -83,6 +83,8 @@ export interface ScoreDeps {
   history: { tenantId: string; store: Pick<ReflectionStore, "patternEvidence" | "nearbyReflections"> } | null;
   quality?: QualityConfig;
   memory?: MemoryConfig;
+  /** The model judge (`REFLECTOR_JUDGE=model`), asked when the reflection is about a failed event. */
+  causeJudge?: CauseJudge | null;
 }
 
 /**
@@ -126,6 +128,7 @@ export async function scoreReflection(input: ScoreInput, deps: ScoreDeps) {
       neighbours,
       patternEvidence,
       sameLessonSimilarity: memory.mergeMinSimilarity,
+      causeGrade: event && deps.causeJudge ? await deps.causeJudge.grade(event, reflection) : null,
     },
     deps.embedder,
     quality,
