@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|hot-path-cpu|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|calibration|judge|model-bound|otlp|otlp-http|tracing|max-events|lessons-for-task`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|hot-path-cpu|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|memory-kafka|calibration|judge|model-bound|otlp|otlp-http|tracing|max-events|lessons-for-task`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -19,6 +19,7 @@ import { benchAttribution } from "./attribution.js";
 import { benchLlmBound, benchLlmCalls, benchLlmCallsRecorded } from "./llm.js";
 import { benchMaxEvents } from "./max-events.js";
 import { benchMemory } from "./memory.js";
+import { benchMemoryKafka } from "./memory-kafka.js";
 import { benchMemoryReal } from "./memory-real.js";
 import { benchOtlpBridge } from "./otlp-bridge.js";
 import { benchOtlpHttp } from "./otlp-http.js";
@@ -46,6 +47,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   "embedder-quality": () => benchEmbedderQuality(),
   memory: () => benchMemory(),
   "memory-real": () => benchMemoryReal(),
+  "memory-kafka": () => benchMemoryKafka(),
   calibration: () => benchCalibration(),
   judge: () => benchJudge(),
   otlp: () => benchOtlpBridge(),

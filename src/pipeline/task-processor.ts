@@ -5,6 +5,7 @@ import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-
 import type { QualityConfig } from "../domain/quality/quality-config.js";
 import type { ReflectionMode } from "../domain/select-for-reflection.js";
 import { eventFacts } from "./event-facts.js";
+import { createSignatureFlights } from "./signature-flights.js";
 import type { CauseJudge } from "./judge-reflection.js";
 import { alreadyCommitted, processedResult, type ProcessResult } from "./process-result.js";
 import type {
@@ -80,6 +81,19 @@ export function createTaskProcessor(taskDeps: TaskProcessorDeps) {
     return { facts, sourceRecord, now: deps.clock.now(), cached, loopContext, route, answerEvaluation: null };
   }
 
+  const flights = createSignatureFlights();
+  /** The match, holding its signature when the event is about to write its first lesson. */
+  async function matchAlone(state: EventState) {
+    for (;;) {
+      const matched = await match(deps, state);
+      if (!matched || matched.matched.known) return { matched, release: null };
+      const release = await flights.claim(
+        `${state.facts.event.tenantId}\u0000${matched.matched.candidate.signature}`,
+      );
+      if (release) return { matched, release };
+    }
+  }
+
   /**
    * @param sourceRecord the Kafka record (`topic/partition/offset`) the event was read from; it
    * decides whether an already committed event id publishes again (see `ProcessStatus`)
@@ -96,11 +110,16 @@ export function createTaskProcessor(taskDeps: TaskProcessorDeps) {
       return alreadyCommitted(processed.outputs, processed.sourceRecord, sourceRecord);
     }
     const state = await evaluateAnswer(deps, start(facts, sourceRecord, cached));
-    const matched = await match(deps, state);
-    const remembered = matched
-      ? storeOperation(await reflect(deps, await rejudge(deps, matched)))
-      : { ...state, memory: null };
-    const persisted = await decideAndPersist(deps, remembered);
+    const { matched, release } = await matchAlone(state);
+    let persisted;
+    try {
+      const remembered = matched
+        ? storeOperation(await reflect(deps, await rejudge(deps, matched)))
+        : { ...state, memory: null };
+      persisted = await decideAndPersist(deps, remembered);
+    } finally {
+      release?.();
+    }
     const { result } = persisted;
     if (!result.committed) {
       await countCommittedOutcomes(deps, event, result.outputs);

@@ -112,6 +112,25 @@ describe("memory: one lesson per root cause", () => {
     expect(calls()).toBe(before);
   });
 
+  it("writes one lesson for a burst of one failure processed at once, and reuses it for the rest", async () => {
+    // A generator that takes its time, so every event of the burst has matched before the first commits.
+    const offline = createHeuristicGenerator();
+    const slow: ReflectionGenerator = {
+      name: offline.name,
+      generate: async (request) => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return offline.generate(request);
+      },
+    };
+    const { outcome, store, calls } = setup(slow);
+    const burst = await Promise.all([taskEvent(), taskEvent(), taskEvent()].map((e) => outcome(e)));
+    const actions = burst.map((o) => o.memory?.action).sort();
+    expect(actions).toEqual(["add", "reuse", "reuse"]);
+    expect(new Set(burst.map((o) => o.reflectionId)).size).toBe(1);
+    expect(calls()).toBe(1);
+    expect(store.reflections.size).toBe(1);
+  });
+
   it("does not reuse a lesson for a trace far from its source, even under the same error", async () => {
     const { outcome, store } = setup();
     const first = await outcome(taskEvent());
