@@ -8,7 +8,7 @@
  * more specific signature, as it would have had the events come one after another.
  */
 export function createSignatureFlights() {
-  const flights = new Map<string, Promise<void>>();
+  const flights = new Map<string, Promise<undefined>>();
   return {
     /**
      * Holds `key` and returns its release, or, when another event holds it, waits for that one to
@@ -20,14 +20,14 @@ export function createSignatureFlights() {
         await held;
         return null;
       }
-      let release = () => {};
-      const done = new Promise<void>((resolve) => {
+      let release: (value: undefined) => void = () => undefined;
+      const done = new Promise<undefined>((resolve) => {
         release = resolve;
       });
       flights.set(key, done);
       return () => {
         if (flights.get(key) === done) flights.delete(key);
-        release();
+        release(undefined);
       };
     },
     /** Signatures being written now (for tests). */

@@ -7,11 +7,13 @@ import { taskEvent } from "../../support/task-events.js";
 
 function setup() {
   const store = createFakeStore();
-  const processor = createOfflineProcessor(
-    { store: store.store, index: createFakeIndex().index },
-    { clock: { now: () => new Date("2026-11-20T10:00:05.000Z") } },
-  );
-  return { processor, store };
+  const worker = () =>
+    createOfflineProcessor(
+      { store: store.store, index: createFakeIndex().index },
+      { clock: { now: () => new Date("2026-11-20T10:00:05.000Z") } },
+    );
+  // Two processes over one store (two pods): one process writes a signature's first lesson alone.
+  return { processor: worker(), other: worker(), store };
 }
 
 const outcomeOf = (outputs: OutboundMessage[]) =>
@@ -52,10 +54,10 @@ describe("the published outcome carries the count the commit stored", () => {
   });
 
   it("two workers that insert the same lesson at once: the later one's outcome, and its replay, are counted twice and deduplicated", async () => {
-    const { processor, store } = setup();
+    const { processor, other, store } = setup();
     const [a, b] = await Promise.all([
       processor.process(taskEvent({ eventId: "e-a" }), "in/0/1"),
-      processor.process(taskEvent({ eventId: "e-b" }), "in/1/1"),
+      other.process(taskEvent({ eventId: "e-b" }), "in/1/1"),
     ]);
     expect(store.reflections.size).toBe(1);
     const counted = [a, b].map((r) => outcomeOf(r.outputs));
