@@ -62,6 +62,22 @@ export default {
       },
     },
     {
+      name: "pipeline-stages-stay-inside",
+      severity: "error",
+      comment:
+        "A stage (src/pipeline/stages/) is the pipeline's own: what another layer needs of it (a port, such as QualityObserver) lives in src/pipeline/ports.ts.",
+      from: { path: "^src/", pathNot: "^src/pipeline/" },
+      to: { path: "^src/pipeline/stages/" },
+    },
+    {
+      name: "pipeline-holds-no-kafka-only-module",
+      severity: "error",
+      comment:
+        "A module of src/pipeline/ that only the Kafka adapter imports (an ordered scheduler, a retry policy) belongs in src/adapters/kafka/.",
+      from: { path: "^src/", pathNot: "^src/adapters/kafka/" },
+      module: { path: "^src/pipeline/", numberOfDependentsLessThan: 1 },
+    },
+    {
       name: "adapter-imports-no-other-adapter",
       severity: "error",
       comment:
@@ -116,19 +132,19 @@ export default {
       name: "features-are-independent",
       severity: "error",
       comment:
-        "A feature (src/features/<feature>/) never imports another feature; what they share belongs in the domain or src/http/api-context.ts.",
+        "A feature (src/features/<feature>/) never imports another feature; what they share belongs in the domain or src/features/api-context.ts.",
       from: { path: "^src/features/([^/]+)/" },
-      to: { path: "^src/features/", pathNot: "^src/features/$1/" },
+      to: { path: "^src/features/", pathNot: ["^src/features/$1/", "^src/features/api-context\\.ts$"] },
     },
     {
       name: "features-stay-above-the-stores",
       severity: "error",
       comment:
-        "A feature imports the domain, the pipeline, its own files and src/http/api-context.ts; its store is a port the composition root fills.",
+        "A feature imports the domain, the pipeline, its own files, src/features/api-context.ts and the API roles (src/config/api-keys-setting.ts); never src/http/, which composes the features; its store is a port the composition root fills.",
       from: { path: "^src/features/" },
       to: {
         path: "^src/",
-        pathNot: ["^src/(domain|pipeline|features)/", "^src/http/api-(context|keys)\\.ts$"],
+        pathNot: ["^src/(domain|pipeline|features)/", "^src/config/api-keys-setting\\.ts$"],
       },
     },
     {

@@ -48,8 +48,8 @@ import type {
   ReflectionGenerator,
   ReflectionStore,
   ValueCodec,
-  LessonCheck,
 } from "./pipeline/ports.js";
+import type { LessonCheck } from "./pipeline/lesson-check.js";
 import { within } from "./domain/within.js";
 
 /**

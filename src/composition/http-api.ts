@@ -22,7 +22,8 @@ import { countLessonsForTask } from "../observability/lessons-for-task-metrics.j
 import type { Logger } from "../observability/logger.js";
 import { buildOtlpHttpIngest } from "../otlp-bridge-app.js";
 import { createLoopCompleter } from "../pipeline/complete-loop.js";
-import type { Clock, Embedder, LessonCheck, ReflectionStore, ValueCodec } from "../pipeline/ports.js";
+import type { LessonCheck } from "../pipeline/lesson-check.js";
+import type { Clock, Embedder, ReflectionStore, ValueCodec } from "../pipeline/ports.js";
 import { buildOutputPublisher } from "./task-consumer.js";
 
 export interface HttpApiDeps {

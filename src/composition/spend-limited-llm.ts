@@ -6,7 +6,7 @@ import type { Logger } from "../observability/logger.js";
 import { createLlmMetrics, type LlmMetrics } from "../observability/llm-metrics.js";
 import { createSpendMetrics } from "../observability/spend-metrics.js";
 import type { SpendGate } from "../pipeline/ports.js";
-import { lessonCheckWithinBudget } from "../pipeline/lesson-check-budget.js";
+import { lessonCheckWithinBudget } from "../pipeline/lesson-check.js";
 
 export interface SpendLimitedLlm {
   llm: Llm;

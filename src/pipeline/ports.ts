@@ -12,6 +12,7 @@ import type { CommonIssue } from "../domain/evaluation/adaptive-insights.js";
 import type { AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
 import type { LoopDecisionResult, LoopOverride, PreviousLoop } from "../domain/guardrails/decide-loop.js";
 import type { FailingStepIdentity } from "../domain/memory/same-lesson.js";
+import type { ValidationResult } from "../domain/quality/validate-reflection.js";
 
 /** The ports the pipeline needs; adapters implement them and `app.ts` wires them. */
 
@@ -71,37 +72,9 @@ export interface SpendGate {
   reserve?(tenantId: string, tokens: number): Promise<boolean>;
 }
 
-/** A task an agent is about to start, as the lesson check reads it. */
-export interface LessonCheckTask {
-  task: string;
-  goal?: string | undefined;
-  tools?: readonly string[] | undefined;
-}
-
-/** A candidate lesson, as the lesson check reads it: its advice, adjustments and tags. */
-export interface LessonCheckCandidate {
-  /** The lesson's strategy, or its learning when it has none. */
-  advice: string;
-  adjustments: readonly string[];
-  tags: readonly string[];
-}
-
-/**
- * Which of the lessons nearest to a task in meaning apply to it, as a model reads them
- * (`LESSONS_FOR_TASK_CHECK=model`).
- */
-export interface LessonCheck {
-  /**
-   * The candidates' indexes that apply, most useful first (possibly none); null when the model
-   * could not be asked or gave no usable answer, and the caller falls back to meaning alone.
-   * `signal`: the caller gave up (the agent went away); the check is aborted.
-   */
-  applies(
-    tenantId: string,
-    task: LessonCheckTask,
-    candidates: readonly LessonCheckCandidate[],
-    signal?: AbortSignal,
-  ): Promise<number[] | null>;
+/** Receives every judged reflection, for the quality metrics. */
+export interface QualityObserver {
+  observe(judgement: { validation: ValidationResult; verdict: Verdict; attempts: number }): void;
 }
 
 export interface Embedder {
