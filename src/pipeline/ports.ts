@@ -14,7 +14,7 @@ import type { LoopDecisionResult, LoopOverride, PreviousLoop } from "../domain/g
 import type { FailingStepIdentity } from "../domain/memory/same-lesson.js";
 import type { ValidationResult } from "../domain/quality/validate-reflection.js";
 
-/** The ports the pipeline needs; adapters implement them and `app.ts` wires them. */
+/** The ports the pipeline needs; adapters implement them and the composition root (src/composition/) wires them. */
 
 export interface Clock {
   now(): Date;
@@ -94,7 +94,7 @@ export interface Embedder {
 
 /**
  * Turns Kafka values into objects and back: plain JSON, or the Confluent wire format with a
- * schema registry. The Kafka adapters take one; `app.ts` chooses which.
+ * schema registry. The Kafka adapters take one; the composition root chooses which.
  */
 export interface ValueCodec {
   readonly format: "json" | "confluent-json";
