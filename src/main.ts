@@ -1,5 +1,5 @@
-import { createApp, type AppOverrides } from "./app.js";
-import { createOtlpBridgeApp } from "./otlp-bridge-app.js";
+import { createApp, type AppOverrides } from "./composition/app.js";
+import { createOtlpBridgeApp } from "./composition/otlp-bridge-app.js";
 import type { Config } from "./config/config.js";
 import type { Logger } from "./observability/logger.js";
 import { startTracing } from "./observability/tracing.js";

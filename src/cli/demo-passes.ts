@@ -1,4 +1,4 @@
-import type { buildProducer } from "../builders.js";
+import type { buildProducer } from "../composition/builders.js";
 import type { Config } from "../config/config.js";
 import type { LoopDecision, ReflectionOutcome, TaskCompleted } from "../domain/contracts/index.js";
 import { selectForReflection } from "../domain/select-for-reflection.js";

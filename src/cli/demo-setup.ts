@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { buildLlm } from "../builders.js";
+import { buildLlm } from "../composition/builders.js";
 import { loadConfig, type Config } from "../config/config.js";
 import type { TaskCompleted } from "../domain/contracts/index.js";
 import { selectForReflection } from "../domain/select-for-reflection.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createWriteStream, mkdirSync } from "node:fs";
 import { SingleBar, Presets } from "cli-progress";
-import { createApp, type App } from "../app.js";
+import { createApp, type App } from "../composition/app.js";
 import {
   buildCodec,
   buildKafka,
@@ -9,7 +9,7 @@ import {
   buildProducer,
   createTopics,
   migrateDatabase,
-} from "../builders.js";
+} from "../composition/builders.js";
 import { loadConfig } from "../config/config.js";
 import { createLogger } from "../observability/logger.js";
 import { onOutput, publishPass, type DeadLetterRow, type Demo, type Pass } from "./demo-passes.js";

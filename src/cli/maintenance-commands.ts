@@ -7,7 +7,7 @@ import {
   buildRedis,
   systemClock,
   type Maintenance,
-} from "../builders.js";
+} from "../composition/builders.js";
 import { configOrExit } from "./config-or-exit.js";
 
 function number(min: number, max: number, integer = false) {

@@ -8,7 +8,7 @@ import {
   readConsumerLag,
   replayDeadLetters,
   type ReplaySummary,
-} from "../builders.js";
+} from "../composition/builders.js";
 import type { Config } from "../config/config.js";
 import { configOrExit, failureLine } from "./config-or-exit.js";
 import { createLogger } from "../observability/logger.js";

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { z } from "zod";
-import { buildLlm } from "../builders.js";
+import { buildLlm } from "../composition/builders.js";
 import { buildQualityConfig } from "../composition/quality-config.js";
 import { ConfigError, loadConfig } from "../config/config.js";
 import type { MemoryConfig } from "../domain/memory/memory-config.js";

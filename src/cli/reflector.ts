@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { buildKafka, createTopics, migrateDatabase } from "../builders.js";
+import { buildKafka, createTopics, migrateDatabase } from "../composition/builders.js";
 import { configOrExit, failureLine } from "./config-or-exit.js";
 import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
 import { runOtlpBridge, runProcessor } from "../main.js";

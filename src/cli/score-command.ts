@@ -1,6 +1,6 @@
 import { text } from "node:stream/consumers";
 import { z } from "zod";
-import { buildLlm, buildPostgresPool, buildReflectionStore } from "../builders.js";
+import { buildLlm, buildPostgresPool, buildReflectionStore } from "../composition/builders.js";
 import { ConfigError, loadConfig } from "../config/config.js";
 import { buildQualityConfig } from "../composition/quality-config.js";
 import { ScoreInput, scoreReflection } from "./score.js";

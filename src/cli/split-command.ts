@@ -1,6 +1,6 @@
 import { userInfo } from "node:os";
 import { InvalidArgumentError, Option, type Command } from "commander";
-import { buildLessonSplits, buildPostgresPool, buildRedis } from "../builders.js";
+import { buildLessonSplits, buildPostgresPool, buildRedis } from "../composition/builders.js";
 import {
   maxSplitAuditRows,
   parseSourceIds,

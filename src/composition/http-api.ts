@@ -9,7 +9,7 @@ import {
   type buildPostgresPool,
   type buildRedis,
   type buildReadStores,
-} from "../builders.js";
+} from "./builders.js";
 import type { Config } from "../config/config.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { createLessonIndex } from "../features/lessons/lessons-for-task-index.js";
@@ -20,9 +20,10 @@ import { createHttpServer } from "../http/http-server.js";
 import type { createFeedbackMetrics } from "../observability/feedback-metrics.js";
 import { countLessonsForTask } from "../observability/lessons-for-task-metrics.js";
 import type { Logger } from "../observability/logger.js";
-import { buildOtlpHttpIngest } from "../otlp-bridge-app.js";
+import { buildOtlpHttpIngest } from "./otlp-bridge-app.js";
 import { createLoopCompleter } from "../pipeline/complete-loop.js";
-import type { Clock, Embedder, LessonCheck, ReflectionStore, ValueCodec } from "../pipeline/ports.js";
+import type { LessonCheck } from "../pipeline/lesson-check.js";
+import type { Clock, Embedder, ReflectionStore, ValueCodec } from "../pipeline/ports.js";
 import { buildOutputPublisher } from "./task-consumer.js";
 
 export interface HttpApiDeps {

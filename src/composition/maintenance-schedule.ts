@@ -1,4 +1,4 @@
-import type { Maintenance } from "../builders.js";
+import type { Maintenance } from "./builders.js";
 import type { Config } from "../config/config.js";
 import { createMaintenanceSchedule } from "../maintenance/maintenance-schedule.js";
 import type { Logger } from "../observability/logger.js";

@@ -1,12 +1,12 @@
 import type { Registry } from "prom-client";
 import { createRedisTenantBudget } from "../adapters/redis/tenant-token-budget.js";
-import { buildLlm, type buildRedis, type Llm } from "../builders.js";
+import { buildLlm, type buildRedis, type Llm } from "./builders.js";
 import type { Config } from "../config/config.js";
 import type { Logger } from "../observability/logger.js";
 import { createLlmMetrics, type LlmMetrics } from "../observability/llm-metrics.js";
 import { createSpendMetrics } from "../observability/spend-metrics.js";
 import type { SpendGate } from "../pipeline/ports.js";
-import { lessonCheckWithinBudget } from "../pipeline/lesson-check-budget.js";
+import { lessonCheckWithinBudget } from "../pipeline/lesson-check.js";
 
 export interface SpendLimitedLlm {
   llm: Llm;

@@ -11,7 +11,7 @@ import { boundTopics, watchBoundTopics } from "../adapters/kafka/tenant-topics.j
 import { traceRuns } from "../adapters/kafka/traced-event-runner.js";
 import { createTransactionalCommitter } from "../adapters/kafka/transactional-committer.js";
 import { createRedisCrashCounter } from "../adapters/redis/redis-crash-counter.js";
-import { buildLogOffsets, defaultMaxMessageBytes, type buildRedis } from "../builders.js";
+import { buildLogOffsets, defaultMaxMessageBytes, type buildRedis } from "./builders.js";
 import type { Config } from "../config/config.js";
 import { createConsumerMetrics, type ConsumerMetrics } from "../observability/consumer-metrics.js";
 import { createLagMetrics } from "../observability/lag-metrics.js";

@@ -4,7 +4,7 @@ import { createHeuristicGenerator } from "../adapters/llm/heuristic-generator.js
 import { createPgFeedbackStore } from "../adapters/postgres/pg-feedback-store.js";
 import { createPgLessonRetrievals } from "../adapters/postgres/pg-lesson-retrievals.js";
 import { createRedisSignatureIndex } from "../adapters/redis/redis-signature-index.js";
-import type { buildPostgresPool, buildRedis, Llm } from "../builders.js";
+import type { buildPostgresPool, buildRedis, Llm } from "./builders.js";
 import type { Config } from "../config/config.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { countAppliedOutcomes } from "../observability/applied-outcome-metrics.js";

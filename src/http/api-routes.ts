@@ -18,7 +18,7 @@ import {
   type LessonSplitRoutesDeps,
 } from "../features/lessons/split-routes.js";
 import type { Logger } from "../observability/logger.js";
-import { Forbidden, type ApiContext } from "./api-context.js";
+import { Forbidden, type ApiContext } from "../features/api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
 import { createRateLimit } from "./rate-limit.js";

@@ -3,7 +3,7 @@ import { createGunzip } from "node:zlib";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { classifyFailure, ReflectorError } from "../domain/errors.js";
 import type { Logger } from "../observability/logger.js";
-import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "./api-context.js";
+import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../features/api-context.js";
 import { encodeStatus, rpcCodeOf, type OtlpStatus } from "./otlp-status.js";
 import { createRateLimit } from "./rate-limit.js";
 

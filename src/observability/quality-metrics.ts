@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from "prom-client";
-import type { QualityObserver } from "../pipeline/task-processor.js";
+import type { QualityObserver } from "../pipeline/ports.js";
 
 const unitBuckets = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
 

@@ -12,8 +12,9 @@ import type { CommonIssue } from "../domain/evaluation/adaptive-insights.js";
 import type { AnswerEvaluation } from "../domain/evaluation/answer-evaluation.js";
 import type { LoopDecisionResult, LoopOverride, PreviousLoop } from "../domain/guardrails/decide-loop.js";
 import type { FailingStepIdentity } from "../domain/memory/same-lesson.js";
+import type { ValidationResult } from "../domain/quality/validate-reflection.js";
 
-/** The ports the pipeline needs; adapters implement them and `app.ts` wires them. */
+/** The ports the pipeline needs; adapters implement them and the composition root (src/composition/) wires them. */
 
 export interface Clock {
   now(): Date;
@@ -71,37 +72,9 @@ export interface SpendGate {
   reserve?(tenantId: string, tokens: number): Promise<boolean>;
 }
 
-/** A task an agent is about to start, as the lesson check reads it. */
-export interface LessonCheckTask {
-  task: string;
-  goal?: string | undefined;
-  tools?: readonly string[] | undefined;
-}
-
-/** A candidate lesson, as the lesson check reads it: its advice, adjustments and tags. */
-export interface LessonCheckCandidate {
-  /** The lesson's strategy, or its learning when it has none. */
-  advice: string;
-  adjustments: readonly string[];
-  tags: readonly string[];
-}
-
-/**
- * Which of the lessons nearest to a task in meaning apply to it, as a model reads them
- * (`LESSONS_FOR_TASK_CHECK=model`).
- */
-export interface LessonCheck {
-  /**
-   * The candidates' indexes that apply, most useful first (possibly none); null when the model
-   * could not be asked or gave no usable answer, and the caller falls back to meaning alone.
-   * `signal`: the caller gave up (the agent went away); the check is aborted.
-   */
-  applies(
-    tenantId: string,
-    task: LessonCheckTask,
-    candidates: readonly LessonCheckCandidate[],
-    signal?: AbortSignal,
-  ): Promise<number[] | null>;
+/** Receives every judged reflection, for the quality metrics. */
+export interface QualityObserver {
+  observe(judgement: { validation: ValidationResult; verdict: Verdict; attempts: number }): void;
 }
 
 export interface Embedder {
@@ -121,7 +94,7 @@ export interface Embedder {
 
 /**
  * Turns Kafka values into objects and back: plain JSON, or the Confluent wire format with a
- * schema registry. The Kafka adapters take one; `app.ts` chooses which.
+ * schema registry. The Kafka adapters take one; the composition root chooses which.
  */
 export interface ValueCodec {
   readonly format: "json" | "confluent-json";

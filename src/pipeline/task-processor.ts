@@ -12,6 +12,7 @@ import type {
   AnswerEvaluator,
   Clock,
   Embedder,
+  QualityObserver,
   ReflectionGenerator,
   ReflectionStore,
   SignatureIndex,
@@ -23,12 +24,11 @@ import { decideAndPersist } from "./stages/decide-and-persist.js";
 import { evaluateAnswer } from "./stages/evaluate-answer.js";
 import { match } from "./stages/match.js";
 import { recall } from "./stages/recall.js";
-import { reflect, type QualityObserver } from "./stages/reflect.js";
+import { reflect } from "./stages/reflect.js";
 import { rejudge } from "./stages/rejudge.js";
 import { storeOperation } from "./stages/store-operation.js";
 import type { StageTimer } from "./stage-timer.js";
 
-export type { QualityObserver };
 export type { ProcessResult, ProcessStatus } from "./process-result.js";
 
 export interface TaskProcessorDeps {

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import type { Producer } from "kafkajs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPgLessonStore } from "../../src/adapters/postgres/pg-lesson-store.js";
 import type { TaskCompleted } from "../../src/domain/contracts/index.js";
 import { lessonEffectiveness } from "../../src/domain/feedback/lesson-effectiveness.js";
+import { apiOf, failure, storeThrough, type Stored } from "../support/api-requests.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { taskEvent } from "../support/task-events.js";
 import { waitFor } from "../support/wait-for.js";
@@ -25,7 +25,6 @@ let skewMs = 0;
 const clock = { now: () => new Date(Date.now() + skewMs) };
 
 let h: Harness;
-let feedbackProducer: Producer;
 
 beforeAll(async () => {
   h = await startHarness({
@@ -35,105 +34,14 @@ beforeAll(async () => {
     },
     overrides: { clock },
   });
-  feedbackProducer = h.kafka.producer();
-  await feedbackProducer.connect();
 });
 
 afterAll(async () => {
-  await feedbackProducer.disconnect();
   await h.close();
 });
 
-interface Reply {
-  status: number;
-  body: Record<string, unknown>;
-  text: string;
-  headers: Record<string, unknown>;
-}
-
-async function api(
-  method: "GET" | "POST",
-  url: string,
-  options: { key?: string | null; body?: unknown; raw?: string; authorization?: string } = {},
-): Promise<Reply> {
-  const headers: Record<string, string> = {};
-  const key = options.key === undefined ? keyA : options.key;
-  if (options.authorization !== undefined) headers.authorization = options.authorization;
-  else if (key !== null) headers.authorization = `Bearer ${key}`;
-  if (options.raw !== undefined || options.body !== undefined) headers["content-type"] = "application/json";
-  const res = await h.app.http.inject({
-    method,
-    url,
-    headers,
-    ...(options.raw !== undefined ? { payload: options.raw } : {}),
-    ...(options.body !== undefined ? { payload: JSON.stringify(options.body) } : {}),
-  });
-  let body: Record<string, unknown> = {};
-  try {
-    body = JSON.parse(res.body) as Record<string, unknown>;
-  } catch {
-    body = {};
-  }
-  return { status: res.statusCode, body, text: res.body, headers: res.headers };
-}
-
-interface Stored {
-  eventId: string;
-  reflectionId: string;
-  signature: string;
-  qualityScore: number;
-}
-
-/** Publishes a task event and waits until the pipeline has stored (or counted) its reflection. */
-async function store(event: TaskCompleted): Promise<Stored> {
-  await h.publish(event);
-  const outputs = await h.waitForOutputs(event.eventId, 2);
-  const outcome = outputs.find((o) => o.topic === h.config.topics.reflectionAccepted)?.value;
-  if (!outcome || typeof outcome.reflectionId !== "string") {
-    throw new Error(`event ${event.eventId} was not stored: ${JSON.stringify(outputs.map((o) => o.value))}`);
-  }
-  return {
-    eventId: event.eventId,
-    reflectionId: outcome.reflectionId,
-    signature: String(outcome.signature),
-    qualityScore: Number(outcome.qualityScore),
-  };
-}
-
-/**
- * A timeout whose trace says what its message says: each lesson is about its own failure, so the
- * judge does not find one a repeat of another (unlike the default trace, the same for every event).
- */
-function failure(
-  tenantId: string,
-  type: string,
-  message: string,
-  description: string,
-  { category = "timeout_error", tool = "postgres_query" } = {},
-): TaskCompleted {
-  return taskEvent({
-    tenantId,
-    task: { description, goal: description },
-    error: { category, type, message },
-    events: [
-      {
-        eventId: "e1",
-        type: "tool_call",
-        timestamp: "2026-11-20T10:00:00.000Z",
-        toolName: tool,
-        content: `${description}: one query for every row, no LIMIT`,
-      },
-      {
-        eventId: "e2",
-        type: "error_event",
-        timestamp: "2026-11-20T10:00:30.000Z",
-        toolName: tool,
-        content: message,
-        error: { message, code: type.toUpperCase() },
-      },
-    ],
-  });
-}
+const api = apiOf(() => h, keyA);
+const store = (event: TaskCompleted): Promise<Stored> => storeThrough(h, event);
 
 describe("operational endpoints", () => {
   it("answers /healthz, /readyz once the consumer joined, and /metrics in Prometheus format", async () => {
@@ -629,161 +537,6 @@ describe("feedback over HTTP", () => {
     expect(r.status).toBe(400);
     expect(r.body.error).toBe("bad_request");
     expect(String(r.body.message)).toMatch(message);
-  });
-});
-
-describe("feedback from the reflection.feedback topic", () => {
-  let lesson: Stored;
-
-  beforeAll(async () => {
-    lesson = await store(
-      failure(
-        tenantA,
-        "connection_reset",
-        "ECONNRESET: socket hang up calling payments.internal",
-        "Call the payments service",
-        { category: "network_error", tool: "payments_http" },
-      ),
-    );
-  });
-
-  async function publishFeedback(value: unknown, key = lesson.reflectionId) {
-    const [meta] = await feedbackProducer.send({
-      topic: h.config.topics.reflectionFeedback,
-      messages: [{ key, value: typeof value === "string" ? value : JSON.stringify(value) }],
-    });
-    if (!meta) throw new Error("no record metadata");
-    return { partition: meta.partition, offset: meta.baseOffset };
-  }
-
-  const feedbackCounts = async () =>
-    (await api("GET", `/api/v1/reflections/signatures/${lesson.signature}`)).body.feedback as {
-      helpful: number;
-      harmful: number;
-      latest_rating: string | null;
-    };
-
-  it("records valid feedback once even when it is delivered twice, latest vote by its own time", async () => {
-    const base = { schemaVersion: 1, tenantId: tenantA, reflectionId: lesson.reflectionId };
-    const up = {
-      ...base,
-      feedbackId: `k-up-${run}`,
-      rating: "up",
-      occurredAt: "2026-11-20T12:00:00.000Z",
-      userId: "u1",
-    };
-    // Older than the thumbs-up although it arrives later: it counts, but does not decide.
-    const down = {
-      ...base,
-      feedbackId: `k-down-${run}`,
-      rating: "down",
-      occurredAt: "2026-11-20T11:00:00.000Z",
-    };
-    await publishFeedback(up);
-    await publishFeedback(up);
-    await publishFeedback(down);
-    const counts = await waitFor(async () => {
-      const c = await feedbackCounts();
-      return c.harmful === 1 ? c : undefined;
-    });
-    expect(counts).toEqual({ helpful: 1, harmful: 1, latest_rating: "up" });
-    const sig = await api("GET", `/api/v1/reflections/signatures/${lesson.signature}`);
-    expect(sig.body.lesson).toMatchObject({ effective_quality: Math.max(lesson.qualityScore, 0.7) });
-    const rows = await h.pool.query<{ feedback_id: string; source: string; user_id: string | null }>(
-      "SELECT feedback_id, source, user_id FROM reflection_feedback WHERE reflection_id = $1 ORDER BY feedback_id",
-      [lesson.reflectionId],
-    );
-    expect(rows.rows).toEqual([
-      { feedback_id: `k-down-${run}`, source: "kafka", user_id: null },
-      { feedback_id: `k-up-${run}`, source: "kafka", user_id: "u1" },
-    ]);
-  });
-
-  it("counts a vote dated in the future as given when read, so it cannot outrank later votes", async () => {
-    await publishFeedback({
-      schemaVersion: 1,
-      tenantId: tenantA,
-      reflectionId: lesson.reflectionId,
-      feedbackId: `k-future-${run}`,
-      rating: "down",
-      occurredAt: "2099-01-01T00:00:00.000Z",
-    });
-    await waitFor(async () => ((await feedbackCounts()).harmful === 2 ? true : undefined));
-    expect((await feedbackCounts()).latest_rating).toBe("down");
-    const up = await api("POST", "/api/v1/feedback", {
-      body: { reflection_id: lesson.reflectionId, rating: "up" },
-    });
-    expect(up.body).toMatchObject({
-      served: true,
-      feedback: { helpful: 2, harmful: 2, latest_rating: "up" },
-    });
-  });
-
-  it("dead-letters an unknown reflection, another tenant's reflection and malformed messages with their reasons", async () => {
-    const base = { schemaVersion: 1, rating: "down", occurredAt: "2026-11-20T13:00:00.000Z" };
-    const unknownId = randomUUID();
-    const cases = [
-      {
-        meta: await publishFeedback({
-          ...base,
-          feedbackId: `k-u-${run}`,
-          tenantId: tenantA,
-          reflectionId: unknownId,
-        }),
-        code: "FEEDBACK_UNKNOWN_REFLECTION",
-        reason: new RegExp(`no reflection ${unknownId}`),
-      },
-      {
-        meta: await publishFeedback({
-          ...base,
-          feedbackId: `k-b-${run}`,
-          tenantId: tenantB,
-          reflectionId: lesson.reflectionId,
-        }),
-        code: "FEEDBACK_UNKNOWN_REFLECTION",
-        reason: new RegExp(`tenant ${tenantB} has no reflection`),
-      },
-      { meta: await publishFeedback("{not json"), code: "DECODE_FAILED", reason: /not JSON/ },
-      {
-        meta: await publishFeedback({
-          ...base,
-          feedbackId: `k-x-${run}`,
-          tenantId: tenantA,
-          reflectionId: lesson.reflectionId,
-          rating: "meh",
-        }),
-        code: "SCHEMA_INVALID",
-        reason: /rating/,
-      },
-      {
-        meta: await publishFeedback({
-          ...base,
-          schemaVersion: 2,
-          feedbackId: `k-v-${run}`,
-          tenantId: tenantA,
-        }),
-        code: "UNSUPPORTED_SCHEMA_VERSION",
-        reason: /schemaVersion 2/,
-      },
-    ];
-    const topic = h.config.topics.reflectionFeedback;
-    for (const c of cases) {
-      const letter = await waitFor(() =>
-        h
-          .on(h.config.topics.deadLetter)
-          .find(
-            (d) =>
-              d.headers["reflector.original.topic"] === topic &&
-              d.headers["reflector.original.partition"] === String(c.meta.partition) &&
-              d.headers["reflector.original.offset"] === c.meta.offset,
-          ),
-      );
-      expect(letter.headers["reflector.error.code"], c.code).toBe(c.code);
-      expect(letter.headers["reflector.error.message"]).toMatch(c.reason);
-      expect(letter.headers["reflector.consumer.group"]).toBe(`${h.config.kafka.groupId}.feedback`);
-    }
-    // Nothing of the bad messages was counted on the lesson.
-    expect(await feedbackCounts()).toMatchObject({ helpful: 2, harmful: 2 });
   });
 });
 

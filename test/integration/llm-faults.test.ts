@@ -4,7 +4,7 @@ import { createCircuitBreaker } from "../../src/adapters/llm/circuit-breaker.js"
 import { createOpenAiEmbedder } from "../../src/adapters/llm/openai-embedder.js";
 import { createOpenAiGenerator } from "../../src/adapters/llm/openai-generator.js";
 import { failureOf, ReflectorError } from "../../src/domain/errors.js";
-import { nextStep } from "../../src/pipeline/failure-policy.js";
+import { nextStep } from "../../src/adapters/kafka/failure-policy.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { taskEvent } from "../support/task-events.js";
 

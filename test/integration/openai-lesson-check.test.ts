@@ -9,7 +9,7 @@ import { createLlmAdapters } from "../../src/adapters/llm/llm-adapters.js";
 import { createOpenAiLessonCheck } from "../../src/adapters/llm/openai-lesson-check.js";
 import { estimateChatTokens } from "../../src/adapters/llm/token-estimate.js";
 import { createTenantBudget } from "../../src/adapters/redis/tenant-token-budget.js";
-import { lessonCheckWithinBudget } from "../../src/pipeline/lesson-check-budget.js";
+import { lessonCheckWithinBudget } from "../../src/pipeline/lesson-check.js";
 import { createLessonIndex } from "../../src/features/lessons/lessons-for-task-index.js";
 import { createLessonsForTask } from "../../src/features/lessons/lessons-for-task.js";
 import { useFakeOpenAiServer } from "../support/fake-openai-suite.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it, inject } from "vitest";
 import { ensureDatabase, migrate, pendingMigrations } from "../../src/adapters/postgres/migrate.js";
-import { createApp } from "../../src/app.js";
+import { createApp } from "../../src/composition/app.js";
 import { loadConfig } from "../../src/config/config.js";
 import { createLogger } from "../../src/observability/logger.js";
 

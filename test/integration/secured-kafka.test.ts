@@ -3,7 +3,7 @@ import { connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createKafka, type KafkaSasl } from "../../src/adapters/kafka/kafka-client.js";
-import { createApp } from "../../src/app.js";
+import { createApp } from "../../src/composition/app.js";
 import { loadConfig } from "../../src/config/config.js";
 import { ReflectorError } from "../../src/domain/errors.js";
 import { createLogger } from "../../src/observability/logger.js";

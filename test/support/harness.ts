@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Partitioners, type IHeaders, type Kafka, type Producer } from "kafkajs";
 import pg from "pg";
 import { inject } from "vitest";
-import { createApp, type App, type AppOverrides } from "../../src/app.js";
+import { createApp, type App, type AppOverrides } from "../../src/composition/app.js";
 import { createKafka } from "../../src/adapters/kafka/kafka-client.js";
 import { ensureTopics } from "../../src/adapters/kafka/topics.js";
 import { pgClientConfig } from "../../src/adapters/postgres/pg-connection.js";

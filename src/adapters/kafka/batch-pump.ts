@@ -3,7 +3,7 @@ import { errorMessage } from "../../domain/errors.js";
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
-import { loopFamilyKey, PartitionScheduler, SlotPool } from "../../pipeline/ordered-scheduler.js";
+import { loopFamilyKey, PartitionScheduler, SlotPool } from "./ordered-scheduler.js";
 import type { EventRunner } from "./event-runner.js";
 import { EventPhases } from "./event-phases.js";
 import type { OutageGate } from "./outage-gate.js";

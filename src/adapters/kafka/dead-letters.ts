@@ -2,7 +2,7 @@ import type { Message } from "kafkajs";
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
-import type { FailureCode } from "../../pipeline/failure-policy.js";
+import type { FailureCode } from "./failure-policy.js";
 import { deadLetterMessage, retryMessage } from "./failure-records.js";
 import { fitsAlone, type SizeLimits } from "./record-size.js";
 import type { Done, Work } from "./work.js";

@@ -1,5 +1,5 @@
 import type { IHeaders, KafkaMessage, Message } from "kafkajs";
-import type { FailureCode } from "../../pipeline/failure-policy.js";
+import type { FailureCode } from "./failure-policy.js";
 import { headerString } from "./cloud-events.js";
 
 export const retryCountHeader = "reflector.retry.count";

@@ -1,4 +1,4 @@
-import type { FailureCode } from "../../pipeline/failure-policy.js";
+import type { FailureCode } from "./failure-policy.js";
 
 export interface OutageGateHooks {
   /** A dependency went down: stop fetching (pause the topics) and record it. */

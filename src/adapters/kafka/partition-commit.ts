@@ -1,6 +1,6 @@
 import type { Logger } from "../../observability/logger.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
-import type { PartitionScheduler } from "../../pipeline/ordered-scheduler.js";
+import type { PartitionScheduler } from "./ordered-scheduler.js";
 import type { EventPhases } from "./event-phases.js";
 import { isFenced, type TransactionalCommitter } from "./transactional-committer.js";
 import { isAborted } from "./wakeup.js";

@@ -1,7 +1,7 @@
 import { errorMessage, type Failure } from "../../domain/errors.js";
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
-import { maxBackoffMs, nextStep, type FailureStep } from "../../pipeline/failure-policy.js";
+import { maxBackoffMs, nextStep, type FailureStep } from "./failure-policy.js";
 import { headerString } from "./cloud-events.js";
 import type { CrashCounting } from "./crash-counting.js";
 import type { DeadLetters } from "./dead-letters.js";

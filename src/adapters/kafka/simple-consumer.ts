@@ -1,7 +1,7 @@
 import type { Consumer, ConsumerRunConfig, Kafka, Producer } from "kafkajs";
 import { classifyFailure } from "../../domain/errors.js";
 import type { Logger } from "../../observability/logger.js";
-import { backoffMs, maxBackoffMs } from "../../pipeline/failure-policy.js";
+import { backoffMs, maxBackoffMs } from "./failure-policy.js";
 import { createProducer } from "./producers.js";
 import { transportFailure } from "./transport-errors.js";
 import { pause } from "./wakeup.js";

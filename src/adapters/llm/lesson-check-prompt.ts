@@ -1,4 +1,4 @@
-import type { LessonCheckCandidate, LessonCheckTask } from "../../pipeline/ports.js";
+import type { LessonCheckCandidate, LessonCheckTask } from "../../pipeline/lesson-check.js";
 import { jsonObjectText } from "./answer-json.js";
 import { dataBlock } from "./prompts.js";
 

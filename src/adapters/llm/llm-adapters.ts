@@ -1,5 +1,6 @@
 import OpenAI from "openai";
-import type { AnswerEvaluator, Embedder, LessonCheck, ReflectionGenerator } from "../../pipeline/ports.js";
+import type { LessonCheck } from "../../pipeline/lesson-check.js";
+import type { AnswerEvaluator, Embedder, ReflectionGenerator } from "../../pipeline/ports.js";
 import { createHeuristicAnswerEvaluator } from "./heuristic-answer-evaluator.js";
 import { createOpenAiAnswerEvaluator } from "./openai-answer-evaluator.js";
 import { createHeuristicGenerator } from "./heuristic-generator.js";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type OpenAI from "openai";
 import { within } from "../../domain/within.js";
-import type { LessonCheck } from "../../pipeline/ports.js";
+import type { LessonCheck } from "../../pipeline/lesson-check.js";
 import { askJsonChat } from "./json-chat.js";
 import { lessonCheckMessages, readLessonCheck } from "./lesson-check-prompt.js";
 import type { LlmCallPolicy } from "./llm-call.js";

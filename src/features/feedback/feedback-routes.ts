@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
+import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../api-context.js";
 import type { Clock } from "../../pipeline/ports.js";
 import { feedbackJson } from "./feedback-json.js";
 import { FeedbackBody } from "./feedback-schemas.js";

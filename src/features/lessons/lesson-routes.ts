@@ -1,6 +1,6 @@
 import type { CommonIssue } from "../../domain/evaluation/adaptive-insights.js";
 import { refusalOf } from "../../domain/quality/lesson-screen.js";
-import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
+import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../api-context.js";
 import { reflectionJson, signatureJson } from "./lesson-json.js";
 import { ReflectionIdParams, ReflectionsQuery, SignatureParams, SourcesQuery } from "./lesson-schemas.js";
 import type { LessonStore } from "./lesson-store.js";

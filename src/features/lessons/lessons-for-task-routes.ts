@@ -1,4 +1,4 @@
-import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
+import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../api-context.js";
 import { LessonsForTaskBody, type LessonsForTask } from "./lessons-for-task.js";
 
 /**

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { lessonPrompt, servedLesson } from "../../domain/lessons/lesson-prompt.js";
 import { screenInstructions } from "../../domain/quality/lesson-screen.js";
-import type { Embedder, LessonCheck, LessonCheckCandidate } from "../../pipeline/ports.js";
+import type { LessonCheck, LessonCheckCandidate } from "../../pipeline/lesson-check.js";
+import type { Embedder } from "../../pipeline/ports.js";
 import type { LessonIndex } from "./lessons-for-task-index.js";
 import {
   rankLessons,

@@ -9,7 +9,7 @@ import {
   type LessonSplitStore,
   type SplitRecord,
 } from "../../domain/memory/lesson-split.js";
-import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../../http/api-context.js";
+import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../api-context.js";
 import { ReflectionIdParams } from "./lesson-schemas.js";
 
 export interface LessonSplitRoutesDeps {

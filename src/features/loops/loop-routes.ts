@@ -6,7 +6,7 @@ import {
   type ApiContext,
   type ApiScope,
   type RouteRoles,
-} from "../../http/api-context.js";
+} from "../api-context.js";
 import { guardrailsStatusJson, loopCompleteJson, overrideJson } from "./loop-json.js";
 import { LoopCompleteBody, LoopIdParams, OverrideBody } from "./loop-schemas.js";
 import type { LoopStore } from "./loop-store.js";

@@ -1,4 +1,3 @@
-import type { Verdict } from "../../domain/contracts/index.js";
 import type { AnswerEvaluation } from "../../domain/evaluation/answer-evaluation.js";
 import { insightLines } from "../../domain/evaluation/adaptive-insights.js";
 import { decideStorage } from "../../domain/memory/decide-storage.js";
@@ -10,16 +9,11 @@ import { screenReflection } from "../../domain/quality/lesson-screen.js";
 import { withEpisode } from "../../domain/quality/pattern-validity.js";
 import type { QualityConfig } from "../../domain/quality/quality-config.js";
 import { traceFacts } from "../../domain/quality/trace-facts.js";
-import { decideVerdict, type ValidationResult } from "../../domain/quality/validate-reflection.js";
+import { decideVerdict } from "../../domain/quality/validate-reflection.js";
 import { createAttemptJudge, type CauseJudge } from "../judge-reflection.js";
-import type { Embedder, ReflectionGenerator, ReflectionStore } from "../ports.js";
+import type { Embedder, QualityObserver, ReflectionGenerator, ReflectionStore } from "../ports.js";
 import type { EventFacts, Judged, ReflectedState, RejudgedState } from "../processing-state.js";
 import type { StageTimer } from "../stage-timer.js";
-
-/** Receives every judged reflection, for the quality metrics. */
-export interface QualityObserver {
-  observe(judgement: { validation: ValidationResult; verdict: Verdict; attempts: number }): void;
-}
 
 export interface ReflectDeps {
   store: Pick<ReflectionStore, "nearbyReflections" | "commonIssues" | "patternEvidence">;

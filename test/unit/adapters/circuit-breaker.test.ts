@@ -4,7 +4,7 @@ import { createCircuitBreaker, type CircuitState } from "../../../src/adapters/l
 import { callLlm } from "../../../src/adapters/llm/llm-call.js";
 import { classifyLlmError, CircuitOpenError, LlmOutputError } from "../../../src/adapters/llm/llm-errors.js";
 import { failureOf, ReflectorError } from "../../../src/domain/errors.js";
-import { nextStep } from "../../../src/pipeline/failure-policy.js";
+import { nextStep } from "../../../src/adapters/kafka/failure-policy.js";
 
 function breakerAt(start = 0) {
   const clock = { t: start };

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { buildLlm } from "../../../src/builders.js";
+import { buildLlm } from "../../../src/composition/builders.js";
 import {
   reflectOn,
   runReflectCommand,

@@ -56,9 +56,9 @@ describe("the quality configuration is built from config in one place", () => {
 
   it("every judge built from config takes the builder's configuration", () => {
     expect(filesMatching(/\bbuildQualityConfig\(config\)/)).toEqual([
-      "builders.ts",
       "cli/reflect-command.ts",
       "cli/score-command.ts",
+      "composition/builders.ts",
       "composition/task-processor.ts",
     ]);
   });

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../../src/config/config.js";
 import { defaultEmbeddingModelDir } from "../../../src/config/llm-settings.js";
-import { buildLlm } from "../../../src/builders.js";
+import { buildLlm } from "../../../src/composition/builders.js";
 
 const packageRoot = fileURLToPath(new URL("../../../", import.meta.url));
 

@@ -18,7 +18,7 @@ import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { retrievalsPerMinute } from "../../../src/features/lessons/lessons-for-task-routes.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
-import type { LessonCheck } from "../../../src/pipeline/ports.js";
+import type { LessonCheck } from "../../../src/pipeline/lesson-check.js";
 import { lessonRow } from "../../support/lessons.js";
 
 const now = new Date("2026-11-26T12:00:00Z");

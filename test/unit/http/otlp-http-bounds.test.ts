@@ -5,7 +5,7 @@ import { loadConfig } from "../../../src/config/config.js";
 import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
-import { buildOtlpHttpIngest } from "../../../src/otlp-bridge-app.js";
+import { buildOtlpHttpIngest } from "../../../src/composition/otlp-bridge-app.js";
 
 /**
  * OTLP/HTTP's bounds: the body limit, spans per request, requests per API key and spans per

@@ -8,7 +8,7 @@ import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
 import { decodeStatus, rpcCodeOf, type OtlpStatus } from "../../../src/http/otlp-status.js";
-import { buildOtlpHttpIngest } from "../../../src/otlp-bridge-app.js";
+import { buildOtlpHttpIngest } from "../../../src/composition/otlp-bridge-app.js";
 import { runMultiAgentTask, sdkTracer, serialize } from "../../support/otel-traces.js";
 
 /**

@@ -49,7 +49,7 @@ const alerts = new Map(rules.map((rule) => [rule.alert ?? "", rule]));
 const dashboard = JSON.parse(read("ops/grafana/reflector-dashboard.json")) as Dashboard;
 const panels = dashboard.panels.flatMap((panel) => [panel, ...(panel.panels ?? [])]);
 
-/** The metrics registry as src/app.ts assembles it, so names are the ones /metrics really serves. */
+/** The metrics registry as src/composition/app.ts assembles it, so names are the ones /metrics really serves. */
 async function appSeriesNames(): Promise<Set<string>> {
   const metrics = createMetrics();
   createLlmMetrics(metrics.registry, { inputPerMillionUsd: 0, outputPerMillionUsd: 0 });

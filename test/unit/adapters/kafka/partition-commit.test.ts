@@ -7,7 +7,7 @@ import type { Done, Work } from "../../../../src/adapters/kafka/work.js";
 import { createConsumerMetrics } from "../../../../src/observability/consumer-metrics.js";
 import { createLogger } from "../../../../src/observability/logger.js";
 import { createMetrics } from "../../../../src/observability/metrics.js";
-import { PartitionScheduler } from "../../../../src/pipeline/ordered-scheduler.js";
+import { PartitionScheduler } from "../../../../src/adapters/kafka/ordered-scheduler.js";
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 

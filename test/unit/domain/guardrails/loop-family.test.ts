@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { decideLoop } from "../../../../src/domain/guardrails/decide-loop.js";
 import { defaultGuardrailConfig as config } from "../../../../src/domain/guardrails/guardrail-config.js";
 import { loopFamilyRoot, rerunDepthFromId } from "../../../../src/domain/guardrails/loop-family.js";
-import { loopFamilyKey } from "../../../../src/pipeline/ordered-scheduler.js";
+import { loopFamilyKey } from "../../../../src/adapters/kafka/ordered-scheduler.js";
 
 const loops = [
   { loopId: "loop_001" },

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createHeuristicGenerator } from "../../../../src/adapters/llm/heuristic-generator.js";
-import type { ReflectionGenerator } from "../../../../src/pipeline/ports.js";
+import type { QualityObserver, ReflectionGenerator } from "../../../../src/pipeline/ports.js";
 import type { RejudgedState } from "../../../../src/pipeline/processing-state.js";
 import { match } from "../../../../src/pipeline/stages/match.js";
-import { reflect, type QualityObserver } from "../../../../src/pipeline/stages/reflect.js";
+import { reflect } from "../../../../src/pipeline/stages/reflect.js";
 import { taskEvent } from "../../../support/task-events.js";
 import { eventState, stageDeps } from "./stage-fixtures.js";
 

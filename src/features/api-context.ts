@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawServerDefau
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import type { ApiRole } from "./api-keys.js";
+import type { ApiRole } from "../config/api-keys-setting.js";
 
 /**
  * What the features' routes share: the Fastify scope they register on (zod schemas validate

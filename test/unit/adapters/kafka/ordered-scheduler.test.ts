@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { loopFamilyKey, PartitionScheduler, SlotPool } from "../../../src/pipeline/ordered-scheduler.js";
+import {
+  loopFamilyKey,
+  PartitionScheduler,
+  SlotPool,
+} from "../../../../src/adapters/kafka/ordered-scheduler.js";
 
 function drain<T, R>(s: PartitionScheduler<T, R>): string[] {
   const started: string[] = [];

@@ -1,4 +1,4 @@
-import type { ErrorCode, Failure } from "../domain/errors.js";
+import type { ErrorCode, Failure } from "../../domain/errors.js";
 
 /**
  * What the consumer does after one failed attempt at an event, from the failure as classified

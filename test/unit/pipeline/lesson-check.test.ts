@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ReflectorError } from "../../../src/domain/errors.js";
-import { lessonCheckWithinBudget } from "../../../src/pipeline/lesson-check-budget.js";
-import type { LessonCheck } from "../../../src/pipeline/ports.js";
+import { lessonCheckWithinBudget } from "../../../src/pipeline/lesson-check.js";
+import type { LessonCheck } from "../../../src/pipeline/lesson-check.js";
 
 describe("the lesson check within the tenant's budget", () => {
   const asked: string[] = [];

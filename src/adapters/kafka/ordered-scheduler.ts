@@ -1,4 +1,4 @@
-import { loopFamilyRoot } from "../domain/guardrails/loop-family.js";
+import { loopFamilyRoot } from "../../domain/guardrails/loop-family.js";
 /**
  * Concurrency inside one partition, ordered per key (the idea of Confluent's Parallel Consumer in
  * KEY mode): entries with different keys run at once, entries with the same key strictly one after

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { failureOf, ReflectorError, type ErrorCode } from "../../../src/domain/errors.js";
-import { backoffMs, nextStep } from "../../../src/pipeline/failure-policy.js";
+import { failureOf, ReflectorError, type ErrorCode } from "../../../../src/domain/errors.js";
+import { backoffMs, nextStep } from "../../../../src/adapters/kafka/failure-policy.js";
 
 const config = { maxAttempts: 3, baseMs: 100, maxMs: 1000 };
 const failure = (code: ErrorCode) => failureOf(new ReflectorError(code, "x"));
