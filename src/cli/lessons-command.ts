@@ -57,10 +57,11 @@ export async function lessonsOutput(
   options: LessonsOptions & { offset?: number },
   fetchImpl?: typeof fetch,
 ): Promise<Printed> {
-  if (!options.key) throw new LessonsUsageError("an API key is needed: --key or REFLECTOR_API_KEY");
+  const apiKey = options.key ?? process.env.REFLECTOR_API_KEY;
+  if (!apiKey) throw new LessonsUsageError("an API key is needed: --key or REFLECTOR_API_KEY");
   const client = createReflectorClient({
     baseUrl: options.url,
-    apiKey: options.key,
+    apiKey,
     ...(fetchImpl ? { fetch: fetchImpl } : {}),
   });
   const list = (csv: string | undefined) =>
@@ -97,11 +98,8 @@ export function registerLessonsCommand(program: Command): void {
       "list and search the tenant's lessons over the HTTP API (--task: the lessons that apply to a task)",
     )
     .option("--url <url>", "Reflector's HTTP API", process.env.REFLECTOR_URL ?? "http://127.0.0.1:8080")
-    .option(
-      "--key <key>",
-      "an API key with the read role (default REFLECTOR_API_KEY)",
-      process.env.REFLECTOR_API_KEY,
-    )
+    // The key's value is read when the command runs, never as a default: help would print it.
+    .option("--key <key>", "an API key with the read role (default REFLECTOR_API_KEY)")
     .option(
       "--task <text>",
       "what the agent is about to do: the lessons that apply (by meaning, or by the model when the server checks with one)",

@@ -1,4 +1,5 @@
-import { Command, Option } from "commander";
+import { readFileSync } from "node:fs";
+import { Command, InvalidArgumentError, Option } from "commander";
 import { buildKafka, createTopics, migrateDatabase } from "../composition/builders.js";
 import { configOrExit, failureLine } from "./config-or-exit.js";
 import { computeErrorSignature, maskVolatileTokens } from "../domain/signature.js";
@@ -19,9 +20,22 @@ process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
   Reflect.apply(emitWarning, process, [warning, ...rest]);
 };
 
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
+/** A count of migrations to roll back: a positive integer, or a usage error that names the value. */
+export function migrationCount(value: string): number {
+  const count = Number(value);
+  if (!/^\d+$/.test(value) || count < 1)
+    throw new InvalidArgumentError(`"${value}" is not a number of migrations (1 or more)`);
+  return count;
+}
+
 const program = new Command()
   .name("reflector")
   .description("Turns AI agents' task traces into judged, deduplicated, executable lessons.")
+  .version(version)
   .showHelpAfterError();
 
 program
@@ -50,7 +64,7 @@ program
 program
   .command("migrate")
   .description("create the database if needed and apply pending migrations")
-  .addOption(new Option("--down <count>", "roll back this many migrations").argParser(Number))
+  .addOption(new Option("--down <count>", "roll back this many migrations").argParser(migrationCount))
   .action(async (options: { down?: number }) => {
     const config = configOrExit();
     const applied = await migrateDatabase(config, options.down ? { down: options.down } : {});

@@ -1,0 +1,49 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+/** The first commands a new operator types, run as they would run them (a child process). */
+const cli = fileURLToPath(new URL("../../support/run-cli.ts", import.meta.url));
+const run = promisify(execFile);
+const reflector = async (args: string[], env: Record<string, string> = {}) => {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ["--import", "tsx", cli, ...args], {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+      timeout: 30_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
+  }
+};
+
+describe("the CLI's first ten minutes", { timeout: 30_000 }, () => {
+  it("prints its version", async () => {
+    const { version } = JSON.parse(
+      readFileSync(new URL("../../../package.json", import.meta.url), "utf8"),
+    ) as { version: string };
+    const out = await reflector(["--version"]);
+    expect(out).toMatchObject({ code: 0 });
+    expect(out.stdout.trim()).toBe(version);
+  });
+
+  it("refuses a migration count that is not a number instead of migrating up", async () => {
+    // No database is reachable at this address: a run that went on would fail another way.
+    const out = await reflector(["migrate", "--down", "abc"], {
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+    });
+    expect(out.code).not.toBe(0);
+    expect(out.stderr).toContain('"abc" is not a number of migrations');
+    expect(out.stdout).not.toContain("applied");
+  });
+
+  it("never prints the API key from the environment in help", async () => {
+    const out = await reflector(["lessons", "--help"], { REFLECTOR_API_KEY: "do-not-print-me-4242" });
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain("--key <key>");
+    expect(out.stdout + out.stderr).not.toContain("do-not-print-me-4242");
+  });
+});
