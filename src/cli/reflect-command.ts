@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { buildLlm } from "../composition/builders.js";
 import { buildQualityConfig } from "../composition/quality-config.js";
+import { ReflectorError } from "../domain/errors.js";
 import { ConfigError, loadConfig } from "../config/config.js";
 import type { MemoryConfig } from "../domain/memory/memory-config.js";
 import type { QualityConfig } from "../domain/quality/quality-config.js";
@@ -159,7 +160,7 @@ export async function reflectOn(event: TaskCompleted, deps: ReflectDeps) {
   };
 }
 
-/** Exit 0 reflected, 2 bad input or configuration. */
+/** Exit 0 reflected, 1 the model or another dependency failed, 2 bad input or configuration. */
 export async function runReflectCommand(file: string): Promise<number> {
   let tasks: TaskCompleted[];
   try {
@@ -191,6 +192,12 @@ export async function runReflectCommand(file: string): Promise<number> {
     if (err instanceof ConfigError) {
       process.stderr.write(`reflector reflect: ${err.message}\n`);
       return 2;
+    }
+    // The embedding model not fetched yet, the model endpoint down or refusing: a line that says
+    // what to do, not a stack trace.
+    if (err instanceof ReflectorError) {
+      process.stderr.write(`reflector reflect: ${err.code}: ${err.message}\n`);
+      return err.code === "CONFIG_INVALID" ? 2 : 1;
     }
     throw err;
   }

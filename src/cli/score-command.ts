@@ -1,6 +1,7 @@
 import { text } from "node:stream/consumers";
 import { z } from "zod";
 import { buildLlm, buildPostgresPool, buildReflectionStore } from "../composition/builders.js";
+import { ReflectorError } from "../domain/errors.js";
 import { ConfigError, loadConfig } from "../config/config.js";
 import { buildQualityConfig } from "../composition/quality-config.js";
 import { ScoreInput, scoreReflection } from "./score.js";
@@ -45,6 +46,12 @@ export async function runScoreCommand(tenantId: string | undefined): Promise<num
     if (err instanceof ConfigError) {
       process.stderr.write(`reflector score: ${err.message}\n`);
       return 2;
+    }
+    // The embedding model not fetched yet, the model endpoint down or refusing: a line that says
+    // what to do, not a stack trace.
+    if (err instanceof ReflectorError) {
+      process.stderr.write(`reflector score: ${err.code}: ${err.message}\n`);
+      return err.code === "CONFIG_INVALID" ? 2 : 1;
     }
     throw err;
   } finally {

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { basename, join } from "node:path";
 import { Worker } from "node:worker_threads";
+import { ReflectorError } from "../../domain/errors.js";
 import type { Embedder } from "../../pipeline/ports.js";
 import type { EmbedReply, EmbedRequest } from "./embedding-worker.js";
 
@@ -53,7 +54,8 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): Embedder {
   // should not join the consumer group and then fail every event.
   const missing = missingModelFiles(modelDir);
   if (missing.length > 0) {
-    throw new Error(
+    throw new ReflectorError(
+      "CONFIG_INVALID",
       `local embedding model not found: ${modelDir} lacks ${missing.join(" and ")}. ` +
         `Fetch it with \`${fetchModelCommand}\`, point REFLECTOR_EMBEDDING_MODEL_DIR at a copy, ` +
         `or choose another embedder with REFLECTOR_EMBEDDINGS`,

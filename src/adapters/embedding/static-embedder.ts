@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import * as tokenizers from "@huggingface/tokenizers";
 import { meanOfTokens, tokenCount, type TokenTable } from "../../domain/embedding/static-embedding.js";
+import { ReflectorError } from "../../domain/errors.js";
 import type { Embedder } from "../../pipeline/ports.js";
 import { fetchModelCommand } from "./local-embedder.js";
 import { staticMetaFile, staticTableFile, type StaticTableMeta } from "./static-distillation.js";
@@ -56,7 +57,8 @@ export function createStaticEmbedder(options: StaticEmbedderOptions): Embedder {
   const maxTokens = options.maxTokens ?? 256;
   const missing = missingStaticFiles(modelDir);
   if (missing.length > 0) {
-    throw new Error(
+    throw new ReflectorError(
+      "CONFIG_INVALID",
       `static embeddings not found: ${modelDir} lacks ${missing.join(" and ")}. ` +
         `Make them with \`${fetchModelCommand}\` (it fetches the model and distils its token vectors), ` +
         `point REFLECTOR_EMBEDDING_MODEL_DIR at a copy, or choose another embedder with REFLECTOR_EMBEDDINGS`,

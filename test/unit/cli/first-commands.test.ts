@@ -46,4 +46,19 @@ describe("the CLI's first ten minutes", { timeout: 30_000 }, () => {
     expect(out.stdout).toContain("--key <key>");
     expect(out.stdout + out.stderr).not.toContain("do-not-print-me-4242");
   });
+
+  it("says in one line, without a stack trace, that the model endpoint failed", async () => {
+    const example = fileURLToPath(
+      new URL("../../../examples/01-postgres-query-timeout.json", import.meta.url),
+    );
+    const out = await reflector(["reflect", example], {
+      REFLECTOR_GENERATOR: "openai",
+      OPENAI_BASE_URL: "http://127.0.0.1:1/v1",
+      REFLECTOR_MODEL: "any",
+      OPENAI_MAX_RETRIES: "0",
+    });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toMatch(/^reflector reflect: LLM_UNAVAILABLE: openai generator \(connection\)/);
+    expect(out.stderr).not.toMatch(/\n\s+at /);
+  });
 });
