@@ -89,13 +89,18 @@ program
 
 program
   .command("signature")
-  .description("print the error signature of an error type and content")
-  .requiredOption("--type <type>", "error type, e.g. timeout_error")
-  .requiredOption("--content <content>", "error content, e.g. the message")
-  .option("--mask", "mask ids, numbers and timestamps first, as the pipeline does", false)
-  .action((options: { type: string; content: string; mask: boolean }) => {
-    const content = options.mask ? maskVolatileTokens(options.content) : options.content;
-    console.log(computeErrorSignature(options.type, content));
+  .description("print the error signature the pipeline files an event's reported error under")
+  .requiredOption(
+    "--type <type>",
+    "error type (the event's error.type, else its category), e.g. timeout_error",
+  )
+  .requiredOption("--content <content>", "the error's message")
+  .option("--code <code>", "the error's code, when the event reports one")
+  .option("--no-mask", "hash the message as given, without masking ids, numbers and timestamps")
+  .action((options: { type: string; content: string; code?: string; mask: boolean }) => {
+    // As the pipeline reads an event's error: its code and message, masked (signatureInputFor).
+    const content = `${options.code ?? ""} ${options.content}`;
+    console.log(computeErrorSignature(options.type, options.mask ? maskVolatileTokens(content) : content));
   });
 
 program

@@ -3,6 +3,8 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { signatureFor } from "../../../src/domain/signature.js";
+import { taskEvent } from "../../support/task-events.js";
 
 /** The first commands a new operator types, run as they would run them (a child process). */
 const cli = fileURLToPath(new URL("../../support/run-cli.ts", import.meta.url));
@@ -60,5 +62,34 @@ describe("the CLI's first ten minutes", { timeout: 30_000 }, () => {
     expect(out.code).toBe(1);
     expect(out.stderr).toMatch(/^reflector reflect: LLM_UNAVAILABLE: openai generator \(connection\)/);
     expect(out.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("prints the signature the pipeline files the README's example error under", async () => {
+    const event = taskEvent({
+      outcome: "failure",
+      error: { category: "timeout", type: "query_timeout", message: "Query execution exceeded 30s limit" },
+    });
+    const out = await reflector([
+      "signature",
+      "--type",
+      "query_timeout",
+      "--content",
+      "Query execution exceeded 30s limit",
+    ]);
+    expect(out.stdout.trim()).toBe(signatureFor(event));
+    const coded = taskEvent({
+      outcome: "failure",
+      error: { category: "timeout", type: "query_timeout", code: "57014", message: "canceling statement" },
+    });
+    const withCode = await reflector([
+      "signature",
+      "--type",
+      "query_timeout",
+      "--code",
+      "57014",
+      "--content",
+      "canceling statement",
+    ]);
+    expect(withCode.stdout.trim()).toBe(signatureFor(coded));
   });
 });
