@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import {
   boundTopics,
   buildCodec,
@@ -22,6 +22,13 @@ function kafkaFor(config: Config, role: string) {
 function fail(what: string, err: unknown): void {
   process.stderr.write(`${failureLine(what, err)}\n`);
   process.exitCode = 1;
+}
+
+function positiveMs(value: string): number {
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 1)
+    throw new InvalidArgumentError(`"${value}" is not a number of milliseconds`);
+  return ms;
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -58,11 +65,23 @@ export function registerOpsCommands(program: Command): void {
       [],
     )
     .option("--json", "print an array of row objects", false)
-    .action(async (options: { group?: string; topic: string[]; json: boolean }) => {
+    .addOption(
+      new Option("--timeout <ms>", "give up when the brokers have not answered within this long")
+        .argParser(positiveMs)
+        .default(10_000),
+    )
+    .action(async (options: { group?: string; topic: string[]; json: boolean; timeout: number }) => {
       const config = configOrExit();
       const kafka = kafkaFor(config, "lag");
       const admin = kafka.admin();
       const logOffsets = buildLogOffsets(kafka);
+      // kafkajs retries an unreachable broker for about 40 s without a word: say so sooner.
+      const deadline = setTimeout(() => {
+        process.stderr.write(
+          `reflector: lag failed: no answer from KAFKA_BROKERS (${config.kafka.brokers.join(",")}) within ${String(options.timeout)} ms\n`,
+        );
+        process.exit(1);
+      }, options.timeout);
       try {
         await admin.connect();
         const rows = await readConsumerLag(admin, {
@@ -84,6 +103,7 @@ export function registerOpsCommands(program: Command): void {
       } catch (err) {
         fail("lag", err);
       } finally {
+        clearTimeout(deadline);
         await Promise.all([admin.disconnect(), logOffsets.close()]);
       }
     });

@@ -92,4 +92,13 @@ describe("the CLI's first ten minutes", { timeout: 30_000 }, () => {
     ]);
     expect(withCode.stdout.trim()).toBe(signatureFor(coded));
   });
+
+  it("says within its timeout that no broker answers, instead of waiting in silence", async () => {
+    const started = Date.now();
+    const out = await reflector(["lag", "--timeout", "1500"], { KAFKA_BROKERS: "127.0.0.1:1" });
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain("reflector: lag failed");
+    expect(out.stderr).toContain("127.0.0.1:1");
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
 });
