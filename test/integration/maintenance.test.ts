@@ -226,7 +226,7 @@ describe("dreaming (full mode)", () => {
     expect(free).toEqual({ ran: true, value: 42 });
   });
 
-  it("works as `reflector dream`, and refuses to dream in lite mode", () => {
+  it("`reflector dream --dry-run` reports what it would generate and writes nothing; lite mode refuses to dream", () => {
     const env = cliEnv(h.config);
     const ok = cli(["dream", "--tenant", tenantId, "--dry-run"], env);
     expect(ok.status, ok.stderr).toBe(0);
@@ -375,7 +375,7 @@ describe("pruning", () => {
     expect(again).toMatchObject({ deleted: 0 });
   });
 
-  it("works as `reflector prune` and rejects bad options with a clear message", () => {
+  it("`reflector prune --dry-run` reports what it would delete; an importance outside 0–1 is refused with a clear message", () => {
     const env = cliEnv(h.config);
     const ok = cli(
       ["prune", "--tenant", tenantId, "--older-than-days", "30", "--max-importance", "0.3", "--dry-run"],
