@@ -256,7 +256,8 @@ describe("reflections and signatures", () => {
         .map((i) => i.id)
         .sort(),
     );
-    if (importances.length > 1) expect(highIds.length).toBeLessThan(all.length);
+    // With more than one importance among them, the floor leaves some lessons out.
+    expect(importances.length === 1 || highIds.length < all.length).toBe(true);
   });
 
   it("pages with k and offset without repeating or skipping", async () => {

@@ -73,7 +73,7 @@ describe("examples/", () => {
       expect(example.summary.trim()).not.toBe("");
       expect(example.summary).not.toContain("\n");
       expect((example.events === undefined) !== (example.raw === undefined)).toBe(true);
-      if (example.events) expect(example.events.length).toBeGreaterThan(0);
+      expect(example.events?.length ?? example.raw?.length).toBeGreaterThan(0);
     },
   );
 

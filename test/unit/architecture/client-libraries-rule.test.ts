@@ -1,10 +1,5 @@
-import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { layerViolations, removeProbeTree, writeProbeTree } from "../../support/layer-probes.js";
 
 /**
  * The rule "client libraries stay in their adapters" of .dependency-cruiser.mjs, proved on a
@@ -12,9 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * some importing a client library where they may, some where they may not. The probes live in a
  * temporary directory, never in this repository's src/, so nothing else sees them.
  */
-const repo = realpathSync(fileURLToPath(new URL("../../../", import.meta.url)));
-const depcruise = join(repo, "node_modules/dependency-cruiser/bin/dependency-cruiser.mjs");
-
 const clientRules = [
   "kafkajs-stays-in-the-kafka-adapter",
   "schema-registry-client-stays-in-its-adapter",
@@ -43,48 +35,25 @@ const probes: Record<string, string> = {
   "src/composition/otlp-bridge-app.ts": "@kafkajs/confluent-schema-registry",
 };
 
-interface Violation {
-  rule: { name: string };
-  from: string;
-  to: string;
-}
-
 let root = "";
 
 beforeAll(() => {
-  root = mkdtempSync(join(tmpdir(), "reflector-layers-"));
-  symlinkSync(join(repo, "node_modules"), join(root, "node_modules"));
-  writeFileSync(
-    join(root, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext", verbatimModuleSyntax: true },
-      include: ["src"],
-    }),
+  root = writeProbeTree(
+    Object.fromEntries(
+      Object.entries(probes).map(([file, library]) => [
+        file,
+        `import * as client from "${library}";\nexport const used = client;\n`,
+      ]),
+    ),
   );
-  for (const [file, library] of Object.entries(probes)) {
-    mkdirSync(dirname(join(root, file)), { recursive: true });
-    writeFileSync(join(root, file), `import * as client from "${library}";\nexport const used = client;\n`);
-  }
 });
 
 afterAll(() => {
-  if (root) rmSync(root, { recursive: true, force: true });
+  removeProbeTree(root);
 });
 
-async function violations(): Promise<Violation[]> {
-  // process.execPath: the Node.js running the tests, which is one dependency-cruiser supports.
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [depcruise, "src", "--config", join(repo, ".dependency-cruiser.mjs"), "--output-type", "json"],
-    { cwd: root, maxBuffer: 16 * 1024 * 1024 },
-  ).catch((err: unknown) => {
-    // depcruise exits non-zero when it finds violations; its JSON report is still on stdout.
-    const { stdout: out, stderr } = err as { stdout?: string; stderr?: string };
-    if (!out) throw new Error(`dependency-cruiser did not run: ${stderr ?? String(err)}`);
-    return { stdout: out };
-  });
-  const report = JSON.parse(stdout) as { summary: { violations: Violation[] } };
-  return report.summary.violations.filter((v) => clientRules.includes(v.rule.name));
+async function violations() {
+  return (await layerViolations(root)).filter((v) => clientRules.includes(v.rule.name));
 }
 
 describe("client libraries stay in their adapters (.dependency-cruiser.mjs)", () => {

@@ -1,32 +1,11 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { filesMatching, sources } from "../../support/source-files.js";
 
 /**
  * TLS, SASL and credentials are applied where a connection is built; a client built anywhere else
  * would silently connect without them. So each kind is built in one module only, and every pg
  * Pool or Client takes its settings from pgClientConfig.
  */
-const root = fileURLToPath(new URL("../../../src/", import.meta.url));
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return path.endsWith(".ts") ? [path] : [];
-  });
-}
-
-const sources = sourceFiles(root).map((path) => ({
-  file: relative(root, path),
-  text: readFileSync(path, "utf8"),
-}));
-
-function filesMatching(pattern: RegExp): string[] {
-  return sources.filter((s) => pattern.test(s.text)).map((s) => s.file);
-}
-
 describe("connections are built in one place per kind", () => {
   it("every kafkajs client comes from createKafka", () => {
     expect(filesMatching(/new Kafka\(/)).toEqual(["adapters/kafka/kafka-client.ts"]);

@@ -1,32 +1,8 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { buildQualityConfig } from "../../../src/composition/quality-config.js";
 import { loadConfig } from "../../../src/config/config.js";
 import { defaultQualityConfig } from "../../../src/domain/quality/quality-config.js";
-
-const root = fileURLToPath(new URL("../../../src/", import.meta.url));
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return path.endsWith(".ts") ? [path] : [];
-  });
-}
-
-const sources = sourceFiles(root).map((path) => ({
-  file: relative(root, path),
-  text: readFileSync(path, "utf8"),
-}));
-
-function filesMatching(pattern: RegExp): string[] {
-  return sources
-    .filter((s) => pattern.test(s.text))
-    .map((s) => s.file)
-    .sort();
-}
+import { filesMatching } from "../../support/source-files.js";
 
 describe("the quality configuration is built from config in one place", () => {
   it("lays the operator's settings over the quality rules' defaults", () => {
