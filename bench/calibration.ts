@@ -7,7 +7,7 @@
  * good reflections not rejected (and stored), and of bad ones rejected or not stored, per label,
  * plus the similarities the relevance scale and the merge threshold rest on.
  */
-import { buildLlm } from "../src/builders.js";
+import { buildLlm } from "../src/composition/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { cosineSimilarity } from "../src/domain/embedding/hashing-embedding.js";
 import { decideStorage, type StorageDecision } from "../src/domain/memory/decide-storage.js";

@@ -18,7 +18,7 @@ import { loadConfig } from "../src/config/config.js";
 import { tenantOfTopic } from "../src/domain/tenant-topic-binding.js";
 import { createLogger } from "../src/observability/logger.js";
 import { replayDeadLetters } from "../src/adapters/kafka/admin/dlq-replay.js";
-import { createOtlpBridgeApp } from "../src/otlp-bridge-app.js";
+import { createOtlpBridgeApp } from "../src/composition/otlp-bridge-app.js";
 import { benchSetup, deleteTopics, silentLogger } from "./support.js";
 
 const tracesPerTenant = Number(process.env.CHAOS_OTLP_TRACES ?? 200);

@@ -1,4 +1,4 @@
-import { buildLlm } from "../src/builders.js";
+import { buildLlm } from "../src/composition/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { parseTaskCompleted, type TaskCompleted } from "../src/domain/contracts/index.js";
 import { createFakeIndex, createFakeStore, createOfflineProcessor } from "../test/support/fakes.js";

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { recordCommitGroups, replayCommitGroups } from "./commit-replay.js";
 import { barePipe } from "./floor.js";
-import { createApp } from "../src/app.js";
+import { createApp } from "../src/composition/app.js";
 import { createLogger } from "../src/observability/logger.js";
 import {
   benchEvent,

@@ -19,7 +19,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chooseAttribution } from "../src/adapters/llm/model-attribution.js";
 import { buildReflectionPrompt } from "../src/adapters/llm/prompts.js";
-import { buildLlm } from "../src/builders.js";
+import { buildLlm } from "../src/composition/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { locateFailure } from "../src/domain/attribution/attribute-failure.js";
 import { baselineStep, stepBaselines } from "../src/domain/attribution/trace-baselines.js";

@@ -6,7 +6,7 @@
  *
  *   REFLECTOR_REAL_LOGS_DIR=<dir> npm run bench -- hot-path-cpu
  */
-import { buildLlm } from "../src/builders.js";
+import { buildLlm } from "../src/composition/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { locateFailure } from "../src/domain/attribution/attribute-failure.js";
 import { generateHeuristicReflection } from "../src/domain/heuristic/generate-heuristic-reflection.js";

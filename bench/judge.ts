@@ -26,7 +26,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseReflectionOutput } from "../src/adapters/llm/reflection-output.js";
-import { buildLlm } from "../src/builders.js";
+import { buildLlm } from "../src/composition/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { attributeFailure } from "../src/domain/attribution/attribute-failure.js";
 import type { Reflection, ReflectionOutcome, TaskCompleted } from "../src/domain/contracts/index.js";

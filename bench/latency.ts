@@ -1,5 +1,5 @@
 import type { Kafka } from "kafkajs";
-import { createApp } from "../src/app.js";
+import { createApp } from "../src/composition/app.js";
 import {
   benchEvent,
   benchSetup,

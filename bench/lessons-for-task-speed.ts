@@ -10,7 +10,7 @@
 import { randomUUID } from "node:crypto";
 import { loadavg } from "node:os";
 import pg from "pg";
-import { buildLlm } from "../src/builders.js";
+import { buildLlm } from "../src/composition/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { migrate } from "../src/adapters/postgres/migrate.js";
 import { pgClientConfig } from "../src/adapters/postgres/pg-connection.js";

@@ -31,7 +31,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parseReflectionOutput } from "../src/adapters/llm/reflection-output.js";
-import { buildLlm } from "../src/builders.js";
+import { buildLlm } from "../src/composition/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { attributeFailure } from "../src/domain/attribution/attribute-failure.js";
 import type { Reflection } from "../src/domain/contracts/index.js";

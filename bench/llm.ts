@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { createOpenAiGenerator } from "../src/adapters/llm/openai-generator.js";
-import { createApp } from "../src/app.js";
+import { createApp } from "../src/composition/app.js";
 import type { Verdict } from "../src/domain/contracts/index.js";
 import {
   helpfulModel,

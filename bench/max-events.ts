@@ -1,5 +1,5 @@
 import { isMainThread, parentPort, Worker } from "node:worker_threads";
-import { buildLlm, defaultMaxMessageBytes } from "../src/builders.js";
+import { buildLlm, defaultMaxMessageBytes } from "../src/composition/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { TaskCompletedV1, type TaskCompleted } from "../src/domain/contracts/index.js";
 import { defaultQualityConfig } from "../src/domain/quality/quality-config.js";

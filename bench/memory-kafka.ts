@@ -14,7 +14,7 @@
  * are unrelated requests, so a lesson over many tasks is an over-merge. Events the app refuses go
  * to its dead-letter topic and are counted.
  */
-import { createApp } from "../src/app.js";
+import { createApp } from "../src/composition/app.js";
 import type { ReflectionOutcome } from "../src/domain/contracts/index.js";
 import { loadRealFailures, realLogsDir, sourceInfo, type RealFailure } from "./real-logs/real-logs.js";
 import {

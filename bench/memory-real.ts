@@ -23,7 +23,7 @@
  */
 import OpenAI from "openai";
 import { createOpenAiGenerator } from "../src/adapters/llm/openai-generator.js";
-import { buildLlm } from "../src/builders.js";
+import { buildLlm } from "../src/composition/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import type { ReflectionOutcome } from "../src/domain/contracts/index.js";
 import { replayModel, startFakeOpenAiServer } from "../test/support/fake-openai-server.js";

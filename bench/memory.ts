@@ -11,7 +11,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { buildLlm } from "../src/builders.js";
+import { buildLlm } from "../src/composition/builders.js";
 import { migrate } from "../src/adapters/postgres/migrate.js";
 import { createPgReflectionStore } from "../src/adapters/postgres/pg-reflection-store.js";
 import { createRedisSignatureIndex } from "../src/adapters/redis/redis-signature-index.js";

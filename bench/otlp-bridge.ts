@@ -1,7 +1,7 @@
 import { loadavg } from "node:os";
 import { Partitioners } from "kafkajs";
 import pg from "pg";
-import { createOtlpBridgeApp } from "../src/otlp-bridge-app.js";
+import { createOtlpBridgeApp } from "../src/composition/otlp-bridge-app.js";
 import { ensureTopics } from "../src/adapters/kafka/topics.js";
 import { loadConfig } from "../src/config/config.js";
 import { runMultiAgentTask, sdkTracer, serialize, type OtlpEncoding } from "../test/support/otel-traces.js";

@@ -8,7 +8,7 @@ import { loadConfig } from "../src/config/config.js";
 import type { ApiRoutesDeps } from "../src/http/api-routes.js";
 import { createApiKeyring, parseApiKeys } from "../src/http/api-keys.js";
 import { createHttpServer } from "../src/http/http-server.js";
-import { buildOtlpHttpIngest } from "../src/otlp-bridge-app.js";
+import { buildOtlpHttpIngest } from "../src/composition/otlp-bridge-app.js";
 import { runMultiAgentTask, sdkTracer, serialize, type OtlpEncoding } from "../test/support/otel-traces.js";
 import { brokers, databaseUrl, silentLogger, withDeadline, type BenchResult } from "./support.js";
 

@@ -8,7 +8,7 @@ import { ensureTopics } from "../src/adapters/kafka/topics.js";
 import { migrate } from "../src/adapters/postgres/migrate.js";
 import { topicNames } from "../src/config/config.js";
 import { loadConfig, type Config } from "../src/config/config.js";
-import type { App } from "../src/app.js";
+import type { App } from "../src/composition/app.js";
 import type { TaskCompleted } from "../src/domain/contracts/index.js";
 import { createLogger } from "../src/observability/logger.js";
 import { taskEvent } from "../test/support/task-events.js";

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildLlm } from "../../src/builders.js";
+import { buildLlm } from "../../src/composition/builders.js";
 import { loadConfig } from "../../src/config/config.js";
 import { taskQueryText, unitVector } from "../../src/features/lessons/lessons-for-task-rank.js";
 import { checkPrompt } from "../lessons-for-task-check.js";
