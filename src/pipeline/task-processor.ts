@@ -20,6 +20,7 @@ import { afterCommit, countCommittedOutcomes } from "./stages/after-commit.js";
 import { decideAndPersist } from "./stages/decide-and-persist.js";
 import { evaluateAnswer } from "./stages/evaluate-answer.js";
 import { match } from "./stages/match.js";
+import { limitNewLessons, type NewLessonLimit } from "./stages/new-lesson-limit.js";
 import { recall } from "./stages/recall.js";
 import { reflect, type QualityObserver } from "./stages/reflect.js";
 import { rejudge } from "./stages/rejudge.js";
@@ -49,6 +50,8 @@ export interface TaskProcessorDeps {
   spend?: { gate: SpendGate; generator: ReflectionGenerator; answerEvaluator: AnswerEvaluator };
   /** Whether the lessons a rerun carried helped (counted after the rerun commits); absent: not counted. */
   appliedOutcomes?: AppliedOutcomeStore;
+  /** New lessons a tenant may store a minute; absent: no limit. */
+  newLessons?: NewLessonLimit | undefined;
 }
 
 /**
@@ -95,7 +98,7 @@ export function createTaskProcessor(taskDeps: TaskProcessorDeps) {
     const state = await evaluateAnswer(deps, start(facts, sourceRecord, cached));
     const matched = await match(deps, state);
     const remembered = matched
-      ? storeOperation(await reflect(deps, await rejudge(deps, matched)))
+      ? storeOperation(await limitNewLessons(deps, await reflect(deps, await rejudge(deps, matched))))
       : { ...state, memory: null };
     const persisted = await decideAndPersist(deps, remembered);
     const { result } = persisted;

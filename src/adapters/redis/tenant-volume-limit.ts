@@ -6,6 +6,7 @@ import {
   type NewTraceLimit,
   type TenantVolumeLimit,
 } from "../../pipeline/tenant-limits.js";
+import type { NewLessonLimit } from "../../pipeline/stages/new-lesson-limit.js";
 
 /**
  * Per-tenant volume limits counted in Redis, so every pod adds to the same count: a limit of
@@ -187,4 +188,22 @@ export function otlpTenantLimits(
       ...(now ? { now } : {}),
     }),
   };
+}
+
+/**
+ * LESSONS_NEW_PER_MINUTE as the pipeline asks it (`src/pipeline/stages/new-lesson-limit.ts`),
+ * counted in Redis across every pod; undefined when it is off.
+ */
+export function redisNewLessonLimit(
+  redis: Redis,
+  settings: { keyPrefix: string; perMinute: number | null },
+  refused?: (tenantId: string) => void,
+): NewLessonLimit | undefined {
+  if (settings.perMinute === null) return undefined;
+  const limit = createRedisVolumeLimit(redis, {
+    keyPrefix: settings.keyPrefix,
+    name: "new-lessons",
+    perMinute: settings.perMinute,
+  });
+  return { limit, ...(refused ? { refused } : {}) };
 }
