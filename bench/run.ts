@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|hot-path-cpu|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|memory-kafka|calibration|judge|model-bound|otlp|otlp-http|tracing|max-events|lessons-for-task`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|hot-path-cpu|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|memory-kafka|calibration|judge|model-bound|otlp|otlp-http|tracing|max-events|lessons-for-task|tenant-isolation`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -27,6 +27,7 @@ import { benchPromptCoverage } from "./prompt-coverage.js";
 import { benchModelBound } from "./model-bound.js";
 import { benchRss } from "./rss.js";
 import { machine, report, type BenchResult } from "./support.js";
+import { benchTenantIsolation } from "./tenant-isolation.js";
 import { benchTracing } from "./tracing.js";
 
 const all: Record<string, () => Promise<BenchResult>> = {
@@ -56,6 +57,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   "model-bound": () => benchModelBound(),
   "max-events": () => benchMaxEvents(),
   "lessons-for-task": () => benchLessonsForTask(),
+  "tenant-isolation": () => benchTenantIsolation(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a in all);

@@ -67,7 +67,12 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
   const apiPublisher = buildOutputPublisher(config, apiProducer, deps.codec);
   // OTLP over HTTP (POST /v1/traces) onto the topic the OTLP bridge reads, when the bridge runs.
   const otlpHttp = config.otlp.topic
-    ? buildOtlpHttpIngest(config, config.otlp.topic, { kafka, limits: deps.limits, registry: deps.registry })
+    ? buildOtlpHttpIngest(config, config.otlp.topic, {
+        kafka,
+        limits: deps.limits,
+        registry: deps.registry,
+        redis,
+      })
     : null;
   const http = createHttpServer({
     api: {

@@ -13,14 +13,15 @@ import {
   buildCodec,
   buildKafka,
   buildPostgresPool,
+  buildRedis,
   defaultMaxMessageBytes,
   systemClock,
   withDeadline,
 } from "./builders.js";
+import { otlpTenantLimits, type OtlpTenantLimits } from "../adapters/redis/tenant-volume-limit.js";
 import type { Config } from "../config/config.js";
 import { ReflectorError } from "../domain/errors.js";
 import type { OtlpBodyEncoding, OtlpHttpIngest } from "../http/otlp-route.js";
-import { createRateLimit } from "../http/rate-limit.js";
 import type { Logger } from "../observability/logger.js";
 import { createMetrics } from "../observability/metrics.js";
 import { createOtlpMetrics } from "../observability/otlp-metrics.js";
@@ -49,6 +50,8 @@ interface OtlpBridgeDeps {
   logger: Logger;
   registry: Registry;
   clock: Clock;
+  /** Where the tenants' new traces are counted (with OTLP/HTTP's); absent: a client of its own. */
+  redis?: ReturnType<typeof buildRedis>;
 }
 
 /**
@@ -58,6 +61,8 @@ interface OtlpBridgeDeps {
 export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeDeps) {
   const o = config.otlp;
   const otlpMetrics = createOtlpMetrics(deps.registry, deps.logger);
+  const redis = deps.redis ?? buildRedis(config, deps.logger);
+  const ownRedis = deps.redis ? null : redis;
   const publisher = createBridgePublisher({
     kafka: deps.kafka,
     topic: o.taskTopic,
@@ -86,6 +91,7 @@ export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeD
       maxEventBytes: () => eventRoom(deps.limits, o.taskTopic),
     },
     observer: otlpMetrics.observer,
+    newTraces: otlpTenantLimits(config, redis).newTraces,
     onSweepError: (err) => {
       deps.logger.warn({ err }, "otlp bridge sweep failed; the next one tries again");
     },
@@ -125,6 +131,7 @@ export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeD
       await consumer.stop();
       await bridge.stop();
       await publisher.disconnect();
+      ownRedis?.disconnect();
     },
   };
 }
@@ -186,7 +193,7 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
 
 /** What an OTLP/HTTP ingest needs besides its settings: where requests are stamped and sent. */
 export interface OtlpHttpIngestDeps {
-  otlp: Pick<Config["otlp"], "boundTenant" | "tenantAttribute" | "http">;
+  otlp: Pick<Config["otlp"], "boundTenant" | "tenantAttribute" | "http" | "newTracesPerMinute" | "timeoutMs">;
   topic: string;
   /** `OtlpTenantStamper.stamp`, on a worker thread or on the event loop. */
   stamp(
@@ -201,6 +208,11 @@ export interface OtlpHttpIngestDeps {
   /** The largest record the topic takes. */
   recordBudget(): number;
   observe?: OtlpHttpIngest["observe"];
+  /**
+   * The tenant's spans and new trace ids a minute (OTLP_HTTP_SPANS_PER_MINUTE,
+   * OTLP_NEW_TRACES_PER_MINUTE); absent: counted in this process only.
+   */
+  limits?: OtlpTenantLimits;
   now?: () => number;
 }
 
@@ -211,10 +223,7 @@ export interface OtlpHttpIngestDeps {
  */
 export function createOtlpHttpIngest(deps: OtlpHttpIngestDeps): OtlpHttpIngest {
   const o = deps.otlp;
-  const spansPerTenant = createRateLimit({
-    perMinute: o.http.spansPerMinute,
-    ...(deps.now ? { now: deps.now } : {}),
-  });
+  const limits = deps.limits ?? otlpTenantLimits({ otlp: o, redis: { keyPrefix: "" } }, undefined, deps.now);
   return {
     maxBodyBytes: o.http.maxBodyBytes,
     requestsPerMinute: o.http.requestsPerMinute,
@@ -251,7 +260,17 @@ export function createOtlpHttpIngest(deps: OtlpHttpIngestDeps): OtlpHttpIngest {
         };
       }
       if (stamped.values.length === 0) return { ok: true, spans: 0 };
-      const wait = spansPerTenant.take(tenantId, stamped.spans);
+      // New traces first: a request refused for its spans is not new when it is sent again.
+      const traces = await limits.newTraces.admit(tenantId, stamped.traceIds, "all");
+      if (traces.retryAfterSeconds !== null) {
+        return {
+          ok: false,
+          status: 429,
+          retryAfterSeconds: traces.retryAfterSeconds,
+          message: `tenant ${JSON.stringify(tenantId)} started more than ${String(limits.newTraces.perMinute)} new traces a minute: retry in ${String(traces.retryAfterSeconds)} s`,
+        };
+      }
+      const wait = await limits.spans.take(tenantId, stamped.spans);
       if (wait !== null) {
         return {
           ok: false,
@@ -278,7 +297,7 @@ export function createOtlpHttpIngest(deps: OtlpHttpIngestDeps): OtlpHttpIngest {
 export function buildOtlpHttpIngest(
   config: Config,
   topic: string,
-  deps: { kafka: KafkaClient; limits: SizeLimits; registry: Registry },
+  deps: { kafka: KafkaClient; limits: SizeLimits; registry: Registry; redis?: ReturnType<typeof buildRedis> },
 ) {
   const o = config.otlp;
   const names = { tenantAttribute: o.tenantAttribute, projectAttribute: o.projectAttribute };
@@ -296,6 +315,7 @@ export function buildOtlpHttpIngest(
   const ingest = createOtlpHttpIngest({
     otlp: o,
     topic,
+    limits: otlpTenantLimits(config, deps.redis),
     stamp: (body, encoding, tenantId, maxRecordBytes, maxSpans) =>
       pool
         ? pool.stamp(body, encoding, tenantId, maxRecordBytes, maxSpans)

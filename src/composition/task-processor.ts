@@ -4,12 +4,14 @@ import { createHeuristicGenerator } from "../adapters/llm/heuristic-generator.js
 import { createPgFeedbackStore } from "../adapters/postgres/pg-feedback-store.js";
 import { createPgLessonRetrievals } from "../adapters/postgres/pg-lesson-retrievals.js";
 import { createRedisSignatureIndex } from "../adapters/redis/redis-signature-index.js";
+import { redisNewLessonLimit } from "../adapters/redis/tenant-volume-limit.js";
 import type { buildPostgresPool, buildRedis, Llm } from "./builders.js";
 import type { Config } from "../config/config.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { countAppliedOutcomes } from "../observability/applied-outcome-metrics.js";
 import type { Metrics } from "../observability/metrics.js";
 import { createQualityMetrics } from "../observability/quality-metrics.js";
+import { countRefusedNewLessons } from "../observability/tenant-limit-metrics.js";
 import { withSpans } from "../observability/traced-stage-timer.js";
 import type { Clock, ReflectionGenerator, ReflectionStore, SpendGate } from "../pipeline/ports.js";
 import { createTaskProcessor, type TaskProcessor } from "../pipeline/task-processor.js";
@@ -46,6 +48,11 @@ export function buildTaskProcessor(config: Config, deps: TaskProcessorDeps): Tas
     guardrails: deps.guardrails,
     mode: config.mode,
     memory: config.memory,
+    newLessons: redisNewLessonLimit(
+      deps.redis,
+      { keyPrefix: config.redis.keyPrefix, perMinute: config.tenancy.newLessonsPerMinute },
+      countRefusedNewLessons(metrics.registry),
+    ),
     // A task's outcome counts for or against the lessons its parent's decision carried and those
     // it retrieved for its loop id (written by lessons-for-task).
     appliedOutcomes: countAppliedOutcomes(

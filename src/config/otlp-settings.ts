@@ -51,8 +51,16 @@ export const otlpEnv = {
   OTLP_HTTP_MAX_SPANS: z.coerce.number().int().min(1).max(1_000_000).default(4_096),
   /** OTLP/HTTP requests one API key may send a minute, per process; more are answered 429. */
   OTLP_HTTP_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
-  /** Spans one tenant may send over OTLP/HTTP a minute, per process; more are answered 429. */
+  /**
+   * Spans one tenant may send over OTLP/HTTP a minute, counted in Redis across every pod; more
+   * are answered 429.
+   */
   OTLP_HTTP_SPANS_PER_MINUTE: z.coerce.number().int().min(1).max(100_000_000).default(200_000),
+  /**
+   * New trace ids one tenant may start a minute, across every pod, OTLP/HTTP and the bridge
+   * together: over it a request is answered 429 and the bridge drops the new traces (counted).
+   */
+  OTLP_NEW_TRACES_PER_MINUTE: z.coerce.number().int().min(1).max(10_000_000).default(20_000),
   /**
    * Worker threads that parse and stamp OTLP/HTTP requests, off the event loop that serves the
    * processor and the API; 0 parses on the event loop.
@@ -75,6 +83,8 @@ export interface OtlpConfig {
   sweepIntervalMs: number;
   maxSpansPerTrace: number;
   maxTraceBytes: number;
+  /** OTLP_NEW_TRACES_PER_MINUTE: new trace ids a tenant may start a minute (HTTP and the bridge). */
+  newTracesPerMinute: number;
   /** OTLP/HTTP's bounds (`OTLP_HTTP_*`): body, spans per request, rates, parsing workers. */
   http: {
     maxBodyBytes: number;
@@ -133,6 +143,7 @@ export function otlpConfigOf(
     sweepIntervalMs: e.OTLP_SWEEP_INTERVAL_MS,
     maxSpansPerTrace: e.OTLP_MAX_SPANS_PER_TRACE,
     maxTraceBytes: e.OTLP_MAX_TRACE_BYTES,
+    newTracesPerMinute: e.OTLP_NEW_TRACES_PER_MINUTE,
     http: {
       maxBodyBytes: e.OTLP_HTTP_MAX_BODY_BYTES,
       maxSpans: e.OTLP_HTTP_MAX_SPANS,

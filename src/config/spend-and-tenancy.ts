@@ -32,6 +32,11 @@ export const spendAndTenancyEnv = {
   TENANT_TOPIC_BINDING: z.string().optional(),
   /** How often bound prefixes are matched against the cluster's topics again; 0 = only at start. */
   TENANT_TOPIC_REFRESH_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  /**
+   * New lessons one tenant may store a minute, counted in Redis across every pod; past it a new
+   * reflection is still judged and published, but not stored (its outcome says why); 0 = no limit.
+   */
+  LESSONS_NEW_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(120),
 };
 
 export interface SpendAndTenancyConfig {
@@ -45,7 +50,12 @@ export interface SpendAndTenancyConfig {
     metricsMaxTenants: number;
   };
   /** The tenant trust model (docs/operations.md, "Tenants and topics"); null = no binding. */
-  tenancy: { binding: TenantTopicBinding | null; topicRefreshMs: number };
+  tenancy: {
+    binding: TenantTopicBinding | null;
+    topicRefreshMs: number;
+    /** LESSONS_NEW_PER_MINUTE: new lessons a tenant may store a minute; null = no limit. */
+    newLessonsPerMinute: number | null;
+  };
 }
 
 export type SpendAndTenancyEnv = z.infer<z.ZodObject<typeof spendAndTenancyEnv>>;
@@ -62,6 +72,7 @@ export function spendAndTenancyConfig(e: SpendAndTenancyEnv): SpendAndTenancyCon
     tenancy: {
       binding: e.TENANT_TOPIC_BINDING ? parseTenantTopicBinding(e.TENANT_TOPIC_BINDING) : null,
       topicRefreshMs: e.TENANT_TOPIC_REFRESH_MS,
+      newLessonsPerMinute: e.LESSONS_NEW_PER_MINUTE > 0 ? e.LESSONS_NEW_PER_MINUTE : null,
     },
   };
 }

@@ -13,6 +13,10 @@ import {
 } from "../features/lessons/lesson-routes.js";
 import { loopRouteRoles, registerLoopRoutes, type LoopRoutesDeps } from "../features/loops/loop-routes.js";
 import {
+  lessonApprovalRouteRoles,
+  registerLessonApprovalRoute,
+} from "../features/lessons/approval-routes.js";
+import {
   lessonSplitRouteRoles,
   registerLessonSplitRoute,
   type LessonSplitRoutesDeps,
@@ -76,6 +80,7 @@ export const routeRoles: Readonly<Record<string, ApiRole>> = {
   ...loopRouteRoles,
   ...lessonRouteRoles,
   ...lessonSplitRouteRoles,
+  ...lessonApprovalRouteRoles,
   ...feedbackRouteRoles,
   ...otlpRouteRoles,
 };
@@ -219,6 +224,16 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       scope,
       {
         store: deps.stores.lessonSplits,
+        ...(deps.auditKey ? { auditKey: deps.auditKey } : {}),
+        ...(auditLogger ? { logger: auditLogger } : {}),
+      },
+      ctx,
+    );
+    registerLessonApprovalRoute(
+      scope,
+      {
+        store: deps.stores.lessons,
+        clock: deps.clock,
         ...(deps.auditKey ? { auditKey: deps.auditKey } : {}),
         ...(auditLogger ? { logger: auditLogger } : {}),
       },

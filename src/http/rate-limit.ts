@@ -16,7 +16,7 @@ export interface RateLimit {
 }
 
 export function createRateLimit(options: RateLimitOptions): RateLimit {
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => Date.now());
   const maxKeys = options.maxKeys ?? 10_000;
   const capacity = options.perMinute;
   const perMs = options.perMinute / 60_000;

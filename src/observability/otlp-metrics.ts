@@ -18,7 +18,7 @@ export function createOtlpMetrics(registry: Registry, logger: Logger) {
   });
   const traces = new Counter({
     name: "reflector_otlp_traces_total",
-    help: "Traces the bridge closed: published as a task event, expired (no root within OTLP_TRACE_TIMEOUT_MS), invalid (dead-lettered) or oversized (past OTLP_MAX_SPANS_PER_TRACE or OTLP_MAX_TRACE_BYTES; dropped).",
+    help: "Traces the bridge closed: published as a task event, expired (no root within OTLP_TRACE_TIMEOUT_MS), invalid (dead-lettered) oversized (past OTLP_MAX_SPANS_PER_TRACE or OTLP_MAX_TRACE_BYTES; dropped), or over_limit (new traces past the tenant's OTLP_NEW_TRACES_PER_MINUTE; dropped on arrival).",
     labelNames: ["result"] as const,
     registers: [registry],
   });
@@ -37,6 +37,12 @@ export function createOtlpMetrics(registry: Registry, logger: Logger) {
       log.warn(
         { traceId, spanCount },
         "trace closed as oversized: it passed OTLP_MAX_SPANS_PER_TRACE or OTLP_MAX_TRACE_BYTES; its spans were dropped",
+      );
+    },
+    overLimit: (tenantId, count) => {
+      log.warn(
+        { tenantId, traces: count },
+        "new traces dropped: the tenant started more than OTLP_NEW_TRACES_PER_MINUTE this minute",
       );
     },
     invalid: (traceId, reason) => {

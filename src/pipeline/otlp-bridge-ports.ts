@@ -105,8 +105,10 @@ export interface BridgePublisher {
 /** What the bridge reports (metrics and logs are wired in app.ts). */
 export interface BridgeObserver {
   spans(result: "stored" | "late", count: number): void;
-  traces(result: "published" | "expired" | "invalid" | "oversized", count: number): void;
+  /** `over_limit`: new traces dropped on arrival, past the tenant's OTLP_NEW_TRACES_PER_MINUTE. */
+  traces(result: "published" | "expired" | "invalid" | "oversized" | "over_limit", count: number): void;
   expired?(traceId: string, spanCount: number): void;
   invalid?(traceId: string, reason: string): void;
   oversized?(traceId: string, spanCount: number): void;
+  overLimit?(tenantId: string, traces: number): void;
 }

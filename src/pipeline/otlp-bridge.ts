@@ -12,6 +12,7 @@ import type {
   TraceClosing,
 } from "./otlp-bridge-ports.js";
 import type { Clock } from "./ports.js";
+import { withinNewTraceLimit, type NewTraceLimit } from "./tenant-limits.js";
 
 export interface OtlpBridgeSettings {
   /** How long after its root arrived a trace waits for late children before it is published. */
@@ -51,6 +52,11 @@ export interface OtlpBridgeDeps {
   mapping: TraceMappingOptions;
   settings: OtlpBridgeSettings;
   observer: BridgeObserver;
+  /**
+   * New trace ids per tenant a minute (OTLP_NEW_TRACES_PER_MINUTE), shared with OTLP/HTTP: the
+   * spans of new traces past it are dropped on arrival and counted. Absent: not limited here.
+   */
+  newTraces?: NewTraceLimit;
   /** A sweep that failed (Postgres or Kafka away); the next one tries again. */
   onSweepError(err: unknown): void;
 }
@@ -237,11 +243,13 @@ export function createOtlpBridge(deps: OtlpBridgeDeps) {
     /** Stores the spans of consumed records; resolves once they are durable. */
     async ingest(spans: readonly OtlpSpan[]): Promise<void> {
       if (spans.length === 0) return;
-      const incoming = spans.map((span) => ({
+      let incoming = spans.map((span) => ({
         tenantId: tenantOf(span, deps),
         span: { ...span, resource: keptResource(span, resourceKeys) },
         rootCandidate: isRootCandidate(span),
       }));
+      if (deps.newTraces) incoming = await withinNewTraceLimit(deps.newTraces, incoming, observer);
+      if (incoming.length === 0) return;
       const result = await store.add(incoming, clock.now(), settings.caps ?? defaultTraceCaps);
       if (result.stored > 0) observer.spans("stored", result.stored);
       if (result.late > 0) observer.spans("late", result.late);

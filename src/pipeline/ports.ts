@@ -1,3 +1,4 @@
+import type { TenantVolumeLimit } from "./tenant-limits.js";
 import type { LocatedFailure } from "../domain/attribution/located-failure.js";
 import type { Rating } from "../domain/feedback/effective-quality.js";
 import type {
@@ -342,3 +343,10 @@ export type FeedbackResult =
       harmful: number;
       latestRating: Rating | null;
     };
+
+/** New lessons per tenant a minute (LESSONS_NEW_PER_MINUTE), and who hears of one refused. */
+export interface NewLessonLimit {
+  limit: TenantVolumeLimit;
+  /** A new lesson was judged worth storing and not stored: the tenant is past its limit. */
+  refused?(tenantId: string): void;
+}

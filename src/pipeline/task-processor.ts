@@ -12,6 +12,7 @@ import type {
   AnswerEvaluator,
   Clock,
   Embedder,
+  NewLessonLimit,
   QualityObserver,
   ReflectionGenerator,
   ReflectionStore,
@@ -23,6 +24,7 @@ import { afterCommit, countCommittedOutcomes } from "./stages/after-commit.js";
 import { decideAndPersist } from "./stages/decide-and-persist.js";
 import { evaluateAnswer } from "./stages/evaluate-answer.js";
 import { match } from "./stages/match.js";
+import { limitNewLessons } from "./stages/new-lesson-limit.js";
 import { recall } from "./stages/recall.js";
 import { reflect } from "./stages/reflect.js";
 import { rejudge } from "./stages/rejudge.js";
@@ -53,6 +55,8 @@ export interface TaskProcessorDeps {
   causeJudge?: CauseJudge | null;
   /** Whether the lessons a rerun carried helped (counted after the rerun commits); absent: not counted. */
   appliedOutcomes?: AppliedOutcomeStore;
+  /** New lessons a tenant may store a minute; absent: no limit. */
+  newLessons?: NewLessonLimit | undefined;
 }
 
 /**
@@ -114,7 +118,7 @@ export function createTaskProcessor(taskDeps: TaskProcessorDeps) {
     let persisted;
     try {
       const remembered = matched
-        ? storeOperation(await reflect(deps, await rejudge(deps, matched)))
+        ? storeOperation(await limitNewLessons(deps, await reflect(deps, await rejudge(deps, matched))))
         : { ...state, memory: null };
       persisted = await decideAndPersist(deps, remembered);
     } finally {

@@ -13,6 +13,7 @@ import { createLessonIndex } from "../../src/features/lessons/lessons-for-task-i
 import { createLessonsForTask } from "../../src/features/lessons/lessons-for-task.js";
 import { createOfflineProcessor } from "../support/fakes.js";
 import { taskEvent } from "../support/task-events.js";
+import { waitFor } from "../support/wait-for.js";
 
 /**
  * Lessons that reach the agents, on real Postgres and Redis: a failure's rerun decision carries
@@ -108,5 +109,43 @@ describe("lessons for a task and applied outcomes (Postgres, Redis)", () => {
     await lessons.forTask(tenantId, asked);
     await index.settled(tenantId);
     expect((await lessons.forTask(tenantId, asked)).lessons).toEqual([]);
+  });
+});
+
+describe("an operator's approval for wide serving (Postgres)", () => {
+  const approvalTenant = `${tenantId}-approval`;
+  afterAll(async () => {
+    await pool.query("DELETE FROM reflections WHERE tenant_id = $1", [approvalTenant]);
+  });
+
+  it("serves a lesson one trace wrote to other tasks once an operator approved it; the first approval stands", async () => {
+    const first = await processor.process(
+      taskEvent({ tenantId: approvalTenant, eventId: "evt-a0", loopId: "loop-a0" }),
+    );
+    const lessonId = decisionOf(first.outputs).lessons[0]?.reflectionId ?? "";
+    expect(lessonId).not.toBe("");
+    const strict = createLessonsForTask({ index, embedder, clock, floor: 0.05, minOccurrences: 2 });
+    const asked = { task: "Fetch the order history of a customer for analysis", limit: 5, minImportance: 0 };
+    expect((await strict.forTask(approvalTenant, asked)).lessons).toEqual([]);
+
+    const store = createPgLessonStore(pool, { clock });
+    expect(await store.approveForServing(tenantId, lessonId, "api-key:other", new Date())).toBeNull();
+    const at = new Date("2026-12-05T04:00:00.000Z");
+    expect(await store.approveForServing(approvalTenant, lessonId, "api-key:first", at)).toEqual({
+      approvedAt: at,
+      approvedBy: "api-key:first",
+      occurrences: 1,
+    });
+    const again = await store.approveForServing(approvalTenant, lessonId, "api-key:second", new Date());
+    expect(again?.approvedBy).toBe("api-key:first");
+    // The index answers from what it holds and refreshes behind: the approval shows at its next read.
+    const served = await waitFor(
+      async () => {
+        const ids = (await strict.forTask(approvalTenant, asked)).lessons.map((l) => l.reflectionId);
+        return ids.length > 0 && ids;
+      },
+      { timeoutMs: 10_000, what: "the approved lesson served" },
+    );
+    expect(served).toEqual([lessonId]);
   });
 });

@@ -1,6 +1,8 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
 import OpenAI from "openai";
 import { RateLimiterMemory } from "rate-limiter-flexible";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { createHashingEmbedder } from "../../src/adapters/embedding/hashing-embedder.js";
 import { createCircuitBreaker } from "../../src/adapters/llm/circuit-breaker.js";
 import { FairSlots } from "../../src/adapters/llm/fair-slots.js";
@@ -8,7 +10,7 @@ import { lessonCheckMessages } from "../../src/adapters/llm/lesson-check-prompt.
 import { createLlmAdapters } from "../../src/adapters/llm/llm-adapters.js";
 import { createOpenAiLessonCheck } from "../../src/adapters/llm/openai-lesson-check.js";
 import { estimateChatTokens } from "../../src/adapters/llm/token-estimate.js";
-import { createTenantBudget } from "../../src/adapters/redis/tenant-token-budget.js";
+import { createRedisTenantBudget, createTenantBudget } from "../../src/adapters/redis/tenant-token-budget.js";
 import { lessonCheckWithinBudget } from "../../src/pipeline/lesson-check.js";
 import { createLessonIndex } from "../../src/features/lessons/lessons-for-task-index.js";
 import { createLessonsForTask } from "../../src/features/lessons/lessons-for-task.js";
@@ -272,5 +274,52 @@ describe("the lesson check is isolated from the pipeline's model calls", () => {
     expect(answers.filter((a) => a !== null)).toHaveLength(asked);
     expect(asked * (promptTokens + 8)).toBeLessThanOrEqual(budgetTokens);
     expect(spent).toBeLessThanOrEqual(budgetTokens);
+  });
+
+  it("never spends more than the tenant's budget under 60 concurrent checks on two pods sharing Redis", async () => {
+    const budgetTokens = 5_000;
+    const keyPrefix = `test-${randomUUID().slice(0, 8)}`;
+    const pods = [new Redis(inject("redisUrl")), new Redis(inject("redisUrl"))];
+    try {
+      const budgets = pods.map((redis) =>
+        createRedisTenantBudget(redis, {
+          keyPrefix,
+          budgetTokens,
+          windowMs: 60_000,
+          overBudget: "heuristic",
+        }),
+      );
+      const many = Array.from({ length: 8 }, (_, i) => ({
+        advice: `Lesson ${String(i)}: ${"check the booking's fare rules before changing it. ".repeat(20)}`,
+        adjustments: ["confirm the fare class with the user"],
+        tags: ["booking"],
+      }));
+      const promptTokens = estimateChatTokens(lessonCheckMessages(task, many, "n0nce"));
+      server().enqueueChat(
+        ...Array.from({ length: 60 }, () => ({
+          kind: "delay" as const,
+          ms: 50,
+          then: { kind: "completion" as const, content: '{"apply": [1]}', promptTokens, completionTokens: 8 },
+        })),
+      );
+      // Each pod with its own adapters and gate, as each pod's composition root wires them.
+      const gated = budgets.map((budget) => {
+        const { lessonCheck } = createLlmAdapters(settings(server().url), { spend: budget });
+        if (!lessonCheck) throw new Error("no lesson check");
+        return lessonCheckWithinBudget(lessonCheck, budget);
+      });
+      const [podA, podB] = gated;
+      if (!podA || !podB) throw new Error("two pods");
+      await Promise.all(
+        Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? podA : podB).applies("tenant-a", task, many)),
+      );
+      const asked = server().chatRequests().length;
+      expect(asked).toBeGreaterThan(0);
+      expect(asked * (promptTokens + 8)).toBeLessThanOrEqual(budgetTokens);
+      const spent = Number((await pods[0]?.get(`${keyPrefix}:llm-budget:tenant-a`)) ?? 0);
+      expect(spent).toBeLessThanOrEqual(budgetTokens);
+    } finally {
+      for (const redis of pods) redis.disconnect();
+    }
   });
 });

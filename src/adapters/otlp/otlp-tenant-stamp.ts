@@ -19,6 +19,8 @@ export type StampedRequest =
       spans: number;
       /** The trace id of the request's first span (a record key that spreads traces over partitions). */
       firstTraceId: string | null;
+      /** The request's distinct trace ids (what the tenant's new-trace limit counts). */
+      traceIds: string[];
     }
   | { ok: false; otherTenant: string }
   | { ok: false; spanBytes: number }
@@ -195,17 +197,18 @@ export function createOtlpTenantStamper(options: {
       if (named !== tenantId) return { ok: false, otherTenant: named };
     }
     const firstTraceId = spans[0]?.traceId ?? null;
+    const traceIds = [...new Set(spans.map((span) => span.traceId))];
     // Protobuf whose resources do not name a tenant (the usual request): stamped in its bytes.
     if (raw === null && !body.includes(tenantKeyBytes)) {
       const value = appendResourceAttribute(body, tenantField(tenantId));
       if (value.length <= maxRecordBytes)
-        return { ok: true, values: [value], spans: spans.length, firstTraceId };
+        return { ok: true, values: [value], spans: spans.length, firstTraceId, traceIds };
     }
     const { object, encode } = raw !== null ? jsonRequest(raw) : protobufRequest(body);
     stampAll(object.resourceSpans, tenantId);
     const parts = splitRequest(object, (part) => encode(part).length, maxRecordBytes);
     if (!Array.isArray(parts)) return { ok: false, spanBytes: parts.spanBytes };
-    return { ok: true, values: parts.map(encode), spans: spans.length, firstTraceId };
+    return { ok: true, values: parts.map(encode), spans: spans.length, firstTraceId, traceIds };
   }
 
   return {

@@ -100,6 +100,7 @@ interface LessonVectorRow {
   applied_helped: number;
   applied_failed: number;
   occurrences: number;
+  approved: boolean;
   task: string | null;
 }
 
@@ -116,7 +117,7 @@ async function readLessonVectors(
     `SELECT id, project_id, strategy_text, learning, adjustments, tags, importance,
             ${effectiveSql} AS effective_quality, first_seen_at, last_seen_at, updated_at,
             CASE WHEN cardinality(source_vector) > 0 THEN source_vector ELSE embedding END AS vector,
-            applied_helped, applied_failed, occurrences,
+            applied_helped, applied_failed, occurrences, approved_at IS NOT NULL AS approved,
             (SELECT split_part(l.task_text, E'\\noutcome: ', 1)
                FROM processed_events p
                JOIN loop_traces l ON l.tenant_id = p.tenant_id AND l.loop_id = p.loop_id
@@ -140,6 +141,7 @@ async function readLessonVectors(
     vector: r.vector,
     applied: { helped: r.applied_helped, failedAgain: r.applied_failed },
     occurrences: r.occurrences,
+    approved: r.approved,
     task: r.task,
   }));
 }
@@ -270,6 +272,25 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
             .map((ms) => ({ occurrences: row.occurrences, publishedAt: new Date(Number(ms)), lessons: 1 })),
         );
         return summarizeEffectiveness(counts, clock.now(), thresholds);
+      }),
+
+    /**
+     * An operator's approval of a lesson for wide serving; the first approval stands (who and
+     * when), a later one changes nothing. Null when the tenant has no such lesson.
+     */
+    approveForServing: (tenantId: string, reflectionId: string, actor: string, at: Date) =>
+      guarded(async (): Promise<{ approvedAt: Date; approvedBy: string; occurrences: number } | null> => {
+        const res = await pool.query<{ approved_at: Date; approved_by: string; occurrences: number }>(
+          `UPDATE reflections
+              SET approved_at = COALESCE(approved_at, $3), approved_by = COALESCE(approved_by, $4)
+            WHERE tenant_id = $1 AND id = $2
+        RETURNING approved_at, approved_by, occurrences`,
+          [tenantId, reflectionId, at, actor],
+        );
+        const row = res.rows[0];
+        return row
+          ? { approvedAt: row.approved_at, approvedBy: row.approved_by, occurrences: row.occurrences }
+          : null;
       }),
   };
 }

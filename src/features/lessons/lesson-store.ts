@@ -24,6 +24,25 @@ export interface LessonStore {
   sourcesOf(tenantId: string, reflectionId: string, limit: number): Promise<LessonSource[] | null>;
   /** Stored lessons by effectiveness verdict, of every tenant unless one is named (metrics gauges). */
   effectivenessSummary(tenantId?: string): Promise<EffectivenessSummary>;
+  /**
+   * Approves the tenant's lesson for wide serving (`LESSONS_SERVE_MIN_OCCURRENCES` no longer holds
+   * it back); the first approval stands. Null when the tenant has no such lesson. Absent: the
+   * approval route answers 503.
+   */
+  approveForServing?(
+    tenantId: string,
+    reflectionId: string,
+    actor: string,
+    at: Date,
+  ): Promise<LessonApproval | null>;
+}
+
+/** Who approved a lesson for wide serving, and when (the first approval). */
+export interface LessonApproval {
+  approvedAt: Date;
+  /** The audit's keyed fingerprint of the approving API key. */
+  approvedBy: string;
+  occurrences: number;
 }
 
 /** One failure a lesson stands for, as memory filed it. */

@@ -37,6 +37,8 @@ export interface LessonVectorRow {
   task?: string | null;
   /** Failures filed under the lesson (its first included). */
   occurrences?: number;
+  /** An operator approved it for wide serving (`POST /api/v1/reflections/{id}/approve`). */
+  approved?: boolean;
 }
 
 /** Where the index reads lessons from; implemented by `src/adapters/postgres/pg-lesson-store.ts`. */
@@ -90,6 +92,7 @@ function indexed(row: LessonVectorRow): IndexedLesson | null {
     lastSeenAt: row.lastSeenAt,
     applied: row.applied ?? { helped: 0, failedAgain: 0 },
     ...(row.occurrences !== undefined ? { occurrences: row.occurrences } : {}),
+    ...(row.approved ? { approved: true } : {}),
     vector,
     ...(row.task ? { taskWords: wordsOf(row.task) } : {}),
   };

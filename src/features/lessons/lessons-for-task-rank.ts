@@ -25,6 +25,8 @@ export interface IndexedLesson {
   applied?: { helped: number; failedAgain: number };
   /** Failures filed under the lesson (its first included); absent counts as one. */
   occurrences?: number;
+  /** An operator approved it for wide serving, whatever its occurrences. */
+  approved?: boolean;
   /**
    * The unit vector a task is compared with: the trace the lesson was written for (its task,
    * failing step and error), which says what kind of task it applies to; the lesson's own text

@@ -125,7 +125,8 @@ export interface LessonsForTaskDeps {
   /**
    * Failures a lesson must stand for before it is served for other tasks (LESSONS_SERVE_MIN_OCCURRENCES,
    * default 1): at 2, a lesson one trace wrote reaches other agents only once a second failure
-   * was filed under it. Its own loop's rerun carries it whatever this says.
+   * was filed under it, or once an operator approved it. Its own loop's rerun carries it whatever
+   * this says.
    */
   minOccurrences?: number;
 }
@@ -167,7 +168,9 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
       ]);
       const minOccurrences = deps.minOccurrences ?? 1;
       const lessons =
-        minOccurrences <= 1 ? indexed : [...indexed].filter((l) => (l.occurrences ?? 1) >= minOccurrences);
+        minOccurrences <= 1
+          ? indexed
+          : [...indexed].filter((l) => l.approved === true || (l.occurrences ?? 1) >= minOccurrences);
       const vector = unitVector(vectors[0] ?? []);
       // A task with no words the embedder knows is like no lesson at all.
       if (!vector) return { lessons: [], floor, recordedFor: loopId, checkedBy: "meaning" };

@@ -21,7 +21,7 @@ describe("spend limits and tenant binding settings", () => {
       overBudget: "heuristic",
       metricsMaxTenants: 50,
     });
-    expect(config.tenancy).toEqual({ binding: null, topicRefreshMs: 60_000 });
+    expect(config.tenancy).toEqual({ binding: null, topicRefreshMs: 60_000, newLessonsPerMinute: 120 });
   });
 
   it("reads a budget, a window in whole seconds and the wait mode", () => {

@@ -86,9 +86,9 @@ const hex = (n: number, width: number) => n.toString(16).padStart(width, "0");
  * An OTLP/JSON request of `count` spans of one trace, each with `attributes` attributes of
  * `attributeChars` characters.
  */
-function request(count: number, attributeChars = 10, attributes = 1): string {
+function request(count: number, attributeChars = 10, attributes = 1, traces = 1, firstTrace = 1): string {
   const spans = Array.from({ length: count }, (_, i) => ({
-    traceId: hex(1, 32),
+    traceId: hex(firstTrace + (i % traces), 32),
     spanId: hex(i + 1, 16),
     name: `step ${String(i)}`,
     kind: 1,
@@ -145,6 +145,20 @@ describe("OTLP/HTTP's bounds", () => {
     expect(Number(limited.headers["retry-after"])).toBeGreaterThanOrEqual(1);
     expect((await post(request(60), "bounds-key-b")).statusCode).toBe(200);
     expect(sent).toHaveLength(2);
+  });
+
+  it("answers 429 to a tenant over its new traces a minute; a known trace's later spans are not new", async () => {
+    const { post } = server({ OTLP_NEW_TRACES_PER_MINUTE: "10" });
+    sent.length = 0;
+    expect((await post(request(8, 10, 1, 8), "bounds-key-a1")).statusCode).toBe(200);
+    const limited = await post(request(3, 10, 1, 3, 9), "bounds-key-a2");
+    expect(limited.statusCode).toBe(429);
+    expect(limited.body).toContain("new traces a minute");
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    // The eight known traces and two new ones fit.
+    expect((await post(request(10, 10, 1, 10), "bounds-key-a1")).statusCode).toBe(200);
+    expect((await post(request(3, 10, 1, 3, 9), "bounds-key-b")).statusCode).toBe(200);
+    expect(sent).toHaveLength(3);
   });
 
   it("answers 400, not 500, to JSON nested deeper than any OTLP export", async () => {

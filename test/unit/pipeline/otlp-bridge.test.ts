@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { OtlpSpan } from "../../../src/domain/otlp/otlp-span.js";
 import { ReflectorError } from "../../../src/domain/errors.js";
 import { createOtlpBridge } from "../../../src/pipeline/otlp-bridge.js";
+import { createMemoryNewTraceLimit, type NewTraceLimit } from "../../../src/pipeline/tenant-limits.js";
 import type {
   BridgedEvent,
   ClosingTrace,
@@ -87,6 +88,8 @@ function bridgeWith(
   options: {
     publish?: (events: readonly BridgedEvent[]) => Promise<ReadonlySet<BridgedEvent>>;
     boundTenant?: string;
+    newTraces?: NewTraceLimit;
+    counted?: string[];
   } = {},
 ) {
   const published: BridgedEvent[] = [];
@@ -120,7 +123,13 @@ function bridgeWith(
       closers: 1,
       ...(options.boundTenant ? { boundTenant: options.boundTenant } : {}),
     },
-    observer: { spans: () => undefined, traces: () => undefined },
+    observer: {
+      spans: () => undefined,
+      traces: (result, count) => {
+        options.counted?.push(`${result}:${String(count)}`);
+      },
+    },
+    ...(options.newTraces ? { newTraces: options.newTraces } : {}),
     onSweepError: (err) => {
       sweepErrors.push(err);
     },
@@ -165,6 +174,30 @@ describe("OTLP bridge", () => {
     expect(published).toEqual([]);
     expect(dead).toEqual([root.traceId]);
     expect(fake.marked.get(root.traceId)).toBe("invalid");
+  });
+
+  it("drops the spans of new traces past the tenant's new traces a minute, and counts them; known traces go on", async () => {
+    const fake = fakeStore();
+    const counted: string[] = [];
+    const newTraces = createMemoryNewTraceLimit({ perMinute: 2, rememberMs: 3_600_000 });
+    const { bridge } = bridgeWith(fake.store, { newTraces, counted });
+    const trace = (n: number, tenant = "acme"): OtlpSpan => ({
+      ...root,
+      traceId: n.toString(16).padStart(32, "0"),
+      resource: { "reflector.tenant_id": tenant },
+    });
+    await bridge.ingest([trace(1), trace(2), trace(3), trace(1), trace(4, "other")]);
+    expect(fake.added.map((a) => `${a.tenantId}/${a.span.traceId.slice(-1)}`)).toEqual([
+      "acme/1",
+      "acme/2",
+      "acme/1",
+      "other/4",
+    ]);
+    expect(counted).toEqual(["over_limit:1"]);
+    // Later spans of an admitted trace are not new; another new one still is over.
+    fake.added.length = 0;
+    await bridge.ingest([trace(2), trace(5)]);
+    expect(fake.added.map((a) => a.span.traceId.slice(-1))).toEqual(["2"]);
   });
 
   it("keys each span by its tenant: the resource's, else the default", async () => {
