@@ -709,4 +709,23 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
     expect(one(kept, "PodDisruptionBudget").spec).not.toHaveProperty("unhealthyPodEvictionPolicy");
     expect(helm.template(chart, { set: { "podDisruptionBudget.unhealthyPodEvictionPolicy": "Never" } }).status).toBe(1);
   });
+
+  it("gives the bridge's own Deployment no probe and no port, because `reflector otlp-bridge` serves no HTTP", () => {
+    const separate = render(helm, { set: { "config.OTLP_TOPIC": "otlp_spans", "otlpBridge.mode": "deployment" } });
+    const bridge = must(
+      byKind(separate, "Deployment")
+        .map((d) => models.Deployment(structuredClone(d)))
+        .find((d) => d.metadata?.name?.endsWith("-otlp-bridge")),
+      "the bridge's Deployment",
+    );
+    const container = must(bridge.spec?.template.spec?.containers[0], "bridge container");
+    expect([container.ports, container.livenessProbe, container.readinessProbe, container.startupProbe]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    // When the bridge learns to serve health and metrics, this fails: give its Deployment probes and a port.
+    expect(readFileSync(`${root}docs/otlp-ingest.md`, "utf8")).toMatch(/standalone `otlp-bridge` serves no HTTP/);
+  });
 });
