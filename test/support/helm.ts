@@ -67,7 +67,8 @@ function run(command: string, args: string[]): HelmRun {
 function chartWithValues(chartDir: string, set: TemplateOptions["set"] = {}): string {
   if (Object.keys(set).length === 0) return chartDir;
   const copy = join(mkdtempSync(join(tmpdir(), "reflector-chart-")), basename(chartDir));
-  cpSync(chartDir, copy, { recursive: true });
+  // dereference: the chart links files from outside it (the dashboard), and a copied link would dangle.
+  cpSync(chartDir, copy, { recursive: true, dereference: true });
   const values = parse(readFileSync(join(copy, "values.yaml"), "utf8")) as Record<string, unknown>;
   for (const [path, value] of Object.entries(set)) {
     const keys = path.split(".");
@@ -231,4 +232,52 @@ export const helmJavaEngine: HelmEngine = {
 /** The engines this machine can run: helm-java everywhere, the npm binary on Linux x86-64. */
 export function helmEngines(): HelmEngine[] {
   return npmHelmSupported() ? [npmHelmEngine, helmJavaEngine] : [helmJavaEngine];
+}
+
+/**
+ * An umbrella chart in a temporary directory with `chartDir` as its subchart (copied into its
+ * `charts/`, as `helm dependency build` would put it), declared with `condition: <name>.enabled`,
+ * its values.yaml holding `values`, and a ConfigMap of its own so it always renders something.
+ * Returns the umbrella's directory; remove its parent when done.
+ */
+export function umbrellaChart(chartDir: string, values: Record<string, unknown>): string {
+  const subchart = parse(readFileSync(join(chartDir, "Chart.yaml"), "utf8")) as {
+    name: string;
+    version: string;
+  };
+  const umbrella = join(mkdtempSync(join(tmpdir(), "reflector-umbrella-")), "platform");
+  mkdirSync(join(umbrella, "templates"), { recursive: true });
+  cpSync(chartDir, join(umbrella, "charts", subchart.name), { recursive: true, dereference: true });
+  writeFileSync(
+    join(umbrella, "Chart.yaml"),
+    stringify({
+      apiVersion: "v2",
+      name: "platform",
+      description: "An umbrella chart that ships Reflector beside other services.",
+      version: "1.0.0",
+      icon: "https://example.com/icon.png",
+      dependencies: [
+        {
+          name: subchart.name,
+          version: subchart.version,
+          repository: `file://./charts/${subchart.name}`,
+          condition: `${subchart.name}.enabled`,
+        },
+      ],
+    }),
+  );
+  writeFileSync(join(umbrella, "values.yaml"), stringify(values));
+  writeFileSync(
+    join(umbrella, "templates", "configmap.yaml"),
+    [
+      "apiVersion: v1",
+      "kind: ConfigMap",
+      "metadata:",
+      "  name: {{ .Release.Name }}-platform",
+      "data:",
+      "  region: {{ .Values.global.region | quote }}",
+      "",
+    ].join("\n"),
+  );
+  return umbrella;
 }

@@ -92,6 +92,9 @@ bridge runs as its own Deployment.
 envFrom:
   - configMapRef:
       name: {{ include "reflector.fullname" $root }}
+  {{- with $root.Values.extraEnvFrom }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
 env:
   {{- range $name, $ref := $root.Values.secretEnv }}
   {{- $ref = ternary $root.Values.init.migrateDatabaseUrl $ref (and (eq $role "migrate") (eq $name "DATABASE_URL") (not (empty $root.Values.init.migrateDatabaseUrl.key))) }}
@@ -100,7 +103,8 @@ env:
       secretKeyRef:
         name: {{ $ref.secret | default $root.Values.existingSecret }}
         key: {{ $ref.key }}
-        optional: {{ $ref.optional | default false }}
+        {{- /* OTLP/HTTP turns every request away without a key: API_KEYS is then required. */}}
+        optional: {{ and ($ref.optional | default false) (not (and (eq $name "API_KEYS") $root.Values.otlpHttp.enabled)) }}
   {{- end }}
   {{- range $name, $file := $root.Values.tls.files }}
   {{- if $file }}
@@ -113,11 +117,40 @@ env:
   - name: OTLP_TOPIC
     value: ""
   {{- end }}
+  {{- with $root.Values.extraEnv }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
 {{- end }}
 
-{{/* Whether the OTLP bridge runs as its own Deployment (config.OTLP_TOPIC set, otlpBridge.mode deployment). */}}
+{{/* The OTLP bridge's topic: config.OTLP_TOPIC, else otlpHttp.topic when OTLP/HTTP is on; empty = no bridge. */}}
+{{- define "reflector.otlpTopic" -}}
+{{- if .Values.config.OTLP_TOPIC }}{{ .Values.config.OTLP_TOPIC }}
+{{- else if .Values.otlpHttp.enabled }}{{ .Values.otlpHttp.topic }}
+{{- end }}
+{{- end }}
+
+{{/* Whether the OTLP bridge runs as its own Deployment (an OTLP topic, otlpBridge.mode deployment). */}}
 {{- define "reflector.bridgeDeployment" -}}
-{{- if and .Values.config.OTLP_TOPIC (eq .Values.otlpBridge.mode "deployment") }}true{{ end }}
+{{- if and (include "reflector.otlpTopic" .) (eq .Values.otlpBridge.mode "deployment") }}true{{ end }}
+{{- end }}
+
+{{/*
+OTLP/HTTP (POST /v1/traces) is served by the HTTP server of `start` when that process runs the
+bridge, and each request needs an API key with the `decide` role: refuse what would serve nothing
+or turn every request away.
+*/}}
+{{- define "reflector.checkOtlpHttp" -}}
+{{- if .Values.otlpHttp.enabled }}
+{{- if eq .Values.otlpBridge.mode "deployment" }}
+{{- fail "otlpHttp.enabled needs otlpBridge.mode: inProcess: /v1/traces is served by the processor's pods only when they run the bridge (a bridge Deployment serves no HTTP)" }}
+{{- end }}
+{{- if and .Values.config.OTLP_TOPIC (ne (toString .Values.config.OTLP_TOPIC) .Values.otlpHttp.topic) }}
+{{- fail (printf "config.OTLP_TOPIC (%v) and otlpHttp.topic (%v) differ: set the topic once, in otlpHttp.topic" .Values.config.OTLP_TOPIC .Values.otlpHttp.topic) }}
+{{- end }}
+{{- if not (hasKey .Values.secretEnv "API_KEYS") }}
+{{- fail "otlpHttp.enabled: map API_KEYS in secretEnv (a key:tenant:decide entry authorizes an exporter)" }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/* Whether any PEM file is mounted from tls.existingSecret. */}}
@@ -125,10 +158,30 @@ env:
 {{- range $name, $file := .Values.tls.files }}{{ if $file }}true{{ end }}{{ end }}
 {{- end }}
 
-{{/* The volume mount of the tls Secret, for every container. */}}
-{{- define "reflector.tlsMount" -}}
+{{/* The volume mount of the tls Secret and extraVolumeMounts, for every container. */}}
+{{- define "reflector.volumeMounts" -}}
 {{- if include "reflector.tlsFiles" . }}
 - { name: tls, mountPath: {{ .Values.tls.mountPath | quote }}, readOnly: true }
+{{- end }}
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The pod's volumes: /tmp, the tls Secret, extraVolumes. */}}
+{{- define "reflector.volumes" -}}
+- name: tmp
+  emptyDir: { sizeLimit: 64Mi }
+{{- if include "reflector.tlsFiles" . }}
+# CA bundles and the Kafka client certificate, read-only, readable by the pod's group only:
+# mode 0440, written in decimal because YAML 1.1 and 1.2 read a leading 0 differently.
+- name: tls
+  secret:
+    secretName: {{ .Values.tls.existingSecret }}
+    defaultMode: 288
+{{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
 {{- end }}
 {{- end }}
 

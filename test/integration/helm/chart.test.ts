@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ScaledObject, type IScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
 import {
@@ -18,7 +19,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { envVariableNames, loadConfig } from "../../../src/config/config.js";
 import { hasModel, unknownFields } from "../../support/k8s-unknown-fields.js";
-import { helmEngines, type HelmEngine, type TemplateOptions } from "../../support/helm.js";
+import { helmEngines, umbrellaChart, type HelmEngine, type TemplateOptions } from "../../support/helm.js";
 
 /**
  * Renders helm/reflector with Helm itself, once per Helm build this machine can run (see
@@ -92,8 +93,8 @@ function validate(manifest: Rendered): void {
   }
 }
 
-function render(helm: HelmEngine, options: TemplateOptions = {}): Rendered[] {
-  const result = helm.template(chart, options);
+function render(helm: HelmEngine, options: TemplateOptions = {}, chartDir = chart): Rendered[] {
+  const result = helm.template(chartDir, options);
   if (result.status !== 0) throw new Error(`helm template failed:\n${result.stderr}`);
   const manifests = parseAllDocuments(result.stdout)
     .map((doc) => {
@@ -149,8 +150,17 @@ function podSpec(manifests: Rendered[]) {
 function mainContainer(manifests: Rendered[]) {
   return must(podSpec(manifests).containers[0], "container");
 }
+/** The pods' settings: the ConfigMap that is not the Grafana dashboard's. */
+function settingsMap(manifests: Rendered[]) {
+  const found = byKind(manifests, "ConfigMap").filter((m) => !isDashboard(m));
+  if (found.length !== 1 || !found[0]) throw new Error(`expected one settings ConfigMap, rendered ${found.length}`);
+  return models.ConfigMap(structuredClone(found[0]));
+}
+function isDashboard(manifest: Rendered): boolean {
+  return (manifest.metadata as { name?: string } | undefined)?.name?.endsWith("-dashboard") ?? false;
+}
 function configData(manifests: Rendered[]): Record<string, string> {
-  return must(one(manifests, "ConfigMap").data, "ConfigMap data");
+  return must(settingsMap(manifests).data, "ConfigMap data");
 }
 
 describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
@@ -216,9 +226,12 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
   it("gives the KEDA trigger the pods' Kafka credentials", () => {
     const secured = render(helm, { set: securedValues });
     const auth = one(secured, "TriggerAuthentication");
-    const trigger = must(one(secured, "ScaledObject").spec.triggers[0], "trigger");
-    expect(trigger.authenticationRef?.name).toBe(auth.metadata?.name);
-    expect(trigger.metadata).toMatchObject({ sasl: "scram_sha512", tls: "enable" });
+    const triggers = one(secured, "ScaledObject").spec.triggers;
+    expect(triggers).toHaveLength(2);
+    for (const trigger of triggers) {
+      expect(trigger.authenticationRef?.name).toBe(auth.metadata?.name);
+      expect(trigger.metadata).toMatchObject({ sasl: "scram_sha512", tls: "enable" });
+    }
     const refs = new Map((auth.spec.secretTargetRef ?? []).map((r) => [r.parameter, { name: r.name, key: r.key }]));
     expect(Object.fromEntries(refs)).toEqual({
       username: { name: "reflector-kafka-user", key: "username" },
@@ -236,7 +249,10 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
 
     const own = render(helm, { set: { ...securedValues, "autoscaling.keda.authenticationRef": "platform-kafka" } });
     expect(byKind(own, "TriggerAuthentication")).toEqual([]);
-    expect(one(own, "ScaledObject").spec.triggers[0]?.authenticationRef?.name).toBe("platform-kafka");
+    expect(one(own, "ScaledObject").spec.triggers.map((t) => t.authenticationRef?.name)).toEqual([
+      "platform-kafka",
+      "platform-kafka",
+    ]);
     expect(byKind(defaults, "TriggerAuthentication")).toEqual([]);
     // TLS with the system's CAs needs no secret: the trigger says `tls: enable` and takes no auth.
     const publicTls = render(helm, { set: { "config.KAFKA_SSL": "true" } });
@@ -244,7 +260,7 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
     const publicTrigger = must(one(publicTls, "ScaledObject").spec.triggers[0], "trigger");
     expect(publicTrigger.metadata).toMatchObject({ sasl: "none", tls: "enable" });
     expect(publicTrigger.authenticationRef).toBeUndefined();
-    expect(one(defaults, "ScaledObject").spec.triggers[0]?.authenticationRef).toBeUndefined();
+    for (const trigger of one(defaults, "ScaledObject").spec.triggers) expect(trigger.authenticationRef).toBeUndefined();
   });
 
   it("scales on every topic the group reads when tenants are bound to topics", () => {
@@ -252,6 +268,7 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
       topic: "agent.task.completed",
     });
     const bound = render(helm, { set: { "config.TENANT_TOPIC_BINDING": "acme=agents.acme." } });
+    expect(one(bound, "ScaledObject").spec.triggers, "one trigger: every topic the group reads").toHaveLength(1);
     const trigger = must(one(bound, "ScaledObject").spec.triggers[0], "trigger");
     expect(trigger.metadata).not.toHaveProperty("topic");
     expect(trigger.metadata).toMatchObject({ consumerGroup: "reflector" });
@@ -274,6 +291,7 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
   it("renders every object with default values, each valid against its schema", () => {
     expect(defaults.map((m) => m.kind).sort()).toEqual(
       [
+        "ConfigMap",
         "ConfigMap",
         "Deployment",
         "NetworkPolicy",
@@ -337,7 +355,7 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
   it("configures the pods only with variables config.ts reads, secrets by reference", () => {
     const data = configData(defaults);
     const container = mainContainer(defaults);
-    expect(container.envFrom).toEqual([{ configMapRef: { name: one(defaults, "ConfigMap").metadata?.name } }]);
+    expect(container.envFrom).toEqual([{ configMapRef: { name: settingsMap(defaults).metadata?.name } }]);
     const secretEnv = new Map((container.env ?? []).map((e) => [e.name, e.valueFrom?.secretKeyRef]));
     expect([...secretEnv.keys()].sort()).toEqual(["API_KEYS", "DATABASE_URL", "OPENAI_API_KEY", "REDIS_URL"]);
     for (const ref of secretEnv.values()) expect(ref?.name).toBe("reflector");
@@ -504,5 +522,210 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
     const secretInConfigMap = helm.template(chart, { set: { "config.DATABASE_URL": "postgres://x@y/z" } });
     expect(secretInConfigMap.status).toBe(1);
     expect(secretInConfigMap.stderr).toMatch(/schema[\s\S]*DATABASE_URL/);
+  });
+
+  it("renders as a subchart of an umbrella chart, with the umbrella's globals, and leaves itself out when not enabled", () => {
+    const umbrella = umbrellaChart(chart, {
+      global: { region: "eu-west-1", imageRegistry: "registry.example" },
+      reflector: { config: { KAFKA_BROKERS: "kafka.platform:9092" }, podDisruptionBudget: { maxUnavailable: 2 } },
+    });
+    try {
+      const lint = helm.lint(umbrella);
+      expect(lint.status, lint.stdout + lint.stderr).toBe(0);
+      expect(lint.stdout).not.toMatch(/\[(ERROR|WARNING)\]/);
+      const manifests = render(helm, { name: "platform" }, umbrella);
+      const ownKinds = manifests.filter((m) => (m.metadata as { name?: string }).name !== "platform-platform");
+      expect(ownKinds.map((m) => m.kind).sort()).toEqual(defaults.map((m) => m.kind).sort());
+      expect(configData(ownKinds).KAFKA_BROKERS).toBe("kafka.platform:9092");
+      expect(one(manifests, "Deployment").metadata?.name).toBe("platform-reflector");
+      expect(one(manifests, "PodDisruptionBudget").spec?.maxUnavailable).toBe(2);
+      const umbrellaMap = manifests.find((m) => (m.metadata as { name?: string }).name === "platform-platform");
+      expect(umbrellaMap?.data).toEqual({ region: "eu-west-1" });
+
+      const off = render(helm, { name: "platform", set: { "reflector.enabled": false } }, umbrella);
+      expect(off.map((m) => `${m.kind}/${(m.metadata as { name?: string }).name}`)).toEqual(["ConfigMap/platform-platform"]);
+      // The subchart's schema still holds inside the umbrella.
+      const typo = helm.template(umbrella, { name: "platform", set: { "reflector.replicaCont": 3 } });
+      expect(typo.status).toBe(1);
+      expect(typo.stderr).toMatch(/replicaCont/);
+    } finally {
+      rmSync(dirname(umbrella), { recursive: true, force: true });
+    }
+    // Standalone, `global` and `enabled` are accepted too.
+    expect(render(helm, { set: { "global.region": "eu-west-1", enabled: true } }).length).toBe(defaults.length);
+  });
+
+  it("adds extraEnv, extraEnvFrom, extraVolumes and extraVolumeMounts to every container of the processor and the bridge", () => {
+    const extra = render(helm, {
+      set: {
+        "extraEnv[0].name": "NODE_OPTIONS",
+        "extraEnv[0].value": "--max-old-space-size=768",
+        "extraEnv[1].name": "OPENAI_BASE_URL",
+        "extraEnv[1].valueFrom.configMapKeyRef.name": "llm-gateway",
+        "extraEnv[1].valueFrom.configMapKeyRef.key": "url",
+        "extraEnvFrom[0].secretRef.name": "reflector-extra",
+        "extraVolumes[0].name": "corporate-ca",
+        "extraVolumes[0].configMap.name": "corporate-ca-bundle",
+        "extraVolumeMounts[0].name": "corporate-ca",
+        "extraVolumeMounts[0].mountPath": "/etc/ssl/corporate",
+        "extraVolumeMounts[0].readOnly": true,
+        "config.OTLP_TOPIC": "otlp_spans",
+        "otlpBridge.mode": "deployment",
+      },
+    });
+    const deployments = byKind(extra, "Deployment").map((d) => models.Deployment(structuredClone(d)));
+    expect(deployments).toHaveLength(2);
+    const names: string[] = [];
+    for (const deployment of deployments) {
+      const spec = must(deployment.spec?.template.spec, "pod spec");
+      expect(spec.volumes).toContainEqual({ name: "corporate-ca", configMap: { name: "corporate-ca-bundle" } });
+      expect(spec.volumes?.map((v) => v.name)).toContain("tmp");
+      for (const container of [...(spec.initContainers ?? []), ...spec.containers]) {
+        names.push(container.name);
+        const env = new Map((container.env ?? []).map((e) => [e.name, e]));
+        expect(env.get("NODE_OPTIONS")?.value, container.name).toBe("--max-old-space-size=768");
+        expect(env.get("OPENAI_BASE_URL")?.valueFrom?.configMapKeyRef, container.name).toEqual({ name: "llm-gateway", key: "url" });
+        expect(env.has("DATABASE_URL"), "the chart's own env stays").toBe(true);
+        expect(container.envFrom?.[0]?.configMapRef, "the chart's ConfigMap first").toBeDefined();
+        expect(container.envFrom?.[1]).toEqual({ secretRef: { name: "reflector-extra" } });
+        expect(container.volumeMounts).toContainEqual({ name: "corporate-ca", mountPath: "/etc/ssl/corporate", readOnly: true });
+      }
+    }
+    expect(names.sort()).toEqual(["migrate", "otlp-bridge", "reflector", "topics"]);
+    expect(byKind(defaults, "Deployment").flatMap((d) => JSON.stringify(d).match(/NODE_OPTIONS|corporate/g) ?? [])).toEqual([]);
+
+    // A secret setting is never a literal value, a volume never shadows the chart's own, a mount needs a path.
+    for (const set of [
+      { "extraEnv[0].name": "DATABASE_URL", "extraEnv[0].value": "postgres://u:p@db/reflector" },
+      { "extraEnv[0].name": "FOO", "extraEnv[0].value": "a", "extraEnv[0].valueFrom.secretKeyRef.name": "s" },
+      { "extraVolumes[0].name": "tmp", "extraVolumes[0].emptyDir.medium": "Memory" },
+      { "extraVolumeMounts[0].name": "ca" },
+      { "extraEnvFrom[0].prefix": "X_", "extraEnvFrom[0].secretRef": "not-an-object" },
+    ] as Record<string, string>[]) {
+      const refused = helm.template(chart, { set });
+      expect(refused.status, JSON.stringify(set)).toBe(1);
+      expect(refused.stderr, JSON.stringify(set)).toMatch(/schema|extra/i);
+    }
+    const byReference = render(helm, {
+      set: { "extraEnv[0].name": "DATABASE_URL", "extraEnv[0].valueFrom.secretKeyRef.name": "db", "extraEnv[0].valueFrom.secretKeyRef.key": "url" },
+    });
+    expect(mainContainer(byReference).env?.at(-1)).toMatchObject({ name: "DATABASE_URL", valueFrom: { secretKeyRef: { name: "db" } } });
+  });
+
+  it("serves OTLP/HTTP when otlpHttp is on: its topic, a required API key, a NetworkPolicy rule; refuses what would serve nothing", () => {
+    const agents = { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "agents" } } };
+    const on = render(helm, {
+      set: {
+        "otlpHttp.enabled": true,
+        "otlpHttp.ingressFrom[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name": "agents",
+      },
+    });
+    const data = configData(on);
+    expect(data.OTLP_TOPIC).toBe("otlp_spans");
+    expect(byKind(on, "Deployment"), "the bridge runs in the processor's pods").toHaveLength(1);
+    const env = mainContainer(on).env ?? [];
+    expect(env.find((e) => e.name === "OTLP_TOPIC"), "not unset in the processor").toBeUndefined();
+    expect(env.find((e) => e.name === "API_KEYS")?.valueFrom?.secretKeyRef).toEqual({
+      name: "reflector",
+      key: "API_KEYS",
+      optional: false,
+    });
+    // What the processor makes of it: the bridge runs, and so does POST /v1/traces.
+    const config = loadConfig({
+      ...data,
+      DATABASE_URL: "postgres://reflector@db:5432/reflector",
+      REDIS_URL: "redis://cache:6379/0",
+      API_KEYS: "k3y-for-agents:acme:decide",
+    });
+    expect(config.otlp.topic).toBe("otlp_spans");
+    const ingress = one(on, "NetworkPolicy").spec?.ingress ?? [];
+    expect(ingress).toHaveLength(2);
+    expect(ingress[1]).toEqual({ ports: [{ port: "http", protocol: "TCP" }], from: [agents] });
+    expect(ingress[0]?.from, "the default rule stays").toEqual([{ podSelector: {} }]);
+
+    // Off (the default): no topic, the key optional, one rule.
+    expect(configData(defaults)).not.toHaveProperty("OTLP_TOPIC");
+    expect(one(defaults, "NetworkPolicy").spec?.ingress).toHaveLength(1);
+    const custom = render(helm, { set: { "otlpHttp.enabled": true, "otlpHttp.topic": "agents.otlp" } });
+    expect(configData(custom).OTLP_TOPIC).toBe("agents.otlp");
+
+    const inBridge = helm.template(chart, { set: { "otlpHttp.enabled": true, "otlpBridge.mode": "deployment" } });
+    expect(inBridge.status).toBe(1);
+    expect(inBridge.stderr).toMatch(/otlpBridge\.mode: inProcess/);
+    const noKeys = helm.template(chart, { set: { "otlpHttp.enabled": true, "secretEnv.API_KEYS": "null" } });
+    expect(noKeys.status).toBe(1);
+    expect(noKeys.stderr).toMatch(/map API_KEYS in secretEnv/);
+    const twoTopics = helm.template(chart, { set: { "otlpHttp.enabled": true, "config.OTLP_TOPIC": "other" } });
+    expect(twoTopics.status).toBe(1);
+    expect(twoTopics.stderr).toMatch(/differ/);
+  });
+
+  it("ships the Grafana dashboard as a ConfigMap for Grafana's sidecar, its label configurable, and none when off", () => {
+    const dashboard = (manifests: Rendered[]) => byKind(manifests, "ConfigMap").filter(isDashboard);
+    const [map] = dashboard(defaults);
+    const configMap = models.ConfigMap(structuredClone(must(map, "dashboard ConfigMap")));
+    expect(configMap.metadata?.labels?.grafana_dashboard).toBe("1");
+    const json = must(configMap.data?.["reflector-dashboard.json"], "dashboard JSON");
+    expect(JSON.parse(json)).toEqual(JSON.parse(readFileSync(`${root}ops/grafana/reflector-dashboard.json`, "utf8")));
+
+    const custom = render(helm, {
+      set: {
+        "grafanaDashboard.labels.grafana_dashboard": null as unknown as string,
+        "grafanaDashboard.labels.dashboards": "reflector",
+        "grafanaDashboard.annotations.grafana_folder": "Platform",
+        "grafanaDashboard.namespace": "monitoring",
+      },
+    });
+    const moved = models.ConfigMap(structuredClone(must(dashboard(custom)[0], "dashboard ConfigMap")));
+    expect(moved.metadata?.labels).toMatchObject({ dashboards: "reflector" });
+    expect(moved.metadata?.labels).not.toHaveProperty("grafana_dashboard");
+    expect(moved.metadata?.annotations).toEqual({ grafana_folder: "Platform" });
+    expect(moved.metadata?.namespace).toBe("monitoring");
+    expect(dashboard(render(helm, { set: { "grafanaDashboard.enabled": false } }))).toEqual([]);
+  });
+
+  it("scales on the lag of every topic the group reads: the input topic and the retry topic", () => {
+    const triggers = (manifests: Rendered[]) =>
+      one(manifests, "ScaledObject").spec.triggers.map((t): Record<string, string | undefined> => ({ name: t.name, ...t.metadata }));
+    expect(triggers(defaults)).toEqual([
+      expect.objectContaining({ name: "input", topic: "agent.task.completed", consumerGroup: "reflector" }),
+      expect.objectContaining({ name: "retry", topic: "agent.task.completed.retry", consumerGroup: "reflector" }),
+    ]);
+    // The retry topic is the one config.ts reads: its default, or TOPIC_RETRY.
+    const config = loadConfig({ ...configData(defaults), DATABASE_URL: "postgres://r@db/r", REDIS_URL: "redis://c:6379" });
+    expect(triggers(defaults).map((t) => t.topic)).toEqual([config.topics.taskCompleted, config.topics.retry]);
+    const renamed = render(helm, { set: { "config.TOPIC_RETRY": "reflector.retry", "config.KAFKA_GROUP_ID": "reflector-eu" } });
+    expect(triggers(renamed)).toEqual([
+      expect.objectContaining({ topic: "agent.task.completed", consumerGroup: "reflector-eu" }),
+      expect.objectContaining({ topic: "reflector.retry", consumerGroup: "reflector-eu" }),
+    ]);
+  });
+
+  it("lets a drain evict unhealthy pods whatever the budget (Kubernetes 1.26 and later)", () => {
+    expect(one(defaults, "PodDisruptionBudget").spec?.unhealthyPodEvictionPolicy).toBe("AlwaysAllow");
+    const old = render(helm, { kubeVersion: "1.25.0" });
+    expect(one(old, "PodDisruptionBudget").spec).not.toHaveProperty("unhealthyPodEvictionPolicy");
+    const kept = render(helm, { set: { "podDisruptionBudget.unhealthyPodEvictionPolicy": "" } });
+    expect(one(kept, "PodDisruptionBudget").spec).not.toHaveProperty("unhealthyPodEvictionPolicy");
+    expect(helm.template(chart, { set: { "podDisruptionBudget.unhealthyPodEvictionPolicy": "Never" } }).status).toBe(1);
+  });
+
+  it("gives the bridge's own Deployment no probe and no port, because `reflector otlp-bridge` serves no HTTP", () => {
+    const separate = render(helm, { set: { "config.OTLP_TOPIC": "otlp_spans", "otlpBridge.mode": "deployment" } });
+    const bridge = must(
+      byKind(separate, "Deployment")
+        .map((d) => models.Deployment(structuredClone(d)))
+        .find((d) => d.metadata?.name?.endsWith("-otlp-bridge")),
+      "the bridge's Deployment",
+    );
+    const container = must(bridge.spec?.template.spec?.containers[0], "bridge container");
+    expect([container.ports, container.livenessProbe, container.readinessProbe, container.startupProbe]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    // When the bridge learns to serve health and metrics, this fails: give its Deployment probes and a port.
+    expect(readFileSync(`${root}docs/otlp-ingest.md`, "utf8")).toMatch(/standalone `otlp-bridge` serves no HTTP/);
   });
 });
