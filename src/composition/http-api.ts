@@ -75,6 +75,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
       })
     : null;
   const http = createHttpServer({
+    logger: deps.logger,
     api: {
       keys: createApiKeyring(config.http.apiKeys),
       stores: { ...deps.readStores, lessonSplits: buildLessonSplits(deps.pool, config, redis) },

@@ -4,7 +4,9 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from "fast
 import type { Registry } from "prom-client";
 import { z } from "zod";
 import { AttributionJson } from "../features/lessons/lesson-schemas.js";
+import type { Logger } from "../observability/logger.js";
 import { registerApiRoutes, type ApiRoutesDeps } from "./api-routes.js";
+import { observeRequests } from "./request-observer.js";
 
 export interface HealthCheck {
   name: string;
@@ -29,6 +31,8 @@ export interface HttpServerDeps {
    * from anyone else those headers are ignored. Empty or absent: none.
    */
   trustedProxies?: readonly string[];
+  /** Where each answered request is logged (method, route, status, duration; never keys or bodies). */
+  logger?: Logger;
 }
 
 /**
@@ -82,6 +86,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     // sent them: a client cannot claim TLS or another address by writing a header.
     trustProxy: deps.trustedProxies && deps.trustedProxies.length > 0 ? [...deps.trustedProxies] : false,
   });
+  observeRequests(app, deps.registry, deps.logger);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Registered first: it documents every route added after it.
