@@ -39,7 +39,9 @@ describe("every answered request", () => {
 
     const histogram = await registry.getSingleMetric("reflector_http_request_duration_seconds")?.get();
     const counts = (histogram?.values ?? [])
-      .filter((v) => v.metricName === "reflector_http_request_duration_seconds_count")
+      .filter(
+        (v) => (v as { metricName?: string }).metricName === "reflector_http_request_duration_seconds_count",
+      )
       .map(
         (v) =>
           `${String(v.labels.method)} ${String(v.labels.route)} ${String(v.labels.status)} ${String(v.value)}`,

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { createHttpMetrics } from "../../../src/http/request-observer.js";
 import { createConsumerMetrics } from "../../../src/observability/consumer-metrics.js";
 import { createFeedbackMetrics } from "../../../src/observability/feedback-metrics.js";
 import { createSpendMetrics } from "../../../src/observability/spend-metrics.js";
@@ -56,6 +57,7 @@ async function appSeriesNames(): Promise<Set<string>> {
   createConsumerMetrics(metrics.registry);
   createQualityMetrics(metrics.registry, metrics.qualityScore);
   createLagMetrics(metrics.registry);
+  createHttpMetrics(metrics.registry);
   createSpendMetrics(metrics.registry, { maxTenants: 50 }).observeSlots({ inUse: 0, waiting: 0, size: 16 });
   const none = { lessons: 0, recurrences: 0 };
   createFeedbackMetrics(metrics.registry, {
@@ -110,7 +112,7 @@ describe("Prometheus rules (ops/prometheus/reflector-rules.yaml)", () => {
     );
   });
 
-  it("has the lag, DLQ, LLM, readiness and quality alerts", () => {
+  it("has the lag, DLQ, LLM, readiness, HTTP and quality alerts", () => {
     expect([...alerts.keys()].sort()).toEqual(
       [
         "ReflectorConsumerLagGrowing",
@@ -128,6 +130,8 @@ describe("Prometheus rules (ops/prometheus/reflector-rules.yaml)", () => {
         "ReflectorRejectionRateHigh",
         "ReflectorPatternValidityLow",
         "ReflectorImprovementLoopSuccessLow",
+        "ReflectorLessonsForTaskSlow",
+        "ReflectorHttpErrorRate",
       ].sort(),
     );
   });
