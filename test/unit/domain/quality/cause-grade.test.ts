@@ -12,7 +12,7 @@ import {
   decideVerdict,
   validateReflection,
 } from "../../../../src/domain/quality/validate-reflection.js";
-import { taskEvent } from "../../../support/task-events.js";
+import { researchRun } from "../../../support/research-run.js";
 
 const levels = config.depth.levels;
 const grade = (over: Partial<CauseGrade>): CauseGrade => ({
@@ -23,27 +23,8 @@ const grade = (over: Partial<CauseGrade>): CauseGrade => ({
   ...over,
 });
 
-const run: TaskCompleted = taskEvent({
-  task: { description: "What was the gross savings rate of Belgium in 2015, in percent?" },
-  outcome: "failure",
-  error: { category: "task_failure", message: "The final answer was judged wrong." },
-  events: [
-    ["human", "system_event", "What was the gross savings rate of Belgium in 2015, in percent?"],
-    ["Orchestrator", "llm_response", "WebSurfer, download the World Bank gross savings series for Belgium."],
-    [
-      "WebSurfer",
-      "llm_response",
-      "Downloaded NY.GDS.TOTL.ZS.csv (Gross domestic savings, % of GDP). Belgium 2015: 24.6",
-    ],
-    ["Orchestrator", "llm_response", "The file is downloaded. Request satisfied. Final answer: 24.6"],
-  ].map(([actor, type, content], i) => ({
-    eventId: `step-${String(i)}`,
-    type: type as TaskCompleted["events"][number]["type"],
-    timestamp: `2026-11-20T10:00:0${String(i)}.000Z`,
-    actor,
-    content: content ?? "",
-  })),
-});
+// The same run without its last step, a user's message.
+const run: TaskCompleted = { ...researchRun, events: researchRun.events.slice(0, 4) };
 
 const analysis: Reflection = {
   reflectionText:

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Reflection, TaskCompleted } from "../../../../src/domain/contracts/index.js";
+import type { Reflection } from "../../../../src/domain/contracts/index.js";
 import { assessGroundedDepth } from "../../../../src/domain/quality/grounded-depth.js";
 import { defaultQualityConfig as config } from "../../../../src/domain/quality/quality-config.js";
 import { scoreActionability } from "../../../../src/domain/quality/score-actionability.js";
@@ -9,31 +9,10 @@ import {
   storageProblem,
   validateReflection,
 } from "../../../../src/domain/quality/validate-reflection.js";
+import { researchRun } from "../../../support/research-run.js";
 import { taskEvent } from "../../../support/task-events.js";
 
-/** A small web-research team's failed run, in the shape of the public multi-agent logs. */
-const run: TaskCompleted = taskEvent({
-  task: { description: "What was the gross savings rate of Belgium in 2015, in percent?" },
-  outcome: "failure",
-  error: { category: "task_failure", message: "The final answer was judged wrong." },
-  events: [
-    ["human", "system_event", "What was the gross savings rate of Belgium in 2015, in percent?"],
-    ["Orchestrator", "llm_response", "WebSurfer, download the World Bank gross savings series for Belgium."],
-    [
-      "WebSurfer",
-      "llm_response",
-      "Downloaded NY.GDS.TOTL.ZS.csv (Gross domestic savings, % of GDP). Belgium 2015: 24.6",
-    ],
-    ["Orchestrator", "llm_response", "The file is downloaded. Request satisfied. Final answer: 24.6"],
-    ["user", "llm_response", "Please answer quickly, I only need the number."],
-  ].map(([actor, type, content], i) => ({
-    eventId: `step-${String(i)}`,
-    type: type as TaskCompleted["events"][number]["type"],
-    timestamp: `2026-11-20T10:00:0${String(i)}.000Z`,
-    actor,
-    content: content ?? "",
-  })),
-});
+const run = researchRun;
 const facts = traceFacts(run);
 const depth = (text: string, attribution?: Reflection["attribution"]) =>
   assessGroundedDepth(text, facts, config.depth, attribution);
