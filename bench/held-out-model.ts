@@ -272,8 +272,7 @@ export async function benchHeldOutModel(): Promise<BenchResult> {
         `no cause stored ${pct(r.byModel.noCauseStored, r.noCauseN)}  AUC ${byModel.toFixed(2)}`,
     );
   }
-  const per = (x: number) =>
-    judgeCost.analyses ? (x / judgeCost.analyses).toFixed(judgeCost.analyses ? 2 : 0) : "—";
+  const per = (x: number) => (judgeCost.analyses ? (x / judgeCost.analyses).toFixed(2) : "—");
   say(
     `  cost: ${per(judgeCost.requests)} requests per judged analysis, ${per(judgeCost.promptTokens)} prompt + ${per(judgeCost.completionTokens)} completion tokens (estimated) each; ` +
       `unrecorded requests ${String(judgeCost.unrecorded)}, no usable grade ${String(judgeCost.noGrade)} of ${String(judgeCost.analyses)}`,

@@ -89,7 +89,13 @@ export async function benchSetup(name: string, partitions: number, extraEnv: Rec
 
 export type BenchSetup = Awaited<ReturnType<typeof benchSetup>>;
 
-/** Produces the events as plain JSON, keyed by loop id, in batches; returns when all are acked. */
+/** Below the broker's default `message.max.bytes` (1 MB), with room for a batch's framing. */
+export const brokerBatchBytes = 900_000;
+
+/**
+ * Produces the events as plain JSON, keyed by loop id, in batches of at most 500 events and
+ * `brokerBatchBytes` (one event alone when it is larger); returns when all are acked.
+ */
 export async function produceEvents(
   kafka: Kafka,
   topic: string,
@@ -98,16 +104,24 @@ export async function produceEvents(
 ) {
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
-  for (let i = 0; i < events.length; i += 500) {
+  let batch: { key: string; value: string }[] = [];
+  let bytes = 0;
+  const send = async () => {
+    if (batch.length === 0) return;
     await producer.send({
       topic,
-      messages: events.slice(i, i + 500).map((event) => ({
-        key: event.loopId,
-        value: JSON.stringify(event),
-        ...(partition === undefined ? {} : { partition }),
-      })),
+      messages: batch.map((m) => ({ ...m, ...(partition === undefined ? {} : { partition }) })),
     });
+    batch = [];
+    bytes = 0;
+  };
+  for (const event of events) {
+    const value = JSON.stringify(event);
+    if (batch.length >= 500 || (batch.length > 0 && bytes + value.length > brokerBatchBytes)) await send();
+    batch.push({ key: event.loopId, value });
+    bytes += value.length;
   }
+  await send();
   await producer.disconnect();
 }
 

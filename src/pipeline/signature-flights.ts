@@ -30,8 +30,6 @@ export function createSignatureFlights() {
         release(undefined);
       };
     },
-    /** Signatures being written now (for tests). */
-    size: () => flights.size,
   };
 }
 
