@@ -13,12 +13,15 @@
  * cause (`no_cause`); the share of each the pipeline would store, and the AUC of the quality score
  * (good above the rest), with the default (grounded) judge and with the literal reading.
  * The prompts are rebuilt with today's code and compared with the recorded ones by sha256.
+ * A second reading asks whether a larger prompt budget would help: the model's answers to the same
+ * failures' requests at `LLM_PROMPT_MAX_TOKENS=24000` (`held-out-24k/` where that request differs
+ * from the default's, which is every run the default budget cuts), beside its answers at the default.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chooseAttribution } from "../src/adapters/llm/model-attribution.js";
-import { buildReflectionPrompt } from "../src/adapters/llm/prompts.js";
+import { buildReflectionPrompt, defaultPromptMaxTokens } from "../src/adapters/llm/prompts.js";
 import { buildLlm } from "../src/composition/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { locateFailure } from "../src/domain/attribution/attribute-failure.js";
@@ -45,6 +48,9 @@ interface ReadingLabel {
 }
 
 const fixtures = new URL("../test/fixtures/recorded-answers/held-out/", import.meta.url);
+/** A larger prompt budget than the default, and the answers to the requests it changes. */
+const largerBudget = 24_000;
+const largerFixtures = new URL("../test/fixtures/recorded-answers/held-out-24k/", import.meta.url);
 const labelsFile = new URL("../test/fixtures/recorded-answers/held-out-labels.json", import.meta.url);
 
 const rank = (id: string) => createHash("sha256").update(`sample:${id}`).digest("hex");
@@ -53,13 +59,13 @@ const near = (a: number | undefined, b: number | undefined) =>
   a !== undefined && b !== undefined && Math.abs(a - b) <= 1;
 
 /** The request as today's code builds it, hashed as the recording was (system, line feed, user). */
-function promptSha(f: RealFailure): string {
+function promptSha(f: RealFailure, maxTokens = defaultPromptMaxTokens): string {
   const secrets = { canary: `canary-${rank(f.id).slice(0, 12)}`, nonce: rank(`nonce:${f.id}`).slice(0, 16) };
   const prompt = buildReflectionPrompt(
     { event: f.event, attempt: 1, violations: [], missingFields: [], insights: [], answerEvaluation: null },
     secrets,
     defaultQualityConfig.guidance,
-    { maxTokens: 16_000 },
+    { maxTokens },
   );
   return createHash("sha256").update(`${prompt.system}\n${prompt.user}`).digest("hex");
 }
@@ -67,6 +73,10 @@ function promptSha(f: RealFailure): string {
 interface SourceRow {
   n: number;
   model: { exact: number; near: number; agent: number };
+  /** The model's answers to the same failures' requests at the larger budget (`largerBudget`). */
+  larger: { exact: number; near: number; agent: number };
+  /** Failures whose request at the larger budget has a recorded answer. */
+  largerRecorded: number;
   stored: { exact: number; near: number; agent: number };
   offline: { exact: number; near: number };
   bestBaseline: { near: number; name: string };
@@ -128,11 +138,18 @@ export async function benchHeldOutModel(): Promise<BenchResult> {
     if (!f || !label) continue;
     recorded += 1;
     if (promptSha(f) === rec.promptSha256) samePrompt += 1;
+    const again = existsSync(new URL(file, largerFixtures))
+      ? (JSON.parse(readFileSync(new URL(file, largerFixtures), "utf8")) as Omit<Recording, "variants">)
+      : null;
+    const largerSha = promptSha(f, largerBudget);
+    const forLarger = [again, rec].find((r) => r?.promptSha256 === largerSha);
     const row =
       rows.get(f.source) ??
       ({
         n: 0,
         model: { exact: 0, near: 0, agent: 0 },
+        larger: { exact: 0, near: 0, agent: 0 },
+        largerRecorded: 0,
         stored: { exact: 0, near: 0, agent: 0 },
         offline: { exact: 0, near: 0 },
         bestBaseline: { near: 0, name: "" },
@@ -151,6 +168,8 @@ export async function benchHeldOutModel(): Promise<BenchResult> {
       } satisfies SourceRow);
     row.n += 1;
     const answer = readAnswer(rec.content, promptDir, file, f.event);
+    const largerAnswer =
+      forLarger === rec ? answer : forLarger ? readAnswer(forLarger.content, promptDir, file, f.event) : null;
     const located = locateFailure(f.event);
     const tally = (into: { exact: number; near: number; agent?: number }, a: Attribution | undefined) => {
       if (a?.stepIndex === f.label.step) into.exact += 1;
@@ -159,6 +178,10 @@ export async function benchHeldOutModel(): Promise<BenchResult> {
     };
     tally(row.model, answer.attribution);
     tally(row.stored, chooseAttribution(answer.attribution, located.attribution, located.basis));
+    if (largerAnswer) {
+      row.largerRecorded += 1;
+      tally(row.larger, largerAnswer.attribution);
+    }
     tally(row.offline, located.attribution);
     rows.set(f.source, row);
 
@@ -243,6 +266,9 @@ export async function benchHeldOutModel(): Promise<BenchResult> {
       `  ${source.padEnd(28)} n ${String(r.n)}  model ${pct(r.model.exact, r.n)} / ${pct(r.model.near, r.n)} / ${pct(r.model.agent, r.n)}  ` +
         `stored ${pct(r.stored.exact, r.n)} / ${pct(r.stored.near, r.n)} / ${pct(r.stored.agent, r.n)}  ` +
         `offline ${pct(r.offline.exact, r.n)} / ${pct(r.offline.near, r.n)}  best trivial ±1 ${pct(r.bestBaseline.near, r.n)} (${r.bestBaseline.name})`,
+    );
+    say(
+      `  ${"".padEnd(28)}      at LLM_PROMPT_MAX_TOKENS=${String(largerBudget)}: model ${pct(r.larger.exact, r.largerRecorded)} / ${pct(r.larger.near, r.largerRecorded)} / ${pct(r.larger.agent, r.largerRecorded)}`,
     );
     worstStoredNear = Math.min(worstStoredNear, r.stored.near / r.n);
     if (r.stored.near < r.model.near || r.stored.exact < r.model.exact) storedBelowModel = true;

@@ -1,17 +1,16 @@
 /**
- * What the `openai` generator's prompt shows of real failed runs, per prompt budget: how often the
- * annotated decisive step is in the prompt (shown at all; shown whole), how often the whole run
- * is, and what that costs in prompt tokens per failure. The default `LLM_PROMPT_MAX_TOKENS` is
- * chosen from this table.
+ * What the `openai` generator's prompt shows of real failed runs, per source and prompt budget:
+ * how often the annotated decisive step is in the prompt (shown at all; shown whole), how often the
+ * whole run is, and what that costs in prompt tokens per failure. Tuned and held-out sources are
+ * marked; the goal reads the tuned long runs (Who&When hand-crafted, 5–130 steps), and the held-out
+ * ones report it. Whether a larger budget makes a model find the step more often is
+ * `held-out-model`'s question (recorded answers at two budgets), not this table's.
  *
  *   REFLECTOR_REAL_LOGS_DIR=<dir> npm run bench -- prompt-coverage
- *
- * "Long runs" are the web-browsing team's (Who&When hand-crafted, 5–130 steps); "short runs" the
- * coding teams' (Who&When algorithm-generated, 5–10 steps); the airline agent's runs are τ-bench.
  */
 import { buildReflectionPrompt, defaultPromptMaxTokens } from "../src/adapters/llm/prompts.js";
 import { defaultQualityConfig } from "../src/domain/quality/quality-config.js";
-import { loadRealFailures, realLogsDir, type RealFailure } from "./real-logs/real-logs.js";
+import { loadRealFailures, realLogsDir, sourceInfo, type RealFailure } from "./real-logs/real-logs.js";
 import type { BenchResult } from "./support.js";
 
 const secrets = { canary: "canary-bench", nonce: "0123456789abcdef" };
@@ -76,7 +75,8 @@ export const budgets = [6_000, 12_000, 16_000, 24_000, 32_000, 48_000];
 
 export function benchPromptCoverage(env: NodeJS.ProcessEnv = process.env): Promise<BenchResult> {
   const where = realLogsDir(env);
-  const goal = "annotated step in the prompt for ≥ 95 % of long real runs at the default budget";
+  const goal =
+    "annotated step in the prompt for ≥ 95 % of long real runs (Who&When hand-crafted) at the default budget";
   if ("absent" in where)
     return Promise.resolve({
       name: "prompt coverage of real runs",
@@ -86,31 +86,32 @@ export function benchPromptCoverage(env: NodeJS.ProcessEnv = process.env): Promi
       met: false,
     });
   const failures = loadRealFailures(where.dir);
-  const groups: [string, RealFailure[]][] = [
-    ["long runs (Who&When hand-crafted)", failures.filter((f) => f.source === "who-and-when/hand-crafted")],
-    [
-      "short runs (Who&When algorithm-generated)",
-      failures.filter((f) => f.source === "who-and-when/algorithm-generated"),
-    ],
-    ["τ-bench airline", failures.filter((f) => f.source === "tau-bench/airline")],
-  ];
   const lines: string[] = [
     "budget = LLM_PROMPT_MAX_TOKENS (estimated tokens, token-estimate.ts); step in = the annotated step is shown;",
     "step whole = shown uncut; run whole = every step shown uncut; tokens = the first request's estimate per failure",
   ];
+  // The default was chosen on the tuned sources' long runs; the held-out ones report it.
   let ratio = 0;
-  for (const [name, group] of groups) {
-    lines.push(`${name}:`);
+  let worstHeldOut = 1;
+  for (const source of [...new Set(failures.map((f) => f.source))]) {
+    const group = failures.filter((f) => f.source === source);
+    lines.push(`${source} (${sourceInfo(source).tuned ? "tuned" : "held out"}):`);
     for (const maxTokens of budgets) {
       const r = measure(group, maxTokens);
-      if (name.startsWith("long") && maxTokens === defaultPromptMaxTokens)
-        ratio = r.inPrompt / Math.max(1, r.n);
+      if (r.n === 0) continue;
+      if (maxTokens === defaultPromptMaxTokens) {
+        if (source === "who-and-when/hand-crafted") ratio = r.inPrompt / r.n;
+        if (!sourceInfo(source).tuned) worstHeldOut = Math.min(worstHeldOut, r.inPrompt / r.n);
+      }
       const mean = r.tokens.reduce((a, b) => a + b, 0) / Math.max(1, r.tokens.length);
       lines.push(
         `  ${String(maxTokens).padStart(6)}${maxTokens === defaultPromptMaxTokens ? " (default)" : "          "}  n ${String(r.n).padStart(3)}  step in ${pct(r.inPrompt, r.n)}  step whole ${pct(r.whole, r.n)}  run whole ${pct(r.wholeRun, r.n)}  tokens mean ${mean.toFixed(0).padStart(6)}  p50 ${String(quantile(r.tokens, 0.5)).padStart(6)}  p90 ${String(quantile(r.tokens, 0.9)).padStart(6)}  max ${String(Math.max(...r.tokens)).padStart(6)}`,
       );
     }
   }
+  lines.push(
+    `worst held-out source at the default budget: step in ${pct(Math.round(worstHeldOut * 1000), 1000)}`,
+  );
   return Promise.resolve({
     name: `prompt coverage of real runs (default LLM_PROMPT_MAX_TOKENS ${String(defaultPromptMaxTokens)})`,
     lines,

@@ -6,8 +6,8 @@ import { TaskCompletedV1, type TaskCompleted } from "../../src/domain/contracts/
  * Answers a capable model gave, once, to the exact requests of the `openai` generator
  * (test/fixtures/recorded-answers/PROVENANCE.md says who answered and how), with the events they
  * answer. `examples/` answers the failures among the committed examples, so any test can replay
- * them; `real/` answers failures of public logs that are not in the repository (the benchmarks read
- * those from `REFLECTOR_REAL_LOGS_DIR`).
+ * them; `real/`, `held-out/` and `held-out-24k/` answer failures of public logs that are not in
+ * the repository (the benchmarks read those from `REFLECTOR_REAL_LOGS_DIR`).
  */
 
 export type { RecordedAnswer } from "../../src/cli/recorded-model-server.js";
@@ -19,7 +19,7 @@ export interface Recording {
 
 const fixtures = new URL("../fixtures/recorded-answers/", import.meta.url);
 
-export function recordedAnswers(kind: "examples" | "real"): RecordedAnswer[] {
+export function recordedAnswers(kind: "examples" | "real" | "held-out" | "held-out-24k"): RecordedAnswer[] {
   const dir = new URL(`${kind}/`, fixtures);
   if (!existsSync(dir)) return [];
   return readdirSync(dir)

@@ -59,8 +59,13 @@ describe("the JSON object in a model's answer", () => {
 describe("every answer a capable model gave to the generator's requests", () => {
   it("parses with the generator's parser, whatever its form", async () => {
     const { recordedAnswers } = await import("../../support/recorded-answers.js");
-    const answers = [...recordedAnswers("examples"), ...recordedAnswers("real")];
-    expect(answers.length).toBeGreaterThanOrEqual(40);
+    const answers = [
+      ...recordedAnswers("examples"),
+      ...recordedAnswers("real"),
+      ...recordedAnswers("held-out"),
+      ...recordedAnswers("held-out-24k"),
+    ];
+    expect(answers.length).toBeGreaterThanOrEqual(40 + 40 + 23);
     for (const answer of answers) {
       const parsed = parseReflectionOutput(answer.content, secrets, "system");
       expect(parsed.ok, `${answer.id} (${answer.form})`).toBe(true);
