@@ -127,9 +127,11 @@ export function outcomeBody(
  * The outputs to publish, from the ones built before the commit and the occurrence count the
  * commit stored beside them (null when it counted nothing): the count becomes the outcome's
  * `occurrences` (the outcome is the first output that is not the loop decision), and an outcome
- * that tells whether it was `deduplicated` was when counted more than once (another worker stored
- * the same signature first). The one rule, applied after a commit (`decideAndCommit`) and when an
- * event id found committed publishes again (`recall`).
+ * that tells whether it was `deduplicated` was when counted more than once. A new lesson counted
+ * more than once was stored first by another worker under the same signature (and the same id:
+ * a lesson's id comes from its tenant and signature) between this event's match and its commit:
+ * memory merged it and only counted it (`noop`), it did not `add` it. The one rule, applied after
+ * a commit (`decideAndCommit`) and when an event id found committed publishes again (`recall`).
  */
 export function withOccurrences(outputs: OutboundMessage[], occurrences: number | null): OutboundMessage[] {
   const index = outputs.findIndex((o) => o.role !== "loopDecision");
@@ -137,5 +139,7 @@ export function withOccurrences(outputs: OutboundMessage[], occurrences: number 
   if (occurrences === null || !outcome) return outputs;
   const value: Record<string, unknown> = { ...outcome.value, occurrences };
   if ("deduplicated" in value) value.deduplicated = value.deduplicated === true || occurrences > 1;
+  const memory = value.memory as { action?: unknown } | undefined;
+  if (memory?.action === "add" && occurrences > 1) value.memory = { ...memory, action: "noop" };
   return outputs.map((o, i) => (i === index ? { ...o, value } : o));
 }

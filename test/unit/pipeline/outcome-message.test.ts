@@ -53,7 +53,20 @@ describe("the published outcome carries the count the commit stored", () => {
     expect(replayed).toMatchObject({ status: "replayed", outputs: second.outputs });
   });
 
-  it("two workers that insert the same lesson at once: the later one's outcome, and its replay, are counted twice and deduplicated", async () => {
+  it("a new lesson counted more than once was merged into the one another worker stored first", () => {
+    const memory = { action: "add", similarity: null, signatureLevel: "message" };
+    const outcome = message("reflectionAccepted", { occurrences: 1, deduplicated: false, memory });
+    expect(withOccurrences([outcome], 2)).toEqual([
+      { ...outcome, value: { occurrences: 2, deduplicated: true, memory: { ...memory, action: "noop" } } },
+    ]);
+    expect(withOccurrences([outcome], 1)).toEqual([outcome]);
+    const reused = message("reflectionAccepted", { occurrences: 1, memory: { ...memory, action: "reuse" } });
+    expect(withOccurrences([reused], 3)).toEqual([
+      { ...reused, value: { occurrences: 3, memory: reused.value.memory } },
+    ]);
+  });
+
+  it("two workers that insert the same lesson at once: the later one's outcome, and its replay, say the second was merged into the first, counted twice", async () => {
     const { processor, other, store } = setup();
     const [a, b] = await Promise.all([
       processor.process(taskEvent({ eventId: "e-a" }), "in/0/1"),
@@ -65,7 +78,10 @@ describe("the published outcome carries the count the commit stored", () => {
       [1, false],
       [2, true],
     ]);
-    expect(counted.map((o) => o?.memory?.action)).toEqual(["add", "add"]);
+    // The later one was filed under the lesson the first stored: it names that one, merged and counted.
+    expect(counted.map((o) => o?.memory?.action)).toEqual(["add", "noop"]);
+    // One id: a lesson's id comes from its tenant and signature, so both name the stored one.
+    expect(new Set(counted.map((o) => o?.reflectionId))).toEqual(new Set(store.reflections.keys()));
     // Its replay (the same record after a crash) publishes the count again, not the outputs as built.
     const later = counted[1]?.sourceEventId === "e-b" ? b : a;
     const replayed = await processor.process(
