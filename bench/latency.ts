@@ -57,7 +57,11 @@ async function drive(
 
 /**
  * p50/p99 end-to-end latency at a fixed moderate rate (heuristic generator, real services),
- * against the bare kafkajs pipe at the same rate on the same input.
+ * against the bare kafkajs pipe at the same rate on the same input. The first events are a burst
+ * of new failures (a signature per 20 events, each first seen in the run's first twentieth), the rest
+ * recurrences.
+ * `START_WARM_UP_MS` in the environment is passed to the app (default: the app's own) to compare
+ * a cold start with a warmed one.
  */
 export async function benchLatency(
   rate = Number(process.env.BENCH_LATENCY_RATE ?? 100),
@@ -68,7 +72,12 @@ export async function benchLatency(
   let stages = "";
   let phases = "";
   for (const mode of ["pipe", "reflector"] as const) {
-    const setup = await benchSetup(`lat-${mode}`, 6);
+    const warmUp = process.env.START_WARM_UP_MS;
+    const setup = await benchSetup(
+      `lat-${mode}`,
+      6,
+      warmUp === undefined ? {} : { START_WARM_UP_MS: warmUp },
+    );
     const { kafka, config, tenantId } = setup;
     const events = Array.from({ length: total }, (_, i) => {
       const event = benchEvent(tenantId, i, i % Math.ceil(total / 20));

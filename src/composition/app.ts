@@ -23,6 +23,7 @@ import { defaultGuardrailConfig } from "../domain/guardrails/guardrail-config.js
 import type { Logger } from "../observability/logger.js";
 import { createMetrics, type Metrics } from "../observability/metrics.js";
 import { buildOtlpBridge } from "./otlp-bridge-app.js";
+import { warmUpLogged } from "./warm-up.js";
 import type { Clock, ReflectionGenerator } from "../pipeline/ports.js";
 
 export interface AppOverrides {
@@ -196,6 +197,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
       await committer.connect();
       await api.connect();
       await http.listen({ host: config.http.host, port: config.http.port });
+      await warmUpLogged(config, { pool, embedder: llm.embedder, logger });
       await consumer.start();
       topicWatch = tasks.watchBoundTopics(crashed);
       await feedbackConsumer.start();

@@ -110,6 +110,8 @@ const CoreEnvSchema = z.object({
   TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
   TOPIC_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
   SHUTDOWN_DEADLINE_MS: z.coerce.number().int().min(1000).default(25_000),
+  /** Wall time a start spends compiling the offline path and opening connections first; 0 = none. */
+  START_WARM_UP_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
   HANDLER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
   HANDLER_RETRY_BASE_MS: z.coerce.number().int().min(1).default(200),
   KAFKA_FROM_BEGINNING: boolFlag.default(true),
@@ -196,6 +198,8 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
     maxCrashingRecords: number;
   };
   shutdownDeadlineMs: number;
+  /** `START_WARM_UP_MS` (src/composition/warm-up.ts). */
+  startWarmUpMs: number;
   /** OpenTelemetry tracing of the processor (src/observability/tracing.ts). */
   tracing: TracingConfig;
   /** Consumer-lag gauges' refresh interval (src/adapters/kafka/admin/lag-poller.ts); 0 = off. */
@@ -348,6 +352,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxCrashingRecords: e.CONSUMER_MAX_CRASHING_RECORDS,
     },
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
+    startWarmUpMs: e.START_WARM_UP_MS,
     tracing: tracingConfigOf(e),
     lagRefreshMs: e.LAG_REFRESH_MS,
     guardrails: {
