@@ -7,14 +7,9 @@
  *   REFLECTOR_REAL_LOGS_DIR=<dir> npm run bench -- hot-path-cpu
  */
 import { buildLlm } from "../src/composition/builders.js";
+import { reflectAndJudge } from "../src/composition/warm-up.js";
 import { loadConfig } from "../src/config/config.js";
-import { locateFailure } from "../src/domain/attribution/attribute-failure.js";
-import { generateHeuristicReflection } from "../src/domain/heuristic/generate-heuristic-reflection.js";
-import { episodeText, taskText } from "../src/domain/memory/trace-text.js";
-import { withEpisode } from "../src/domain/quality/pattern-validity.js";
 import { defaultQualityConfig } from "../src/domain/quality/quality-config.js";
-import { traceFacts } from "../src/domain/quality/trace-facts.js";
-import { judgeReflection } from "../src/pipeline/judge-reflection.js";
 import { loadRealFailures, realLogsDir } from "./real-logs/real-logs.js";
 import { report, withDeadline, type BenchResult } from "./support.js";
 
@@ -33,34 +28,7 @@ export async function benchHotPathCpu(): Promise<BenchResult> {
   const { embedder } = buildLlm(loadConfig({}));
   const failures = loadRealFailures(logs.dir);
   const quality = defaultQualityConfig;
-  const once = async (event: (typeof failures)[number]["event"]) => {
-    const located = locateFailure(event);
-    const reflection = generateHeuristicReflection(event, {
-      attempt: 1,
-      violations: [],
-      missingFields: [],
-      located,
-    });
-    const failingStep = located.stepIndex === undefined ? undefined : event.events[located.stepIndex];
-    const [taskVector] = await embedder.embed([taskText(event, failingStep)]);
-    await judgeReflection(
-      {
-        reflection,
-        trace: traceFacts(event),
-        taskVector: taskVector ?? null,
-        neighbours: [],
-        patternEvidence: withEpisode(
-          new Map(),
-          reflection.patterns,
-          episodeText(event, failingStep),
-          quality.patternValidity.keywordMatchShare,
-        ),
-        sameLessonSimilarity: 0.9,
-      },
-      embedder,
-      quality,
-    );
-  };
+  const once = (event: (typeof failures)[number]["event"]) => reflectAndJudge(event, embedder, quality);
   const run = async () => {
     for (const f of failures) await once(f.event); // warm-up: JIT, embedder cache of the vocabulary
     const bySource = new Map<string, number[]>();

@@ -82,7 +82,11 @@ async function openConnections(pool: pg.Pool, n: number): Promise<number> {
   return opened;
 }
 
-async function reflectAndJudge(
+/**
+ * The offline generator and the judge on one failure, in memory (no stored neighbours or pattern
+ * evidence, no model): what a new failure costs the hot path in CPU (`npm run bench -- hot-path-cpu`).
+ */
+export async function reflectAndJudge(
   event: TaskCompleted,
   embedder: Embedder,
   quality: QualityConfig,
