@@ -14,6 +14,7 @@ interface Service {
   build?: unknown;
   entrypoint?: string[];
   command?: string[];
+  volumes?: string[];
   environment?: Record<string, string | number>;
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
@@ -118,6 +119,42 @@ describe("docker-compose.yml", () => {
       ),
     );
     expect(seconds(reflector.stop_grace_period ?? "10s")).toBeGreaterThan(config.shutdownDeadlineMs / 1000);
+  });
+});
+
+describe("docker-compose.yml's agent loop", () => {
+  const loop = services["agent-loop"] ?? {};
+  const reflectorEnv = () =>
+    Object.fromEntries(
+      Object.entries(reflector.environment ?? {}).map(([name, value]) => [name, interpolate(value)]),
+    );
+
+  it("runs the example agent loop once Reflector is healthy, against Reflector's port, with a key that may send runs and read decisions", () => {
+    expect(loop.depends_on?.reflector?.condition).toBe("service_healthy");
+    const env = Object.fromEntries(
+      Object.entries(loop.environment ?? {}).map(([k, v]) => [k, interpolate(v)]),
+    );
+    const url = new URL(env.REFLECTOR_URL ?? "");
+    const config = loadConfig(reflectorEnv());
+    expect(url.hostname).toBe("reflector");
+    expect(Number(url.port)).toBe(config.http.port);
+    // The key the loop sends is one Reflector takes, with both roles the loop needs.
+    const grant = config.http.apiKeys.get(env.REFLECTOR_API_KEY ?? "");
+    expect([...(grant?.roles ?? [])]).toEqual(expect.arrayContaining(["decide", "read"]));
+    // The loop sends its runs over OTLP/HTTP: Reflector runs the OTLP bridge, which needs a topic.
+    expect(config.otlp.topic).toBeDefined();
+    // And keys reach it in plain HTTP over Compose's network: allowed on purpose here.
+    expect(config.http.allowCleartextApiKeys).toBe(true);
+  });
+
+  it("runs the repository's own loop script, mounted read-only", () => {
+    const [mount] = loop.volumes ?? [];
+    const [source, target, mode] = (mount ?? "").split(":");
+    expect(mode).toBe("ro");
+    const script = (loop.command ?? []).find((part) => part.startsWith(`${target ?? "?"}/`)) ?? "";
+    const local = `${(source ?? "").replace(/^\.\//, "")}${script.slice((target ?? "").length)}`;
+    expect(readdirSync(`${root}${source ?? ""}`)).toContain(script.split("/").at(-1));
+    expect(read(local)).toContain("POST /v1/traces");
   });
 });
 
