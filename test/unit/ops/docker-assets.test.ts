@@ -1,4 +1,7 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -173,6 +176,41 @@ describe("Dockerfile", () => {
     expect(final).toMatch(
       new RegExp(`^COPY --from=${/^build AS ([\w-]+)/.exec(pruned)?.[1] ?? "?"} /app/node_modules`, "m"),
     );
+  });
+
+  it("ships onnxruntime-node's native build for the image's own platform only", () => {
+    const pruned = stages.find((stage) => stage.includes("npm prune --omit=dev")) ?? "";
+    expect(pruned).toMatch(
+      /npm prune --omit=dev[^\n]*\\\n\s*&& bash scripts\/prune-foreign-binaries\.sh node_modules$/m,
+    );
+    // The script on a tree shaped as onnxruntime-node ships it (bin/napi-v6/<platform>/<arch>/).
+    const modules = mkdtempSync(join(tmpdir(), "prune-binaries-"));
+    try {
+      const builds = ["darwin/arm64", "linux/arm64", "linux/x64", "win32/arm64", "win32/x64"];
+      for (const build of builds) {
+        const dir = join(modules, "onnxruntime-node/bin/napi-v6", build);
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, "onnxruntime_binding.node"), "");
+      }
+      const prune = (...args: string[]) =>
+        spawnSync("bash", [`${root}scripts/prune-foreign-binaries.sh`, modules, ...args], {
+          encoding: "utf8",
+        });
+      expect(prune("linux", "x64").status).toBe(0);
+      const left = readdirSync(join(modules, "onnxruntime-node/bin"), { recursive: true, encoding: "utf8" });
+      expect(left.sort()).toEqual([
+        "napi-v6",
+        "napi-v6/linux",
+        "napi-v6/linux/x64",
+        "napi-v6/linux/x64/onnxruntime_binding.node",
+      ]);
+      // A platform it has no build for is an error, not an image that cannot embed.
+      const missing = prune("linux", "arm64");
+      expect(missing.status).toBe(1);
+      expect(missing.stderr).toContain("no build for linux/arm64");
+    } finally {
+      rmSync(modules, { recursive: true, force: true });
+    }
   });
 
   it("ships compiled code and production dependencies only, never sources or tests", () => {
