@@ -40,7 +40,11 @@ COPY --from=model /build/.services/models ./.services/models
 RUN node_modules/.bin/tsx scripts/distil-embeddings.ts .services/models/all-minilm-l6-v2
 
 FROM build AS production-dependencies
-RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund
+COPY scripts/prune-foreign-binaries.sh ./scripts/
+# Then onnxruntime-node's native libraries for other systems and CPUs (macOS, Windows, the other
+# Linux architecture: about 245 MB of its 290 MB) leave; the build for this image's platform stays.
+RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+    && bash scripts/prune-foreign-binaries.sh node_modules
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production

@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|hot-path-cpu|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|memory-kafka|calibration|judge|model-bound|otlp|otlp-http|tracing|max-events|lessons-for-task|tenant-isolation`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|hot-path-cpu|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|memory-kafka|calibration|judge|model-bound|otlp|otlp-http|otlp-http-stall|tracing|max-events|lessons-for-task|tenant-isolation`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -23,6 +23,7 @@ import { benchMemoryKafka } from "./memory-kafka.js";
 import { benchMemoryReal } from "./memory-real.js";
 import { benchOtlpBridge } from "./otlp-bridge.js";
 import { benchOtlpHttp } from "./otlp-http.js";
+import { benchOtlpHttpStall } from "./otlp-http-stall.js";
 import { benchPromptCoverage } from "./prompt-coverage.js";
 import { benchModelBound } from "./model-bound.js";
 import { benchRss } from "./rss.js";
@@ -53,6 +54,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   judge: () => benchJudge(),
   otlp: () => benchOtlpBridge(),
   "otlp-http": () => benchOtlpHttp(),
+  "otlp-http-stall": () => benchOtlpHttpStall(),
   tracing: () => benchTracing(),
   "model-bound": () => benchModelBound(),
   "max-events": () => benchMaxEvents(),

@@ -13,6 +13,7 @@ import {
   buildCodec,
   buildKafka,
   buildPostgresPool,
+  buildProbePool,
   buildRedis,
   defaultMaxMessageBytes,
   systemClock,
@@ -26,6 +27,7 @@ import type { Logger } from "../observability/logger.js";
 import { createMetrics } from "../observability/metrics.js";
 import { createOtlpMetrics } from "../observability/otlp-metrics.js";
 import { createOtlpBridge } from "../pipeline/otlp-bridge.js";
+import { buildOtlpBridgeHttp, watchBridgeGroup } from "./otlp-bridge-http.js";
 import type { Clock, ValueCodec } from "../pipeline/ports.js";
 
 /**
@@ -52,6 +54,8 @@ interface OtlpBridgeDeps {
   clock: Clock;
   /** Where the tenants' new traces are counted (with OTLP/HTTP's); absent: a client of its own. */
   redis?: ReturnType<typeof buildRedis>;
+  /** Told each time the bridge's consumer joins its group (true) or leaves it (false). */
+  onGroupChange?: (joined: boolean) => void;
 }
 
 /**
@@ -99,8 +103,11 @@ export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeD
   // A resource that names its tenant (or project) twice is refused, not read one way or the other.
   const decoder = createOtlpDecoder({ uniqueResourceKeys: [o.tenantAttribute, o.projectAttribute] });
   const crashListeners: ((error: Error) => void)[] = [];
+  // Its consumer's group events tell readiness (and the ready gauge) whether it has partitions.
+  const group = watchBridgeGroup(deps.kafka, deps.onGroupChange);
+  let publisherConnected = false;
   const consumer = createOtlpConsumer({
-    kafka: deps.kafka,
+    kafka: group.kafka,
     groupId: o.groupId,
     topic,
     deadLetterTopic: config.topics.deadLetter,
@@ -118,8 +125,12 @@ export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeD
   });
   return {
     bridge,
+    redis,
+    isConsuming: group.isJoined,
+    isPublisherConnected: () => publisherConnected,
     async start(): Promise<void> {
       await publisher.connect();
+      publisherConnected = true;
       await consumer.start();
       bridge.start();
       deps.logger.info({ topic, groupId: o.groupId }, "otlp bridge started");
@@ -130,13 +141,17 @@ export function buildOtlpBridge(config: Config, topic: string, deps: OtlpBridgeD
     async stop(): Promise<void> {
       await consumer.stop();
       await bridge.stop();
+      publisherConnected = false;
       await publisher.disconnect();
       ownRedis?.disconnect();
     },
   };
 }
 
-/** `npx reflector otlp-bridge`: the bridge alone, with its own clients (no processor, no HTTP). */
+/**
+ * `npx reflector otlp-bridge`: the bridge alone, with its own clients (no processor), and its
+ * health and metrics on HTTP_HOST:HTTP_PORT (otlp-bridge-http.ts).
+ */
 export function createOtlpBridgeApp(config: Config, logger: Logger) {
   const topic = config.otlp.topic;
   if (topic === undefined) {
@@ -147,6 +162,7 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
   const kafka = buildKafka(config, logger);
   const codec = buildCodec(config);
   const metrics = createMetrics();
+  let stopping = false;
   // Read at start: the topics' own max.message.bytes, so events are budgeted against what they take.
   let topicBytes: (topic: string) => number = () => defaultMaxMessageBytes;
   const otlp = buildOtlpBridge(config, topic, {
@@ -157,11 +173,27 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
     logger,
     registry: metrics.registry,
     clock: systemClock,
+    onGroupChange: (joined) => {
+      metrics.ready.set(joined ? 1 : 0);
+    },
+  });
+  const operational = buildOtlpBridgeHttp({
+    kafka,
+    probePool: buildProbePool(config, logger),
+    redis: otlp.redis,
+    registry: metrics.registry,
+    logger,
+    isConsuming: otlp.isConsuming,
+    isPublisherConnected: otlp.isPublisherConnected,
+    isStopping: () => stopping,
   });
   return {
     metrics,
     bridge: otlp.bridge,
+    http: operational.http,
     async start(): Promise<void> {
+      // First: liveness answers while the rest starts, and readiness says what is missing.
+      await operational.http.listen({ host: config.http.host, port: config.http.port });
       await assertSchemaCurrent(pool);
       const admin = kafka.admin();
       try {
@@ -180,11 +212,14 @@ export function createOtlpBridgeApp(config: Config, logger: Logger) {
       otlp.onCrash(listener);
     },
     async stop(): Promise<void> {
+      stopping = true;
+      metrics.ready.set(0);
       await withDeadline(otlp.stop(), config.shutdownDeadlineMs, "stopping the otlp bridge").catch(
         (err: unknown) => {
           logger.error({ err }, "otlp bridge did not stop cleanly");
         },
       );
+      await operational.close();
       await pool.end();
       logger.info("otlp bridge stopped");
     },

@@ -180,6 +180,16 @@ describe("Reflector's spans over OTLP/HTTP", () => {
     const under = (stage: string) =>
       ours.filter((s) => path(s).includes(`reflector.${stage}`) && !s.name.startsWith("reflector."));
     expect(under("generate").map((s) => s.name)).toContain("POST");
+    // The model request is a GenAI client span, the HTTP call its child (docs/operations.md#tracing).
+    const chat = ours.find((s) => s.name === "chat fake-model" && path(s).includes("reflector.generate"));
+    expect(chat, `span names: ${ours.map((s) => s.name).join(", ")}`).toBeDefined();
+    expect(Object.fromEntries((chat?.attributes ?? []).map((a) => [a.key, value(a.value)]))).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "openai",
+      "gen_ai.request.model": "fake-model",
+      "gen_ai.response.model": "fake-model",
+    });
+    expect(ours.some((s) => s.name === "POST" && s.parentSpanId === chat?.spanId)).toBe(true);
     expect(under("persist").some((s) => s.name.startsWith("pg.query"))).toBe(true);
     // The Redis lookups (stage "index", no span of its own) sit right under the event's span.
     const redis = ours.filter((s) => s.name === "mget" || s.name === "evalsha" || s.name === "eval");

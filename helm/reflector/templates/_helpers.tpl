@@ -142,7 +142,7 @@ or turn every request away.
 {{- define "reflector.checkOtlpHttp" -}}
 {{- if .Values.otlpHttp.enabled }}
 {{- if eq .Values.otlpBridge.mode "deployment" }}
-{{- fail "otlpHttp.enabled needs otlpBridge.mode: inProcess: /v1/traces is served by the processor's pods only when they run the bridge (a bridge Deployment serves no HTTP)" }}
+{{- fail "otlpHttp.enabled needs otlpBridge.mode: inProcess: /v1/traces is served by the processor's pods only when they run the bridge (a bridge Deployment serves health and metrics only)" }}
 {{- end }}
 {{- if and .Values.config.OTLP_TOPIC (ne (toString .Values.config.OTLP_TOPIC) .Values.otlpHttp.topic) }}
 {{- fail (printf "config.OTLP_TOPIC (%v) and otlpHttp.topic (%v) differ: set the topic once, in otlpHttp.topic" .Values.config.OTLP_TOPIC .Values.otlpHttp.topic) }}

@@ -1,4 +1,5 @@
 import type OpenAI from "openai";
+import type { GenAiAnswer } from "./gen-ai-span.js";
 import { callLlm, type LlmCallPolicy } from "./llm-call.js";
 import { estimateChatTokens, estimateTokens } from "./token-estimate.js";
 
@@ -36,6 +37,7 @@ export async function askJsonChat<T>(
   settings: { reportPromptTokens?: boolean; estimate?: number } = {},
 ): Promise<T> {
   const estimate = settings.estimate ?? estimateChatTokens(messages);
+  const maxTokens = options.maxOutputTokens ?? 2_000;
   return callLlm(
     options,
     options.model,
@@ -46,7 +48,7 @@ export async function askJsonChat<T>(
           model: options.model,
           messages,
           response_format: { type: "json_object" },
-          max_completion_tokens: options.maxOutputTokens ?? 2_000,
+          max_completion_tokens: maxTokens,
         },
         requestOptions,
       );
@@ -70,8 +72,23 @@ export async function askJsonChat<T>(
         invalidOutput: !usable,
         usageMissing: !response.usage,
         estimatedCompletionTokens: estimateTokens(raw),
+        genAi: answerOf(response),
       };
     },
     estimate,
+    { operation: "chat", baseUrl: options.client.baseURL, maxTokens, outputType: "json" },
   );
+}
+
+/** The answer's model, id and finish reasons, read without trusting the body's shape. */
+function answerOf(response: { model?: unknown; id?: unknown; choices?: unknown }): GenAiAnswer {
+  const choices: unknown[] = Array.isArray(response.choices) ? response.choices : [];
+  const finishReasons = choices
+    .map((choice) => (choice as { finish_reason?: unknown } | null)?.finish_reason)
+    .filter((reason): reason is string => typeof reason === "string");
+  return {
+    ...(typeof response.model === "string" ? { model: response.model } : {}),
+    ...(typeof response.id === "string" ? { id: response.id } : {}),
+    ...(finishReasons.length > 0 ? { finishReasons } : {}),
+  };
 }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pRetry from "p-retry";
 import type { CircuitBreaker, LlmCallOutcome } from "./circuit-breaker.js";
 import type { FairSlots } from "./fair-slots.js";
+import { inGenAiSpan, type GenAiAnswer, type GenAiRequest } from "./gen-ai-span.js";
 
 export type { LlmCallOutcome } from "./circuit-breaker.js";
 import { CircuitOpenError, classifyLlmError, retryAfterMs, toReflectorError } from "./llm-errors.js";
@@ -71,13 +72,16 @@ export interface LlmResponse<T> {
   usageMissing?: boolean;
   /** The answer's tokens by `estimateTokens`, counted when `usage` is missing. */
   estimatedCompletionTokens?: number;
+  /** What the answer says of itself (model, id, finish reasons), for its GenAI span. */
+  genAi?: GenAiAnswer;
 }
 
 /**
  * One LLM request under the one retry policy: the SDK's own retries are off (the caller passes
  * `maxRetries: 0`), p-retry retries only what the classifier calls retryable, with jittered
  * exponential backoff, and waits at least as long as a bounded `Retry-After` asks. A final
- * failure is a `ReflectorError` whose code tells the consumer whether this is an outage.
+ * failure is a `ReflectorError` whose code tells the consumer whether this is an outage. Each
+ * HTTP request is one GenAI client span (gen-ai-span.ts) described by `genAi`.
  */
 export async function callLlm<T>(
   policy: LlmCallPolicy,
@@ -86,6 +90,7 @@ export async function callLlm<T>(
   request: (options: { timeout: number; maxRetries: 0; signal?: AbortSignal }) => Promise<LlmResponse<T>>,
   /** The request's estimated prompt tokens, reserved against the tenant's budget before it is sent. */
   estimatedPromptTokens = 0,
+  genAi: GenAiRequest = { operation: "chat" },
 ): Promise<T> {
   const { tenantId } = policy;
   const spend = tenantId !== undefined ? policy.spend : undefined;
@@ -106,11 +111,13 @@ export async function callLlm<T>(
         if (reserved > 0 && spend && tenantId !== undefined) await spend.record(tenantId, reserved);
         let settled = false;
         try {
-          const response = await request({
-            timeout: policy.timeoutMs,
-            maxRetries: 0,
-            ...(policy.signal ? { signal: policy.signal } : {}),
-          });
+          const response = await inGenAiSpan(genAi, model, () =>
+            request({
+              timeout: policy.timeoutMs,
+              maxRetries: 0,
+              ...(policy.signal ? { signal: policy.signal } : {}),
+            }),
+          );
           settled = true;
           if (spend && tenantId !== undefined) {
             const reported = response.promptTokens + response.completionTokens;

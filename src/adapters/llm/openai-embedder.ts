@@ -56,9 +56,11 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
             promptTokens: (response.usage as typeof response.usage | undefined)?.prompt_tokens ?? 0,
             completionTokens: 0,
             usageMissing: !(response.usage as typeof response.usage | undefined),
+            ...(typeof response.model === "string" ? { genAi: { model: response.model } } : {}),
           };
         },
         estimate,
+        { operation: "embeddings", baseUrl: options.client.baseURL },
       );
     },
   };

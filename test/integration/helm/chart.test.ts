@@ -6,6 +6,7 @@ import {
   TriggerAuthentication,
   type ITriggerAuthentication,
 } from "@kubernetes-models/keda/keda.sh/v1alpha1/TriggerAuthentication";
+import { PodMonitor, type IPodMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor";
 import { PrometheusRule, type IPrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
 import { ServiceMonitor, type IServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
 import { Deployment, type IDeployment } from "kubernetes-models/apps/v1/Deployment";
@@ -43,6 +44,7 @@ const models = {
   ScaledObject: (m: unknown) => new ScaledObject(m as IScaledObject),
   TriggerAuthentication: (m: unknown) => new TriggerAuthentication(m as ITriggerAuthentication),
   ServiceMonitor: (m: unknown) => new ServiceMonitor(m as IServiceMonitor),
+  PodMonitor: (m: unknown) => new PodMonitor(m as IPodMonitor),
   PrometheusRule: (m: unknown) => new PrometheusRule(m as IPrometheusRule),
 };
 type Kind = keyof typeof models;
@@ -69,6 +71,7 @@ const apiVersions: Record<Kind, string> = {
   ScaledObject: "keda.sh/v1alpha1",
   TriggerAuthentication: "keda.sh/v1alpha1",
   ServiceMonitor: "monitoring.coreos.com/v1",
+  PodMonitor: "monitoring.coreos.com/v1",
   PrometheusRule: "monitoring.coreos.com/v1",
 };
 
@@ -710,22 +713,50 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
     expect(helm.template(chart, { set: { "podDisruptionBudget.unhealthyPodEvictionPolicy": "Never" } }).status).toBe(1);
   });
 
-  it("gives the bridge's own Deployment no probe and no port, because `reflector otlp-bridge` serves no HTTP", () => {
+  it("probes the bridge's own Deployment on its HTTP port, scrapes it with a PodMonitor and fences it with a NetworkPolicy", () => {
+    const bridgeOf = (manifests: Rendered[]) =>
+      must(
+        byKind(manifests, "Deployment")
+          .map((d) => models.Deployment(structuredClone(d)))
+          .find((d) => d.metadata?.name?.endsWith("-otlp-bridge")),
+        "the bridge's Deployment",
+      );
     const separate = render(helm, { set: { "config.OTLP_TOPIC": "otlp_spans", "otlpBridge.mode": "deployment" } });
-    const bridge = must(
-      byKind(separate, "Deployment")
-        .map((d) => models.Deployment(structuredClone(d)))
-        .find((d) => d.metadata?.name?.endsWith("-otlp-bridge")),
-      "the bridge's Deployment",
-    );
+    const bridge = bridgeOf(separate);
     const container = must(bridge.spec?.template.spec?.containers[0], "bridge container");
-    expect([container.ports, container.livenessProbe, container.readinessProbe, container.startupProbe]).toEqual([
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-    ]);
-    // When the bridge learns to serve health and metrics, this fails: give its Deployment probes and a port.
-    expect(readFileSync(`${root}docs/otlp-ingest.md`, "utf8")).toMatch(/standalone `otlp-bridge` serves no HTTP/);
+    // `reflector otlp-bridge` listens on HTTP_PORT (src/composition/otlp-bridge-app.ts), as the processor does.
+    expect(container.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
+    expect(container.ports).toEqual(mainContainer(defaults).ports);
+    expect(container.startupProbe?.httpGet).toEqual({ path: "/healthz", port: "http" });
+    expect(container.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "http" });
+    expect(container.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "http" });
+    expect(container.readinessProbe?.periodSeconds).toBe(mainContainer(defaults).readinessProbe?.periodSeconds);
+
+    const bridgeLabels = must(bridge.spec?.template.metadata?.labels, "bridge pod labels");
+    const selectsBridge = (selector: Record<string, string> | undefined) =>
+      Object.keys(selector ?? {}).length > 0 && Object.entries(selector ?? {}).every(([k, v]) => bridgeLabels[k] === v);
+    const monitor = one(separate, "PodMonitor");
+    expect(selectsBridge(monitor.spec.selector.matchLabels)).toBe(true);
+    expect(monitor.spec.podMetricsEndpoints?.[0]).toMatchObject({ port: "http", path: "/metrics", interval: "30s" });
+    // The processor's ServiceMonitor still scrapes the processor only.
+    expect(selectsBridge(one(separate, "ServiceMonitor").spec.selector.matchLabels)).toBe(false);
+
+    const policies = byKind(separate, "NetworkPolicy").map((p) => models.NetworkPolicy(structuredClone(p)));
+    expect(policies).toHaveLength(2);
+    const fence = must(
+      policies.find((p) => selectsBridge(p.spec?.podSelector?.matchLabels)),
+      "the bridge's NetworkPolicy",
+    );
+    expect(fence.spec?.ingress).toEqual([{ ports: [{ port: "http", protocol: "TCP" }], from: [{ podSelector: {} }] }]);
+    expect(fence.spec?.policyTypes).toEqual(["Ingress", "Egress"]);
+
+    // No PodMonitor without the bridge's own pods, or with the monitors off.
+    expect(byKind(defaults, "PodMonitor")).toEqual([]);
+    expect(byKind(render(helm, { set: { "config.OTLP_TOPIC": "otlp_spans" } }), "PodMonitor")).toEqual([]);
+    const unmonitored = render(helm, {
+      set: { "config.OTLP_TOPIC": "otlp_spans", "otlpBridge.mode": "deployment", "serviceMonitor.enabled": false },
+    });
+    expect(byKind(unmonitored, "PodMonitor")).toEqual([]);
+    expect(readFileSync(`${root}docs/otlp-ingest.md`, "utf8")).toMatch(/`\/healthz`,\s+`\/readyz`\s+and\s+`\/metrics`/);
   });
 });

@@ -1,4 +1,7 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
@@ -14,6 +17,7 @@ interface Service {
   build?: unknown;
   entrypoint?: string[];
   command?: string[];
+  volumes?: string[];
   environment?: Record<string, string | number>;
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
@@ -121,6 +125,42 @@ describe("docker-compose.yml", () => {
   });
 });
 
+describe("docker-compose.yml's agent loop", () => {
+  const loop = services["agent-loop"] ?? {};
+  const reflectorEnv = () =>
+    Object.fromEntries(
+      Object.entries(reflector.environment ?? {}).map(([name, value]) => [name, interpolate(value)]),
+    );
+
+  it("runs the example agent loop once Reflector is healthy, against Reflector's port, with a key that may send runs and read decisions", () => {
+    expect(loop.depends_on?.reflector?.condition).toBe("service_healthy");
+    const env = Object.fromEntries(
+      Object.entries(loop.environment ?? {}).map(([k, v]) => [k, interpolate(v)]),
+    );
+    const url = new URL(env.REFLECTOR_URL ?? "");
+    const config = loadConfig(reflectorEnv());
+    expect(url.hostname).toBe("reflector");
+    expect(Number(url.port)).toBe(config.http.port);
+    // The key the loop sends is one Reflector takes, with both roles the loop needs.
+    const grant = config.http.apiKeys.get(env.REFLECTOR_API_KEY ?? "");
+    expect([...(grant?.roles ?? [])]).toEqual(expect.arrayContaining(["decide", "read"]));
+    // The loop sends its runs over OTLP/HTTP: Reflector runs the OTLP bridge, which needs a topic.
+    expect(config.otlp.topic).toBeDefined();
+    // And keys reach it in plain HTTP over Compose's network: allowed on purpose here.
+    expect(config.http.allowCleartextApiKeys).toBe(true);
+  });
+
+  it("runs the repository's own loop script, mounted read-only", () => {
+    const [mount] = loop.volumes ?? [];
+    const [source, target, mode] = (mount ?? "").split(":");
+    expect(mode).toBe("ro");
+    const script = (loop.command ?? []).find((part) => part.startsWith(`${target ?? "?"}/`)) ?? "";
+    const local = `${(source ?? "").replace(/^\.\//, "")}${script.slice((target ?? "").length)}`;
+    expect(readdirSync(`${root}${source ?? ""}`)).toContain(script.split("/").at(-1));
+    expect(read(local)).toContain("POST /v1/traces");
+  });
+});
+
 describe("Dockerfile", () => {
   const dockerfile = read("Dockerfile");
   const stages = dockerfile.split(/^FROM /m).slice(1);
@@ -136,6 +176,41 @@ describe("Dockerfile", () => {
     expect(final).toMatch(
       new RegExp(`^COPY --from=${/^build AS ([\w-]+)/.exec(pruned)?.[1] ?? "?"} /app/node_modules`, "m"),
     );
+  });
+
+  it("ships onnxruntime-node's native build for the image's own platform only", () => {
+    const pruned = stages.find((stage) => stage.includes("npm prune --omit=dev")) ?? "";
+    expect(pruned).toMatch(
+      /npm prune --omit=dev[^\n]*\\\n\s*&& bash scripts\/prune-foreign-binaries\.sh node_modules$/m,
+    );
+    // The script on a tree shaped as onnxruntime-node ships it (bin/napi-v6/<platform>/<arch>/).
+    const modules = mkdtempSync(join(tmpdir(), "prune-binaries-"));
+    try {
+      const builds = ["darwin/arm64", "linux/arm64", "linux/x64", "win32/arm64", "win32/x64"];
+      for (const build of builds) {
+        const dir = join(modules, "onnxruntime-node/bin/napi-v6", build);
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, "onnxruntime_binding.node"), "");
+      }
+      const prune = (...args: string[]) =>
+        spawnSync("bash", [`${root}scripts/prune-foreign-binaries.sh`, modules, ...args], {
+          encoding: "utf8",
+        });
+      expect(prune("linux", "x64").status).toBe(0);
+      const left = readdirSync(join(modules, "onnxruntime-node/bin"), { recursive: true, encoding: "utf8" });
+      expect(left.sort()).toEqual([
+        "napi-v6",
+        "napi-v6/linux",
+        "napi-v6/linux/x64",
+        "napi-v6/linux/x64/onnxruntime_binding.node",
+      ]);
+      // A platform it has no build for is an error, not an image that cannot embed.
+      const missing = prune("linux", "arm64");
+      expect(missing.status).toBe(1);
+      expect(missing.stderr).toContain("no build for linux/arm64");
+    } finally {
+      rmSync(modules, { recursive: true, force: true });
+    }
   });
 
   it("ships compiled code and production dependencies only, never sources or tests", () => {
