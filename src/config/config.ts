@@ -3,6 +3,7 @@ import { z } from "zod";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { parseApiKeys, type ApiGrant } from "./api-keys-setting.js";
 import { httpSecurityEnv, httpSecurityOf, type HttpSecurityConfig } from "./http-security-settings.js";
+import { qualityOverridesOf, qualitySettingsEnv, type QualitySettings } from "./quality-settings.js";
 import { llmConfigOf, llmEnv, llmProblems, type LlmConfig } from "./llm-settings.js";
 import { otlpBoundTenant, otlpConfigOf, otlpEnv, otlpProblems, type OtlpConfig } from "./otlp-settings.js";
 import {
@@ -54,6 +55,7 @@ const CoreEnvSchema = z.object({
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HTTP_HOST: z.string().min(1).default("0.0.0.0"),
   ...httpSecurityEnv,
+  ...qualitySettingsEnv,
   /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
   API_KEYS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -179,7 +181,7 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
   } & HttpSecurityConfig;
   logLevel: Env["LOG_LEVEL"];
   mode: "lite" | "full";
-  quality: { storageMinQuality: number; maxAttempts: number; depthMode: "grounded" | "literal" };
+  quality: QualitySettings;
   /** When a stored lesson fits a trace, and when a new lesson is a stored one again. */
   memory: MemoryConfig;
   handler: { maxAttempts: number; retryBaseMs: number };
@@ -254,8 +256,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const present = presentOnly(env);
   const parsed = EnvSchema.safeParse(present);
   const apiKeys = readApiKeys(present.API_KEYS);
+  const quality = qualityOverridesOf(present.QUALITY_CONFIG_FILE);
   const crossProblems = [
     ...apiKeys.problems,
+    ...quality.problems,
     ...crossFieldProblems(present),
     ...securedConnectionsProblems(present),
   ];
@@ -329,6 +333,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       storageMinQuality: e.STORAGE_MIN_QUALITY,
       maxAttempts: e.MAX_REFLECTION_ATTEMPTS,
       depthMode: e.REFLECTOR_DEPTH_MODE,
+      ...(quality.overrides ? { overrides: quality.overrides } : {}),
     },
     memory: {
       reuseMinSimilarity: e.MEMORY_REUSE_MIN_SIMILARITY,
