@@ -671,6 +671,11 @@ describe("orchestrator endpoints", () => {
     ["an unknown field", { loop_id: "l1", loop_idd: "x" }, /loop_idd/],
     ["a missing loop id", { reflection_status: "done" }, /body\.loop_id/],
     ["an unknown status", { loop_id: "l1", reflection_status: "maybe" }, /body\.reflection_status/],
+    [
+      "a status other than done",
+      { loop_id: "l1", reflection_status: "failed" },
+      /body\.reflection_status.*Must be 'done'/,
+    ],
   ])("rejects a loop completion with %s (400)", async (_name, body, message) => {
     const r = await api("POST", "/orchestrator/loop-complete", { body });
     expect(r.status).toBe(400);
