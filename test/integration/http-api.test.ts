@@ -219,6 +219,16 @@ describe("reflections and signatures", () => {
     expect((other.body.items as { id: string }[])[0]?.id).not.toBe(timeout.reflectionId);
   });
 
+  it("filters by project, as the specification's lesson query does", async () => {
+    const ids = async (project: string) =>
+      ((await api("GET", `/api/v1/reflections?k=100&project=${project}`)).body.items as { id: string }[])
+        .map((i) => i.id)
+        .sort();
+    // The three lessons of tenant A came from project "orders" (the events' default).
+    expect(await ids("orders")).toEqual([timeout.reflectionId, lock.reflectionId, disk.reflectionId].sort());
+    expect(await ids("no-such-project")).toEqual([]);
+  });
+
   it("filters by text, tags and minimum importance", async () => {
     const text = await api("GET", "/api/v1/reflections?q=invoices%20lock");
     expect((text.body.items as { id: string }[]).map((i) => i.id)).toEqual([lock.reflectionId]);

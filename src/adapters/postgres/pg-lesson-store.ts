@@ -167,6 +167,7 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
               AND tags @> $3::text[]
               AND importance >= $4
               AND ($7 OR ${effectiveSql} >= $8)
+              AND ($9::text IS NULL OR project_id = $9)
             ORDER BY COALESCE(CASE WHEN $2 = '' THEN NULL ELSE ts_rank(search, to_tsquery('english', $2)) END, 1)
                        * ${effectiveSql} DESC,
                      importance DESC, last_seen_at DESC, id
@@ -180,6 +181,7 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
             q.offset,
             q.includeWithheld ?? false,
             servedMinQuality,
+            q.projectId ?? null,
           ],
         );
         const now = clock.now();

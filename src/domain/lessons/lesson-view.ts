@@ -34,6 +34,8 @@ export interface ReflectionView {
 
 export interface ReflectionQuery {
   text?: string | undefined;
+  /** Only lessons of this project; absent: every project of the tenant. */
+  projectId?: string | undefined;
   tags: string[];
   minImportance: number;
   limit: number;
