@@ -214,6 +214,10 @@ describe("reflections and signatures", () => {
       // The failing step of the trace: the timed-out query (step 1, e2), by its tool.
       attribution: { event_id: "e2", step_index: 1, tool_name: "postgres_query", confidence: 0.9 },
     });
+    // The strategy is a memory of its own: its id, and the lesson's importance raised by 10 %.
+    const strategyOf = first as { strategy_id: unknown; strategy_importance: number; importance: number };
+    expect(String(strategyOf.strategy_id)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(strategyOf.strategy_importance).toBeCloseTo(Math.min(1, strategyOf.importance * 1.1), 5);
     const other = await api("GET", "/api/v1/reflections?k=100", { key: keyB });
     expect((other.body.items as unknown[]).length).toBe(1);
     expect((other.body.items as { id: string }[])[0]?.id).not.toBe(timeout.reflectionId);
