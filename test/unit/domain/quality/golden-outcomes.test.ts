@@ -7,7 +7,9 @@ import {
   shouldStore,
   validateReflection,
 } from "../../../../src/domain/quality/validate-reflection.js";
+import { traceFacts } from "../../../../src/domain/quality/trace-facts.js";
 import { goldenCases, type GoldenCase } from "../../../fixtures/quality/golden-outcomes.js";
+import { taskEvent } from "../../../support/task-events.js";
 
 function caseNamed(name: string): GoldenCase {
   const found = goldenCases.find((g) => g.name === name);
@@ -108,6 +110,69 @@ describe("the rules' deep example under the default (grounded) reading", () => {
     expect(result.metrics.depthScore).toBeCloseTo(0.3 + reflection.reflectionText.length / 5000, 9);
     expect(verdict).toBe("accepted_with_warnings");
     expect(shouldStore(verdict, result, defaultQualityConfig)).toBe(false);
+  });
+
+  it("is deep and stored by default once it names the run: the step, the agent, the call and its values", () => {
+    const event = taskEvent({
+      task: { description: "Book a hotel in Lisbon for the user, who asked for a quality hotel" },
+      outcome: "failure",
+      error: {
+        category: "wrong_choice",
+        type: "wrong_choice",
+        message: "user rejected the booking: rating too low",
+      },
+      events: [
+        {
+          eventId: "e1",
+          type: "tool_call",
+          timestamp: "2026-11-20T10:00:00.000Z",
+          toolName: "search_hotels",
+          actor: "planner",
+          content: "search_hotels(city=Lisbon, sort=price_asc)",
+        },
+        {
+          eventId: "e2",
+          type: "tool_response",
+          timestamp: "2026-11-20T10:00:01.000Z",
+          toolName: "search_hotels",
+          actor: "planner",
+          content: "Hotel Barato 45 EUR rating 5.1; Hotel Bom 90 EUR rating 8.7",
+        },
+        {
+          eventId: "e3",
+          type: "tool_call",
+          timestamp: "2026-11-20T10:00:02.000Z",
+          toolName: "book_hotel",
+          actor: "planner",
+          content: "book_hotel(hotel=Hotel Barato)",
+        },
+        {
+          eventId: "e4",
+          type: "error_event",
+          timestamp: "2026-11-20T10:00:03.000Z",
+          actor: "user",
+          content: "user rejected the booking: rating too low",
+          error: { message: "user rejected the booking: rating too low" },
+        },
+      ],
+    });
+    const grounded = {
+      ...reflection,
+      reflectionText:
+        "My budget-first strategy conflicts with the user's quality preference: at step 3 the planner called book_hotel " +
+        "for Hotel Barato (45 EUR, rating 5.1) because search_hotels sorted by sort=price_asc, and it assumed the cheapest " +
+        "hotel was acceptable instead of Hotel Bom (rating 8.7), an incorrect assumption about what the user valued.",
+      adjustments: ["Add constraint: rating >= 7 before price_asc in search_hotels"],
+    };
+    const result = validateReflection(
+      grounded,
+      { ...evidence, trace: traceFacts(event) },
+      defaultQualityConfig,
+    );
+    const verdict = decideVerdict(result, defaultQualityConfig);
+    expect(result.metrics.depthScore).toBeGreaterThanOrEqual(0.9);
+    expect(verdict).toBe("accepted");
+    expect(shouldStore(verdict, result, defaultQualityConfig)).toBe(true);
   });
 
   it("is deep and stored when read literally", () => {
