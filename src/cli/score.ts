@@ -10,6 +10,7 @@ import { withEpisode } from "../domain/quality/pattern-validity.js";
 import { defaultQualityConfig, type QualityConfig } from "../domain/quality/quality-config.js";
 import { textFacts, traceFacts } from "../domain/quality/trace-facts.js";
 import { decideVerdict } from "../domain/quality/validate-reflection.js";
+import { qualityErrorsOf } from "../domain/quality/quality-errors.js";
 import { judgeReflection, type CauseJudge } from "../pipeline/judge-reflection.js";
 import type { Embedder, ReflectionStore } from "../pipeline/ports.js";
 
@@ -168,6 +169,8 @@ export async function scoreReflection(input: ScoreInput, deps: ScoreDeps) {
     storage,
     metrics: validation.metrics,
     violations: validation.violations,
+    /** The quality exception class of each violation (quality-errors.ts), in the same order. */
+    errors: qualityErrorsOf(validation).map((error) => error.name),
     missingFields: validation.missingFields,
     invalidPatterns: validation.invalidPatterns,
     /** Whether asking again could fix it: a quarantined lesson, or one the rules keep, is final. */

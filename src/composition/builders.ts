@@ -309,7 +309,13 @@ export function buildMaintenance(config: Config, deps: MaintenanceDeps): Mainten
     dream: (options) => {
       // Lite mode never reflects on its own initiative.
       if (!runsPeriodicReflection(config.mode)) {
-        return Promise.reject(new Error("dreaming runs in full mode only (REFLECTOR_MODE=lite)"));
+        return Promise.reject(
+          new Error(
+            config.mode === "off"
+              ? "dreaming is off with reflective memory (REFLECTIVE_MEMORY_ENABLED=false)"
+              : "dreaming runs in full mode only (REFLECTOR_MODE=lite)",
+          ),
+        );
       }
       return runDream({ store, generator, embedder: deps.embedder, quality, clock: deps.clock }, options);
     },

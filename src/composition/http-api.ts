@@ -79,6 +79,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
     api: {
       keys: createApiKeyring(config.http.apiKeys),
       stores: { ...deps.readStores, lessonSplits: buildLessonSplits(deps.pool, config, redis) },
+      guardrails: deps.guardrails,
       completeLoop: createLoopCompleter({
         store: deps.reflectionStore,
         guardrails: deps.guardrails,

@@ -3,6 +3,8 @@ import { z } from "zod";
 import { defaultMemoryConfig, type MemoryConfig } from "../domain/memory/memory-config.js";
 import { parseApiKeys, type ApiGrant } from "./api-keys-setting.js";
 import { httpSecurityEnv, httpSecurityOf, type HttpSecurityConfig } from "./http-security-settings.js";
+import type { ReflectionMode } from "../domain/select-for-reflection.js";
+import { qualityOverridesOf, qualitySettingsEnv, type QualitySettings } from "./quality-settings.js";
 import { llmConfigOf, llmEnv, llmProblems, type LlmConfig } from "./llm-settings.js";
 import { otlpBoundTenant, otlpConfigOf, otlpEnv, otlpProblems, type OtlpConfig } from "./otlp-settings.js";
 import {
@@ -54,12 +56,15 @@ const CoreEnvSchema = z.object({
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HTTP_HOST: z.string().min(1).default("0.0.0.0"),
   ...httpSecurityEnv,
+  ...qualitySettingsEnv,
   /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
   API_KEYS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Postgres connections per process; unset = derived from CONSUMER_MAX_IN_FLIGHT (see loadConfig). */
   PG_POOL_MAX: z.coerce.number().int().min(1).max(1000).optional(),
   REFLECTOR_MODE: z.enum(["lite", "full"]).default("full"),
+  /** false: no reflection at all (mode `off`); the loop guardrails still decide every event. */
+  REFLECTIVE_MEMORY_ENABLED: boolFlag.default(true),
   STORAGE_MIN_QUALITY: z.coerce.number().min(0).max(1).default(0.8),
   /**
    * How the judge reads an analysis's depth: `grounded` (by what it names of the trace) or `literal`
@@ -180,8 +185,9 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
     allowCleartextApiKeys: boolean;
   } & HttpSecurityConfig;
   logLevel: Env["LOG_LEVEL"];
-  mode: "lite" | "full";
-  quality: { storageMinQuality: number; maxAttempts: number; depthMode: "grounded" | "literal" };
+  /** REFLECTOR_MODE, or `off` when REFLECTIVE_MEMORY_ENABLED is false. */
+  mode: ReflectionMode;
+  quality: QualitySettings;
   /** When a stored lesson fits a trace, and when a new lesson is a stored one again. */
   memory: MemoryConfig;
   handler: { maxAttempts: number; retryBaseMs: number };
@@ -258,8 +264,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const present = presentOnly(env);
   const parsed = EnvSchema.safeParse(present);
   const apiKeys = readApiKeys(present.API_KEYS);
+  const quality = qualityOverridesOf(present.QUALITY_CONFIG_FILE);
   const crossProblems = [
     ...apiKeys.problems,
+    ...quality.problems,
     ...crossFieldProblems(present),
     ...securedConnectionsProblems(present),
   ];
@@ -328,11 +336,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     },
     logLevel: e.LOG_LEVEL,
     ...llmConfigOf(e),
-    mode: e.REFLECTOR_MODE,
+    mode: e.REFLECTIVE_MEMORY_ENABLED ? e.REFLECTOR_MODE : "off",
     quality: {
       storageMinQuality: e.STORAGE_MIN_QUALITY,
       maxAttempts: e.MAX_REFLECTION_ATTEMPTS,
       depthMode: e.REFLECTOR_DEPTH_MODE,
+      ...(quality.overrides ? { overrides: quality.overrides } : {}),
     },
     memory: {
       reuseMinSimilarity: e.MEMORY_REUSE_MIN_SIMILARITY,

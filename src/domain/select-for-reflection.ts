@@ -1,7 +1,8 @@
 import type { TaskCompleted } from "./contracts/index.js";
 import { findingFromEvaluation } from "./evaluation/reflection-from-evaluation.js";
 
-export type ReflectionMode = "lite" | "full";
+/** `off`: reflective memory disabled (REFLECTIVE_MEMORY_ENABLED=false): nothing is reflected on. */
+export type ReflectionMode = "lite" | "full" | "off";
 
 /**
  * The `lite` and `full` modes (docs/specification.md#modes-lite-and-full), for a stream processor.
@@ -31,6 +32,8 @@ export function selectForReflection(
   mode: ReflectionMode,
   minSuccessImportance = 0.7,
 ): Selection {
+  // Reflective memory off: no reflection, no signature, no lesson; the loop's decision still comes.
+  if (mode === "off") return { reflect: false, reason: "reflective memory disabled" };
   if (event.outcome !== "success") return { reflect: true, reason: `outcome ${event.outcome}` };
   if (mode === "lite") return { reflect: false, reason: "lite mode reflects on failures only" };
   // From here on `full` mode: a success is reflected on only when it holds a lesson worth a call.

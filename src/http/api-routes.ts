@@ -11,6 +11,7 @@ import {
   registerLessonRoutes,
   type LessonRoutesDeps,
 } from "../features/lessons/lesson-routes.js";
+import { defaultGuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { loopRouteRoles, registerLoopRoutes, type LoopRoutesDeps } from "../features/loops/loop-routes.js";
 import {
   lessonApprovalRouteRoles,
@@ -39,6 +40,8 @@ export interface ApiRoutesDeps {
     lessonSplits?: LessonSplitRoutesDeps["store"];
   };
   completeLoop: LoopRoutesDeps["completeLoop"];
+  /** The guardrails' thresholds, shown by the loop endpoints; absent: the defaults. */
+  guardrails?: LoopRoutesDeps["guardrails"];
   commonIssues: LessonRoutesDeps["commonIssues"];
   /** `POST /api/v1/lessons/for-task`; absent: the route answers 503. */
   lessonsForTask?: LessonRoutesDeps["forTask"];
@@ -102,6 +105,14 @@ function badRequestOf(err: unknown): BadRequest | null {
       return `${where}${path ? "." + path : ""}: ${issue.message}`;
     }),
   );
+}
+
+function loopRoutesDeps(deps: ApiRoutesDeps): LoopRoutesDeps {
+  return {
+    store: deps.stores.loops,
+    completeLoop: deps.completeLoop,
+    guardrails: deps.guardrails ?? defaultGuardrailConfig,
+  };
 }
 
 /**
@@ -213,7 +224,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       return reply.code(500).send({ error: "internal", message: "internal error" });
     });
 
-    registerLoopRoutes(scope, { store: deps.stores.loops, completeLoop: deps.completeLoop }, ctx);
+    registerLoopRoutes(scope, loopRoutesDeps(deps), ctx);
     registerLessonRoutes(
       scope,
       { store: deps.stores.lessons, commonIssues: deps.commonIssues, forTask: deps.lessonsForTask },

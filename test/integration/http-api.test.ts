@@ -214,9 +214,23 @@ describe("reflections and signatures", () => {
       // The failing step of the trace: the timed-out query (step 1, e2), by its tool.
       attribution: { event_id: "e2", step_index: 1, tool_name: "postgres_query", confidence: 0.9 },
     });
+    // The strategy is a memory of its own: its id, and the lesson's importance raised by 10 %.
+    const strategyOf = first as { strategy_id: unknown; strategy_importance: number; importance: number };
+    expect(String(strategyOf.strategy_id)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(strategyOf.strategy_importance).toBeCloseTo(Math.min(1, strategyOf.importance * 1.1), 5);
     const other = await api("GET", "/api/v1/reflections?k=100", { key: keyB });
     expect((other.body.items as unknown[]).length).toBe(1);
     expect((other.body.items as { id: string }[])[0]?.id).not.toBe(timeout.reflectionId);
+  });
+
+  it("filters by project, as the specification's lesson query does", async () => {
+    const ids = async (project: string) =>
+      ((await api("GET", `/api/v1/reflections?k=100&project=${project}`)).body.items as { id: string }[])
+        .map((i) => i.id)
+        .sort();
+    // The three lessons of tenant A came from project "orders" (the events' default).
+    expect(await ids("orders")).toEqual([timeout.reflectionId, lock.reflectionId, disk.reflectionId].sort());
+    expect(await ids("no-such-project")).toEqual([]);
   });
 
   it("filters by text, tags and minimum importance", async () => {
@@ -671,6 +685,11 @@ describe("orchestrator endpoints", () => {
     ["an unknown field", { loop_id: "l1", loop_idd: "x" }, /loop_idd/],
     ["a missing loop id", { reflection_status: "done" }, /body\.loop_id/],
     ["an unknown status", { loop_id: "l1", reflection_status: "maybe" }, /body\.reflection_status/],
+    [
+      "a status other than done",
+      { loop_id: "l1", reflection_status: "failed" },
+      /body\.reflection_status.*Must be 'done'/,
+    ],
   ])("rejects a loop completion with %s (400)", async (_name, body, message) => {
     const r = await api("POST", "/orchestrator/loop-complete", { body });
     expect(r.status).toBe(400);

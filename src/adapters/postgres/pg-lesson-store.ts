@@ -39,11 +39,15 @@ interface ViewRow {
   helpful_count: number;
   harmful_count: number;
   rank: number | null;
+  strategy_id: string | null;
+  strategy_importance: number | null;
 }
 
 const viewColumns = `id, signature, project_id, reflection_text, strategy_text, learning, importance, confidence,
   quality_score, effective_quality, feedback_rating, verdict, tags, error_category, attribution, occurrences,
-  first_seen_at, last_seen_at, helpful_count, harmful_count`;
+  first_seen_at, last_seen_at, helpful_count, harmful_count,
+  (SELECT s.id FROM strategies s WHERE s.reflection_id = reflections.id) AS strategy_id,
+  (SELECT s.importance FROM strategies s WHERE s.reflection_id = reflections.id)::float8 AS strategy_importance`;
 
 /** The effective quality in SQL: the stored one once feedback set it, else the judged score. */
 const effectiveSql = "COALESCE(effective_quality, quality_score)";
@@ -54,6 +58,10 @@ function toView(row: ViewRow, now: Date, thresholds: EffectivenessThresholds): R
     id: row.id,
     signature: row.signature,
     projectId: row.project_id,
+    strategy:
+      row.strategy_id === null || row.strategy_importance === null
+        ? null
+        : { id: row.strategy_id, importance: row.strategy_importance },
     reflectionText: row.reflection_text,
     strategyText: row.strategy_text,
     learning: row.learning,
@@ -167,6 +175,7 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
               AND tags @> $3::text[]
               AND importance >= $4
               AND ($7 OR ${effectiveSql} >= $8)
+              AND ($9::text IS NULL OR project_id = $9)
             ORDER BY COALESCE(CASE WHEN $2 = '' THEN NULL ELSE ts_rank(search, to_tsquery('english', $2)) END, 1)
                        * ${effectiveSql} DESC,
                      importance DESC, last_seen_at DESC, id
@@ -180,6 +189,7 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
             q.offset,
             q.includeWithheld ?? false,
             servedMinQuality,
+            q.projectId ?? null,
           ],
         );
         const now = clock.now();

@@ -15,10 +15,13 @@ export const answerRetryBelow = 0.5;
 const round = (value: number) => Math.round(value * 100) / 100;
 const clamp = (value: number) => Math.min(1, Math.max(0, value));
 
-/** Quality = mean(confidence, relevance, completeness); retry when quality < 0.5. */
+/**
+ * Quality = mean(confidence, relevance, completeness), shown to two decimals; retry when the mean
+ * itself is below 0.5 (a mean of 0.4967 shows as 0.5 and still retries).
+ */
 export function finishEvaluation(parts: Omit<AnswerEvaluation, "quality" | "shouldRetry">): AnswerEvaluation {
-  const quality = round((parts.confidence + parts.relevance + parts.completeness) / 3);
-  return { ...parts, quality, shouldRetry: quality < answerRetryBelow };
+  const mean = (parts.confidence + parts.relevance + parts.completeness) / 3;
+  return { ...parts, quality: round(mean), shouldRetry: mean < answerRetryBelow };
 }
 
 const stopwords = new Set(

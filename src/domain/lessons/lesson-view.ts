@@ -30,10 +30,18 @@ export interface ReflectionView {
   effectiveness: LessonEffectiveness;
   /** Full-text rank of the query words; null without a text query. */
   rank: number | null;
+  /**
+   * The lesson's strategy, stored as a memory of its own (docs/specification.md#strategy-importance):
+   * its id and importance (the lesson's raised by 10 %); null when it has none, absent when the
+   * store does not read it.
+   */
+  strategy?: { id: string; importance: number } | null;
 }
 
 export interface ReflectionQuery {
   text?: string | undefined;
+  /** Only lessons of this project; absent: every project of the tenant. */
+  projectId?: string | undefined;
   tags: string[];
   minImportance: number;
   limit: number;

@@ -19,18 +19,20 @@ export interface Completeness {
 }
 
 /**
- * A text field counts when longer than 10 characters, a list when non-empty (patterns: when it is
- * a list at all).
+ * A text field counts when longer than 10 characters after trimming, a list when non-empty
+ * (patterns: when it is a list at all). `literal`: the rules as written, where a text counts by its
+ * length as given and every list, patterns included, must be non-empty.
  */
 export function checkCompleteness(
   reflection: Reflection,
   config: QualityConfig["completeness"],
+  literal = false,
 ): Completeness {
   const missingFields = requiredFields
     .filter(({ get, emptyListCounts }) => {
       const value = get(reflection);
-      if (typeof value === "string") return value.trim().length <= config.minTextChars;
-      return !Array.isArray(value) || (value.length === 0 && !emptyListCounts);
+      if (typeof value === "string") return (literal ? value : value.trim()).length <= config.minTextChars;
+      return !Array.isArray(value) || (value.length === 0 && (literal || !emptyListCounts));
     })
     .map(({ name }) => name);
   return { score: (requiredFields.length - missingFields.length) / requiredFields.length, missingFields };

@@ -166,3 +166,51 @@ export const defaultQualityConfig: QualityConfig = QualityConfig.parse({
   novelty: {},
   completeness: {},
 });
+
+/** Settings with a variable of their own (STORAGE_MIN_QUALITY, …): refused in an overrides file. */
+const ownVariables: Record<string, string> = {
+  storageMinQuality: "STORAGE_MIN_QUALITY",
+  maxAttempts: "MAX_REFLECTION_ATTEMPTS",
+  "depth.mode": "REFLECTOR_DEPTH_MODE",
+};
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+function merged(base: unknown, over: unknown, path: string, problems: string[]): unknown {
+  if (!isObject(over)) return over;
+  if (!isObject(base)) {
+    problems.push(`${path || "(file)"}: no such quality setting`);
+    return base;
+  }
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const at = path ? `${path}.${key}` : key;
+    if (ownVariables[at]) problems.push(`${at}: set ${ownVariables[at]} instead`);
+    else if (!(key in base)) problems.push(`${at}: no such quality setting`);
+    else out[key] = merged(base[key], value, at, problems);
+  }
+  return out;
+}
+
+/**
+ * The quality rules with an operator's overrides laid over them: any subset of the configuration
+ * above (thresholds, weights, indicator words, patterns, …) by the same names, checked by the same
+ * schema. A list replaces the default list whole. Unknown names, a setting that has a variable of
+ * its own, and values the schema refuses are listed as problems rather than half applied.
+ */
+export function withQualityOverrides(
+  base: QualityConfig,
+  overrides: unknown,
+): { config: QualityConfig; problems: string[] } {
+  const problems: string[] = [];
+  if (!isObject(overrides))
+    return { config: base, problems: ["the quality overrides must be a JSON object"] };
+  const candidate = merged(base, overrides, "", problems);
+  const parsed = QualityConfig.safeParse(candidate);
+  if (!parsed.success)
+    problems.push(...parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`));
+  return problems.length > 0 || !parsed.success
+    ? { config: base, problems }
+    : { config: parsed.data, problems };
+}

@@ -100,7 +100,9 @@ export function validateReflection(
   const violations: string[] = refused.length > 0 ? [refusedViolation(refused)] : [];
   let retryable = false;
 
-  const completeness = checkCompleteness(reflection, config.completeness);
+  // REFLECTOR_DEPTH_MODE=literal reads the whole of the quality rules as written (golden outcomes).
+  const literal = config.depth.mode === "literal";
+  const completeness = checkCompleteness(reflection, config.completeness, literal);
   if (completeness.score < config.completeness.minThreshold) {
     retryable = true;
     violations.push(
@@ -155,36 +157,26 @@ export function validateReflection(
     );
   }
 
-  const invalidPatterns: string[] = [];
-  const validities: number[] = [];
-  for (const pattern of reflection.patterns) {
-    const validity = patternValidity(
-      evidence.patternEvidence.get(pattern) ?? { occurrences: 0, total: 0 },
-      config.patternValidity.minOccurrences,
-    );
-    validities.push(validity);
-    if (validity < config.patternValidity.minThreshold) {
-      invalidPatterns.push(pattern);
-      const seen = evidence.patternEvidence.get(pattern)?.occurrences ?? 0;
-      violations.push(
-        `${patternViolationPrefix} '${pattern}': confidence=${fixed(validity)} < ${config.patternValidity.minThreshold} ` +
-          `(${String(seen)} matching episode${seen === 1 ? "" : "s"}, ${String(config.patternValidity.minOccurrences)} needed); ` +
-          "a hypothesis until the tenant's episodes confirm it",
-      );
-    }
-  }
+  const { invalidPatterns, validities } = judgePatterns(
+    reflection.patterns,
+    evidence,
+    config,
+    literal,
+    violations,
+  );
 
   // An analysis that explains this run with the run's own specifics is about this task, however
   // far an embedder puts its words from the task's (an airline refund and "book_reservation").
+  // The literal reading weighs relevance and novelty but enforces neither, as the rules are written.
   const relevanceScore = clamp(Math.max(evidence.relevance, aboutThisRun));
-  if (relevanceScore < config.relevance.minThreshold) {
+  if (!literal && relevanceScore < config.relevance.minThreshold) {
     retryable = true;
     violations.push(
       `Not relevant to the task: relevance=${fixed(relevanceScore)} < ${config.relevance.minThreshold}`,
     );
   }
   const noveltyScore = clamp(evidence.novelty);
-  if (noveltyScore < config.novelty.minThreshold) {
+  if (!literal && noveltyScore < config.novelty.minThreshold) {
     violations.push(`Nothing new: novelty=${fixed(noveltyScore)} < ${config.novelty.minThreshold}`);
   }
 
@@ -199,7 +191,7 @@ export function validateReflection(
     noveltyScore: round(noveltyScore),
   };
   const w = config.weights;
-  const qualityScore = round(
+  const qualityScore = (literal ? (x: number) => x : round)(
     metrics.completeness * w.completeness +
       metrics.depthScore * w.depthScore +
       metrics.actionabilityScore * w.actionabilityScore +
@@ -239,6 +231,42 @@ export function validateReflection(
   };
 }
 
+/** Each proposed pattern against the tenant's episodes; a note per pattern below the threshold. */
+function judgePatterns(
+  patterns: readonly string[],
+  evidence: QualityEvidence,
+  config: QualityConfig,
+  literal: boolean,
+  violations: string[],
+): { invalidPatterns: string[]; validities: number[] } {
+  const invalidPatterns: string[] = [];
+  const validities: number[] = [];
+  for (const pattern of patterns) {
+    const validity = patternValidity(
+      evidence.patternEvidence.get(pattern) ?? { occurrences: 0, total: 0 },
+      config.patternValidity.minOccurrences,
+    );
+    validities.push(validity);
+    if (validity < config.patternValidity.minThreshold) {
+      invalidPatterns.push(pattern);
+      if (literal) {
+        violations.push(
+          `${legacyPatternViolationPrefix} '${pattern}': confidence=${fixed(validity)} < ${config.patternValidity.minThreshold}`,
+        );
+        continue;
+      }
+      const seen = evidence.patternEvidence.get(pattern)?.occurrences ?? 0;
+      violations.push(
+        `${patternViolationPrefix} '${pattern}': confidence=${fixed(validity)} < ${config.patternValidity.minThreshold} ` +
+          `(${String(seen)} matching episode${seen === 1 ? "" : "s"}, ${String(config.patternValidity.minOccurrences)} needed); ` +
+          "a hypothesis until the tenant's episodes confirm it",
+      );
+    }
+  }
+
+  return { invalidPatterns, validities };
+}
+
 /**
  * The verdict (docs/specification.md#verdict): quarantined (a lesson no agent may be served) →
  * rejected; valid → accepted; score < 0.5 → rejected; otherwise accepted with warnings.
@@ -267,7 +295,12 @@ export function storageProblem(
   config: Pick<QualityConfig, "relevance" | "completeness" | "storageMinQuality" | "depth">,
 ): string | null {
   if (verdict === "rejected") return "rejected by the quality judge";
-  if (config.depth.mode === "grounded" && validation.metrics.depthScore < config.depth.levels.shallow)
+  // Read literally, storage asks only for the bar (memory's own rules still apply in the pipeline).
+  if (config.depth.mode === "literal")
+    return validation.qualityScore < config.storageMinQuality
+      ? `quality ${validation.qualityScore.toFixed(2)} is below the storage minimum ${config.storageMinQuality}`
+      : null;
+  if (validation.metrics.depthScore < config.depth.levels.shallow)
     return `a symptom, not a lesson: depth ${validation.metrics.depthScore.toFixed(2)} is below the "what happened" level ${config.depth.levels.shallow}`;
   if (validation.metrics.relevanceScore < config.relevance.minThreshold)
     return `not about this task: relevance ${validation.metrics.relevanceScore.toFixed(2)} is below ${config.relevance.minThreshold}`;

@@ -37,6 +37,8 @@ export function reflectionJson(view: ReflectionView) {
     project_id: view.projectId,
     reflection_text: view.reflectionText,
     strategy_text: view.strategyText,
+    strategy_id: view.strategy?.id ?? null,
+    strategy_importance: view.strategy?.importance ?? null,
     learning: view.learning,
     importance: view.importance,
     confidence: view.confidence,

@@ -44,6 +44,7 @@ export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ct
       if (query.include_withheld === "true") ctx.requireRole(request, "override");
       const { items, hasMore } = await deps.store.searchReflections(tenantId, {
         text: query.q,
+        projectId: query.project,
         tags: query.tags,
         minImportance: query.min_importance,
         limit: query.k,

@@ -21,6 +21,7 @@ const numeric = z
 export const ReflectionsQuery = z.strictObject({
   q: z.string().max(500).optional().describe("words that must all appear"),
   tags: csvList.default([]).describe("comma-separated; all must match (at most 20)"),
+  project: z.string().min(1).max(200).optional().describe("only lessons of this project"),
   min_importance: numeric
     .pipe(z.number().min(0).max(1))
     .default(0)

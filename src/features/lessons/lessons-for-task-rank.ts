@@ -46,6 +46,8 @@ export interface TaskQuery {
   /** The task's vector, unit length, by the same embedder as the lessons'. */
   vector: Float32Array;
   projectId?: string | undefined;
+  /** Only lessons carrying every one of these tags; absent or empty: any. */
+  tags?: readonly string[] | undefined;
   limit: number;
   minImportance: number;
   /** Relevance (0–1, `relevanceOf`) below which a lesson is not returned at all. */
@@ -125,6 +127,7 @@ export function rankLessons(
     if (!isServed(lesson.effectiveQuality)) continue;
     if (lesson.importance < query.minImportance) continue;
     if (query.projectId !== undefined && lesson.projectId !== query.projectId) continue;
+    if (query.tags?.some((tag) => !lesson.tags.includes(tag))) continue;
     if (lesson.vector.length !== query.vector.length) continue;
     const relevance = relevanceOf(dot(query.vector, lesson.vector), scale);
     if (relevance < query.floor || relevance <= 0) continue;

@@ -59,6 +59,11 @@ export const LessonsForTaskBody = z.strictObject({
     .describe("the agent that will do it (not a filter: lessons are per tenant)"),
   tools: z.array(z.string().max(200)).max(50).optional().describe("the tools it will use"),
   projectId: z.string().max(200).optional().describe("only lessons of this project"),
+  tags: z
+    .array(z.string().max(100))
+    .max(20)
+    .optional()
+    .describe("only lessons carrying every one of these tags (at most 20)"),
   loopId: z
     .string()
     .trim()
@@ -177,6 +182,7 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
       const query = {
         vector,
         projectId: body.projectId,
+        tags: body.tags,
         minImportance: body.minImportance,
         now: deps.clock.now(),
       };

@@ -1,10 +1,24 @@
 import type { LoopStatus, StoredOverride } from "../../domain/guardrails/loop-status.js";
 import type { LoopDecision } from "../../domain/contracts/index.js";
+import type { GuardrailConfig } from "../../domain/guardrails/guardrail-config.js";
 import type { LoopCompleteBody } from "./loop-schemas.js";
 
 /** The loops feature's answers, in snake_case shapes. */
 
-export function loopCompleteJson(body: LoopCompleteBody, decision: LoopDecision, committed: boolean) {
+/** The orchestrator's persona, else the reflection's (the specification's fallback), else null. */
+export function orchestratorPersonaOf(given: {
+  orchestrator_persona?: string | null | undefined;
+  reflection_persona?: string | null | undefined;
+}): string | null {
+  return given.orchestrator_persona ?? given.reflection_persona ?? null;
+}
+
+export function loopCompleteJson(
+  body: LoopCompleteBody,
+  decision: LoopDecision,
+  committed: boolean,
+  guardrails: GuardrailConfig,
+) {
   return {
     status: "success",
     loop_id: body.loop_id,
@@ -12,11 +26,15 @@ export function loopCompleteJson(body: LoopCompleteBody, decision: LoopDecision,
     reflection_result: {
       alignment_score: decision.alignment,
       drift_score: decision.drift,
-      summary_valid: body.reflection_status === "done",
+      summary_valid: (body.outcome ?? "success") === "success",
       reflection_persona: body.reflection_persona ?? null,
       bias_echo: decision.biasEcho,
       repeated_tags: decision.repeatedTags,
+      bias_repetition_threshold: guardrails.biasRepetitionThreshold,
       reflection_fatigue: decision.fatigue,
+      fatigue_increased: decision.fatigueIncreased,
+      fatigue_threshold_exceeded: decision.fatigue >= guardrails.fatigueCriticalThreshold,
+      fatigue_critical_threshold: guardrails.fatigueCriticalThreshold,
     },
     decision_result: {
       decision: decision.decision,
@@ -29,10 +47,11 @@ export function loopCompleteJson(body: LoopCompleteBody, decision: LoopDecision,
       rerun_number: decision.decision === "rerun" ? decision.rerunCount : null,
       rerun_count: decision.rerunCount,
       max_reruns: decision.maxReruns,
+      rerun_limit_reached: decision.rerunCount >= decision.maxReruns,
       force_finalize: decision.forceFinalize,
       overridden_by: decision.overriddenBy,
     },
-    orchestrator_persona: body.orchestrator_persona ?? null,
+    orchestrator_persona: orchestratorPersonaOf(body),
     timestamp: decision.decidedAt,
   };
 }
@@ -41,6 +60,7 @@ export function guardrailsStatusJson(
   loopId: string,
   trace: LoopStatus | null,
   override: StoredOverride | null,
+  guardrails: GuardrailConfig,
 ) {
   return {
     status: "success",
@@ -56,7 +76,15 @@ export function guardrailsStatusJson(
       repeated_tags: trace?.repeatedTags ?? [],
       reflection_fatigue: trace?.reflectionFatigue ?? 0,
       fatigue_increased: trace?.fatigueIncreased ?? false,
-      fatigue_threshold_exceeded: trace?.rerunReason === "reflection_fatigue",
+      // As specified: the fatigue against the critical threshold, whatever finalized the loop and
+      // whether or not an override let it past.
+      fatigue_threshold_exceeded: trace
+        ? trace.reflectionFatigue >= guardrails.fatigueCriticalThreshold
+        : false,
+      fatigue_critical_threshold: guardrails.fatigueCriticalThreshold,
+      bias_repetition_threshold: guardrails.biasRepetitionThreshold,
+      alignment_threshold: guardrails.alignmentThreshold,
+      drift_threshold: guardrails.driftThreshold,
       force_finalize: trace?.forceFinalize ?? false,
       rerun_reason: trace?.rerunReason ?? null,
       rerun_reason_detail: trace?.rerunReasonDetail ?? null,
@@ -64,7 +92,12 @@ export function guardrailsStatusJson(
       alignment_score: trace?.alignment ?? null,
       drift_score: trace?.drift ?? null,
       summary_valid: trace ? trace.outcome === "success" : null,
-      orchestrator_persona: trace?.orchestratorPersona ?? null,
+      orchestrator_persona: trace
+        ? orchestratorPersonaOf({
+            orchestrator_persona: trace.orchestratorPersona,
+            reflection_persona: trace.reflectionPersona,
+          })
+        : null,
       reflection_persona: trace?.reflectionPersona ?? null,
       overridden_by: trace?.overriddenBy ?? null,
       pending_override: override

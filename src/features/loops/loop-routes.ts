@@ -1,3 +1,4 @@
+import type { GuardrailConfig } from "../../domain/guardrails/guardrail-config.js";
 import type { LoopCompleter } from "../../pipeline/complete-loop.js";
 import {
   answers,
@@ -7,13 +8,15 @@ import {
   type ApiScope,
   type RouteRoles,
 } from "../api-context.js";
-import { guardrailsStatusJson, loopCompleteJson, overrideJson } from "./loop-json.js";
+import { guardrailsStatusJson, loopCompleteJson, orchestratorPersonaOf, overrideJson } from "./loop-json.js";
 import { LoopCompleteBody, LoopIdParams, OverrideBody } from "./loop-schemas.js";
 import type { LoopStore } from "./loop-store.js";
 
 export interface LoopRoutesDeps {
   store: LoopStore;
   completeLoop: LoopCompleter;
+  /** The thresholds the decisions were made with, shown beside each guardrail's value. */
+  guardrails: GuardrailConfig;
 }
 
 export const loopRouteRoles: RouteRoles = {
@@ -51,15 +54,15 @@ export function registerLoopRoutes(scope: ApiScope, deps: LoopRoutesDeps, ctx: A
         projectId: body.project_id,
         loopId: body.loop_id,
         rerunOf: body.rerun_of,
-        outcome: body.outcome ?? (body.reflection_status === "done" ? "success" : "failure"),
+        outcome: body.outcome ?? "success",
         alignment: body.alignment_score,
         drift: body.drift_score,
         biasTags: body.bias_tags,
-        orchestratorPersona: body.orchestrator_persona,
+        orchestratorPersona: orchestratorPersonaOf(body) ?? undefined,
         reflectionPersona: body.reflection_persona,
         taskDescription: body.task,
       });
-      return loopCompleteJson(body, decision, committed);
+      return loopCompleteJson(body, decision, committed, deps.guardrails);
     },
   );
 
@@ -83,7 +86,7 @@ export function registerLoopRoutes(scope: ApiScope, deps: LoopRoutesDeps, ctx: A
       if (!trace && !override) {
         return reply.code(404).send({ error: "not_found", message: `no loop ${loopId} for this tenant` });
       }
-      return guardrailsStatusJson(loopId, trace, override);
+      return guardrailsStatusJson(loopId, trace, override, deps.guardrails);
     },
   );
 

@@ -12,7 +12,10 @@ export const LoopCompleteBody = z
     loop_id: id,
     project_id: id.default("default"),
     rerun_of: id.optional(),
-    reflection_status: z.enum(["done", "failed"]).default("done"),
+    // A loop is completed once its reflection is done; anything else is refused, as specified.
+    reflection_status: z
+      .literal("done", { error: "Invalid reflection status. Must be 'done'." })
+      .default("done"),
     outcome: Outcome.optional(),
     alignment_score: unit.optional(),
     drift_score: unit.optional(),

@@ -19,6 +19,7 @@ import { ServiceAccount, type IServiceAccount } from "kubernetes-models/v1/Servi
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { envVariableNames, loadConfig } from "../../../src/config/config.js";
+import { runsPeriodicReflection } from "../../../src/domain/select-for-reflection.js";
 import { hasModel, unknownFields } from "../../support/k8s-unknown-fields.js";
 import { helmEngines, umbrellaChart, type HelmEngine, type TemplateOptions } from "../../support/helm.js";
 
@@ -373,6 +374,20 @@ describe.each(helmEngines().map((engine) => [engine.name, engine] as const))(
       REDIS_URL: "redis://cache:6379/0",
     });
     expect(config.shutdownDeadlineMs).toBe(25_000);
+  });
+
+  it("dreams and prunes on a schedule in a default install (full mode), and turns either off with 0", () => {
+    const config = loadConfig({
+      ...configData(defaults),
+      DATABASE_URL: "postgres://reflector@db:5432/reflector",
+      REDIS_URL: "redis://cache:6379/0",
+    });
+    expect(config.mode).toBe("full");
+    expect(runsPeriodicReflection(config.mode)).toBe(true);
+    expect(config.maintenance.dreamIntervalMs).toBe(6 * 3_600_000);
+    expect(config.maintenance.pruneIntervalMs).toBe(24 * 3_600_000);
+    const off = configData(render(helm, { set: { "config.DREAM_INTERVAL_MS": "0", "config.PRUNE_INTERVAL_MS": "0" } }));
+    expect([off.DREAM_INTERVAL_MS, off.PRUNE_INTERVAL_MS]).toEqual(["0", "0"]);
   });
 
   it("scales on the consumer group's lag with KEDA by default, aimed at the group the pods join", () => {

@@ -128,8 +128,15 @@ describe("reflector score", () => {
         verdict: string;
         missingFields: string[];
         violations: string[];
+        errors: string[];
       };
       expect(out.verdict).toBe("rejected");
+      expect(out.errors).toHaveLength(out.violations.length);
+      expect(out.errors.slice(0, 3)).toEqual([
+        "IncompleteReflectionError",
+        "InsufficientDepthError",
+        "NotActionableError",
+      ]);
       // No patterns is an answer (none seen yet), not a missing part.
       expect(out.missingFields).toEqual(["analysis", "learning"]);
       expect(out.violations.some((v) => v.startsWith("Not actionable"))).toBe(true);

@@ -103,6 +103,20 @@ describe("rankLessons", () => {
     expect(rankLessons(many.map(asIndexed), { ...q, limit: 3 }, undefined)).toHaveLength(3);
   });
 
+  it("serves only lessons carrying every tag asked for; no tags asked, any lesson", async () => {
+    const both = asIndexed(await row(texts.cancel, { tags: ["refund", "airline"] }));
+    const one = asIndexed(await row(texts.cancel, { tags: ["refund"] }));
+    const none = asIndexed(await row(texts.cancel, { tags: [] }));
+    const ids = async (tags?: string[]) =>
+      rankLessons([both, one, none], await query(texts.cancel, { tags }), undefined)
+        .map((r) => r.lesson.id)
+        .sort();
+    expect(await ids(["refund", "airline"])).toEqual([both.id]);
+    expect(await ids(["refund"])).toEqual([both.id, one.id].sort());
+    expect(await ids([])).toEqual([both.id, one.id, none.id].sort());
+    expect(await ids(undefined)).toEqual([both.id, one.id, none.id].sort());
+  });
+
   it("orders equally relevant lessons by effective quality and recency", async () => {
     const low = asIndexed(await row(texts.book, { effectiveQuality: 0.55 }));
     const old = asIndexed(await row(texts.book, { lastSeenAt: new Date("2025-01-01T00:00:00Z") }));
@@ -281,6 +295,18 @@ describe("POST /api/v1/lessons/for-task", () => {
     const extra = await post({ task: "x", tenantId: "other" });
     expect(extra.statusCode).toBe(400);
     expect((await post({ task: "x", limit: 51 })).statusCode).toBe(400);
+  });
+
+  it("filters by tags: the specification's lesson query (project, text by meaning, k 5, importance 0.5, tags)", async () => {
+    // The tenant's lessons as loaded by the first test: the cancel lesson, tagged "t", of project p1.
+    const ids = async (tags: string[]) => {
+      const res = await post({ task: "Cancel a flight reservation", projectId: "p1", tags });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json<{ lessons: { reflectionId: string }[] }>().lessons.map((l) => l.reflectionId);
+    };
+    expect(await ids(["t"])).toEqual([rows[0]?.id]);
+    expect(await ids(["t", "refund"])).toEqual([]);
+    expect((await post({ task: "x", tags: ["a".repeat(101)] })).statusCode).toBe(400);
   });
 
   it("returns nothing above a floor the caller raises", async () => {

@@ -27,6 +27,19 @@ describe("answer self-evaluation", () => {
     expect(ok.shouldRetry).toBe(false);
   });
 
+  it("decides the retry on the unrounded mean: 0.4967 shows as 0.5 and still retries", () => {
+    const near = finishEvaluation({
+      evaluator: "heuristic",
+      confidence: 0.5,
+      relevance: 0.49,
+      completeness: 0.5,
+      issues: [],
+      improvements: [],
+    });
+    expect(near.quality).toBe(0.5);
+    expect(near.shouldRetry).toBe(true);
+  });
+
   it("has nothing to judge without both a question and an answer", () => {
     expect(
       evaluateAnswerHeuristically({ task: { description: "x", query: question }, events: [] }),

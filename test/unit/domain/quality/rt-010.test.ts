@@ -140,10 +140,17 @@ describe("validateReflection", () => {
       "Incomplete reflection: 0.50 < 0.9. Missing fields: analysis, learning",
       "Shallow reflection: depth=0.20 < 0.7. Need root cause analysis, not just symptoms.",
       "Not actionable: 0.40 < 0.8. Adjustments must be concrete and executable.",
-      "Unproven pattern 'hotel': confidence=0.00 < 0.75 (0 matching episodes, 3 needed); a hypothesis until the tenant's episodes confirm it",
-      "Not relevant to the task: relevance=0.20 < 0.6",
-      "Nothing new: novelty=0.10 < 0.3",
+      "Invalid pattern 'hotel': confidence=0.00 < 0.75",
     ]);
+    // Read literally, relevance and novelty are weighed but are no violation; the default enforces both.
+    expect(
+      validateReflection(vague, { ...evidence, relevance: 0.2, novelty: 0.1 }, config).violations,
+    ).toEqual(
+      expect.arrayContaining([
+        "Not relevant to the task: relevance=0.20 < 0.6",
+        "Nothing new: novelty=0.10 < 0.3",
+      ]),
+    );
     // "It failed." is 10 characters, not over 10: analysis counts as missing.
     // 0.2*0.5 + 0.3*0.2 + 0.3*0.4 + 0.1*0.2 + 0.1*0.1 = 0.31
     expect(result.qualityScore).toBeCloseTo(0.31, 6);
