@@ -6,6 +6,7 @@ import { httpSecurityEnv, httpSecurityOf, type HttpSecurityConfig } from "./http
 import type { ReflectionMode } from "../domain/select-for-reflection.js";
 import { qualityOverridesOf, qualitySettingsEnv, type QualitySettings } from "./quality-settings.js";
 import { llmConfigOf, llmEnv, llmProblems, type LlmConfig } from "./llm-settings.js";
+import { lifecycleEnv, lifecycleOf, type LifecycleConfig } from "./lifecycle-settings.js";
 import { otlpBoundTenant, otlpConfigOf, otlpEnv, otlpProblems, type OtlpConfig } from "./otlp-settings.js";
 import {
   spendAndTenancyConfig,
@@ -114,9 +115,7 @@ const CoreEnvSchema = z.object({
   CONSUMER_MAX_CRASHING_RECORDS: z.coerce.number().int().min(1).max(1000).default(3),
   TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
   TOPIC_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
-  SHUTDOWN_DEADLINE_MS: z.coerce.number().int().min(1000).default(25_000),
-  /** Wall time a start spends compiling the offline path and opening connections first; 0 = none. */
-  START_WARM_UP_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
+  ...lifecycleEnv,
   HANDLER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
   HANDLER_RETRY_BASE_MS: z.coerce.number().int().min(1).default(200),
   KAFKA_FROM_BEGINNING: boolFlag.default(true),
@@ -143,7 +142,7 @@ const EnvSchema = CoreEnvSchema.extend(TracingEnvSchema.shape);
 
 export type Env = z.infer<typeof EnvSchema>;
 
-export interface Config extends SpendAndTenancyConfig, LlmConfig {
+export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfig {
   kafka: {
     brokers: string[];
     clientId: string;
@@ -203,9 +202,6 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
     maxCrashesPerRecord: number;
     maxCrashingRecords: number;
   };
-  shutdownDeadlineMs: number;
-  /** `START_WARM_UP_MS` (src/composition/warm-up.ts). */
-  startWarmUpMs: number;
   /** OpenTelemetry tracing of the processor (src/observability/tracing.ts). */
   tracing: TracingConfig;
   /** Consumer-lag gauges' refresh interval (src/adapters/kafka/admin/lag-poller.ts); 0 = off. */
@@ -360,8 +356,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxCrashesPerRecord: e.CONSUMER_MAX_CRASHES_PER_RECORD,
       maxCrashingRecords: e.CONSUMER_MAX_CRASHING_RECORDS,
     },
-    shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
-    startWarmUpMs: e.START_WARM_UP_MS,
+    ...lifecycleOf(e),
     tracing: tracingConfigOf(e),
     lagRefreshMs: e.LAG_REFRESH_MS,
     guardrails: {
