@@ -9,6 +9,7 @@ import { EventPhases } from "./event-phases.js";
 import type { OutageGate } from "./outage-gate.js";
 import { createPartitionCommit } from "./partition-commit.js";
 import { SignatureGate } from "./signature-gate.js";
+import { DeferredFamilies, TenantShare } from "./tenant-share.js";
 import type { TransactionalCommitter } from "./transactional-committer.js";
 import { Abandoned, Wakeup } from "./wakeup.js";
 import type { Done, Work } from "./work.js";
@@ -22,6 +23,18 @@ export interface BatchPumpOptions {
   consumerMetrics: ConsumerMetrics;
   maxInFlight: number;
   maxInFlightPerPartition: number;
+  /**
+   * Events one tenant may have in flight at once, all partitions together; 0 for no share. On an
+   * input topic the ready events of a tenant at its share are handed to `retryTopic`, unprocessed.
+   */
+  maxInFlightPerTenant: number;
+  retryTopic: string;
+  /**
+   * How long a batch in which a tenant waited for its share stays open before it starts nothing
+   * more, commits what is done and ends (the rest is fetched again): the consumer fetches the next
+   * batches only once every batch of a fetch has ended, so no batch may wait long. Default 1 s.
+   */
+  roundMs?: number;
   /** Stopping: start nothing new, finish and commit what runs. */
   isDraining: () => boolean;
 }
@@ -37,16 +50,45 @@ interface BatchRun {
   /** Set from callbacks; read through a function so the loop sees updates. */
   box: { failure: Error | null };
   log: Logger;
+  openedAt: number;
+  /** An event of the batch waited for its tenant's share. */
+  heldBack: boolean;
+  /** The batch's round is over: start nothing more, commit what is done, end. */
+  closing: boolean;
 }
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-/** What every batch of the pump shares: its options, the slots and the signature gate. */
+/** What every batch of the pump shares: its options, the slots, the signature gate and the tenants' shares. */
 interface Shared extends BatchPumpOptions {
   slots: SlotPool;
   signatures: SignatureGate;
+  tenants: TenantShare;
+  deferredFamilies: DeferredFamilies;
+  roundMs: number;
+}
+
+const tenantOf = (work: Work): string | null => work.event?.tenantId ?? null;
+
+/**
+ * On an input topic, hands the ready events of tenants at their share to the retry topic (and
+ * every later event of a loop family that went there, to keep the family in order): each is
+ * settled at once, in its place in the partition's order, and commits with the prefix. Events too
+ * large for the retry topic stay, to wait for their tenant's turn.
+ */
+function deferOverShare(run: BatchRun, shared: Shared): void {
+  const { tenants, deferredFamilies, runner } = shared;
+  if (tenants.limit === 0 || run.batch.topic === shared.retryTopic) return;
+  run.scheduler.settle((work, key) => {
+    const follows = key !== null && deferredFamilies.has(key);
+    if (!follows && !tenants.atShare(tenantOf(work))) return undefined;
+    const done = runner.defer(work);
+    if (!done) return undefined;
+    if (key !== null) deferredFamilies.add(key);
+    return done;
+  });
 }
 
 /**
@@ -73,19 +115,29 @@ async function prepare(
 
 /** Starts the batch's runnable events while slots are free. */
 function launchRunnable(run: BatchRun, shared: Shared): void {
-  const { runner, outage, metrics, slots, signatures } = shared;
+  const { runner, outage, metrics, slots, signatures, tenants } = shared;
   const { scheduler, abandon, wake, phases, box } = run;
-  const canStart = (work: Work): boolean => work.signature === null || signatures.canStart(work.signature);
+  const canStart = (work: Work): boolean => {
+    if (tenants.atShare(tenantOf(work))) {
+      run.heldBack = true;
+      return false;
+    }
+    return work.signature === null || signatures.canStart(work.signature);
+  };
+  const open = () => !run.closing && !shared.isDraining() && !outage.closed;
+  if (open()) deferOverShare(run, shared);
   // Pick the event before taking a slot: taking one and giving it back when every ready event
   // waits behind the signature gate would notify every batch, each of which would do the same
   // at once — a busy loop at 100% CPU for as long as a new signature's first event runs.
-  while (!shared.isDraining() && !outage.closed && scheduler.hasRunnable() && slots.inUse < slots.size) {
+  while (open() && scheduler.hasRunnable() && slots.inUse < slots.size) {
     const runnable = scheduler.next(canStart);
     if (!runnable) break;
     // Cannot fail: there was a free slot and nothing has run since.
     if (!slots.tryAcquire()) throw new Error("slot pool invariant broken");
     const signature = runnable.item.signature;
     if (signature !== null) signatures.started(signature);
+    const tenant = tenantOf(runnable.item);
+    tenants.started(tenant);
     metrics.inFlight.inc();
     const signal = abandon.signal;
     const phase = phases.get(runnable.offset);
@@ -103,10 +155,13 @@ function launchRunnable(run: BatchRun, shared: Shared): void {
       )
       .finally(() => {
         if (signature !== null) signatures.finished(signature);
+        tenants.finished(tenant);
         metrics.inFlight.dec();
         slots.release();
         wake.notify();
       });
+    // This start may have brought its tenant to its share: the tenant's other ready events go.
+    deferOverShare(run, shared);
   }
 }
 
@@ -146,7 +201,12 @@ async function pump(payload: EachBatchPayload, run: BatchRun, shared: Shared): P
     launchRunnable(run, shared);
     commit.commitReady();
     if (scheduler.pending === 0) return;
-    if (shared.isDraining() && scheduler.inFlight === 0 && !commit.busy() && scheduler.committable() === null)
+    if (run.heldBack && !run.closing && Date.now() - run.openedAt >= shared.roundMs) {
+      // A tenant over its share must not hold the fetch of every partition: end this round.
+      run.closing = true;
+      continue;
+    }
+    if ((shared.isDraining() || run.closing) && scheduler.inFlight === 0 && !commit.busy() && scheduler.committable() === null)
       return;
     await wake.wait(shared.outage.closed ? 200 : 1000);
     if (Date.now() - lastHeartbeat >= 1000) {
@@ -175,6 +235,9 @@ export function createBatchPump(options: BatchPumpOptions) {
     slots: new SlotPool(options.maxInFlight),
     // Single flight per new signature (see SignatureGate).
     signatures: new SignatureGate(50_000),
+    tenants: new TenantShare(options.maxInFlightPerTenant),
+    deferredFamilies: new DeferredFamilies(100_000),
+    roundMs: options.roundMs ?? 1000,
   };
   const { slots } = shared;
   /** Aborted when shutdown gives up on in-flight work. */
@@ -201,6 +264,9 @@ export function createBatchPump(options: BatchPumpOptions) {
       phases: new Map(),
       box: { failure: null },
       log: options.logger.child({ topic: batch.topic, partition: batch.partition }),
+      openedAt: Date.now(),
+      heldBack: false,
+      closing: false,
     };
     try {
       await pump(payload, run, shared);

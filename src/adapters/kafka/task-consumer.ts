@@ -25,6 +25,8 @@ export interface TaskConsumerOptions {
   consumerMetrics: ConsumerMetrics;
   maxInFlight: number;
   maxInFlightPerPartition: number;
+  /** Events one tenant may have in flight at once (0: no share); the rest of an input batch's go to the retry topic. */
+  maxInFlightPerTenant: number;
   /** How long the group waits for a silent member (a killed process) before rebalancing. */
   sessionTimeoutMs?: number;
   /**
