@@ -53,6 +53,7 @@ const CoreEnvSchema = z.object({
   REDIS_KEY_PREFIX: z.string().min(1).default("reflector"),
   HTTP_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HTTP_HOST: z.string().min(1).default("0.0.0.0"),
+  LESSONS_FOR_TASK_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   ...httpSecurityEnv,
   /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
   API_KEYS: z.string().optional(),
@@ -177,6 +178,8 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig {
     lessonMetricsRefreshMs: number;
     /** ALLOW_CLEARTEXT_CREDENTIALS: API keys over plain HTTP from another host are accepted. */
     allowCleartextApiKeys: boolean;
+    /** Requests one API key may make to lessons for a task a minute, per process; more get 429. */
+    lessonsForTaskPerMinute: number;
   } & HttpSecurityConfig;
   logLevel: Env["LOG_LEVEL"];
   mode: "lite" | "full";
@@ -323,6 +326,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       apiKeys: apiKeys.keys,
       lessonMetricsRefreshMs: e.LESSON_METRICS_REFRESH_MS,
       allowCleartextApiKeys: e.ALLOW_CLEARTEXT_CREDENTIALS,
+      lessonsForTaskPerMinute: e.LESSONS_FOR_TASK_REQUESTS_PER_MINUTE,
       ...httpSecurityOf(e),
     },
     logLevel: e.LOG_LEVEL,

@@ -25,7 +25,7 @@ import type { Logger } from "../observability/logger.js";
 import { Forbidden, type ApiContext } from "../features/api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
-import { createRateLimit } from "./rate-limit.js";
+import { createRateLimit, credentialOf } from "./rate-limit.js";
 import { otlpRouteRoles, registerOtlpRoute, type OtlpHttpIngest } from "./otlp-route.js";
 
 export interface ApiRoutesDeps {
@@ -42,6 +42,8 @@ export interface ApiRoutesDeps {
   commonIssues: LessonRoutesDeps["commonIssues"];
   /** `POST /api/v1/lessons/for-task`; absent: the route answers 503. */
   lessonsForTask?: LessonRoutesDeps["forTask"];
+  /** Requests one API key may make to it a minute (`LESSONS_FOR_TASK_REQUESTS_PER_MINUTE`, 600 by default). */
+  lessonsForTaskPerMinute?: number;
   clock: FeedbackRoutesDeps["clock"];
   /** Where request failures are logged (once, here). */
   logger?: Pick<Logger, "warn" | "error"> & Partial<Pick<Logger, "info">>;
@@ -122,6 +124,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       if (!grants.get(request)?.roles.has(role)) throw new Forbidden(role);
     },
     hasRole: (request, role) => grants.get(request)?.roles.has(role) ?? false,
+    keyOf: credentialOf,
     rateLimit: (perMinute) => createRateLimit({ perMinute }),
   };
 
@@ -216,7 +219,12 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
     registerLoopRoutes(scope, { store: deps.stores.loops, completeLoop: deps.completeLoop }, ctx);
     registerLessonRoutes(
       scope,
-      { store: deps.stores.lessons, commonIssues: deps.commonIssues, forTask: deps.lessonsForTask },
+      {
+        store: deps.stores.lessons,
+        commonIssues: deps.commonIssues,
+        forTask: deps.lessonsForTask,
+        forTaskPerMinute: deps.lessonsForTaskPerMinute ?? 600,
+      },
       ctx,
     );
     const auditLogger = deps.logger?.info ? { info: deps.logger.info.bind(deps.logger) } : undefined;

@@ -1,11 +1,10 @@
-import { createHash } from "node:crypto";
 import { createGunzip } from "node:zlib";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { classifyFailure, ReflectorError } from "../domain/errors.js";
 import type { Logger } from "../observability/logger.js";
 import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../features/api-context.js";
 import { encodeStatus, rpcCodeOf, type OtlpStatus } from "./otlp-status.js";
-import { createRateLimit } from "./rate-limit.js";
+import { createRateLimit, credentialOf } from "./rate-limit.js";
 
 /**
  * OTLP over HTTP (`POST /v1/traces`), as an OpenTelemetry SDK's OTLP/HTTP exporter sends it:
@@ -117,13 +116,6 @@ class HttpRefusal extends Error {
   ) {
     super(message);
   }
-}
-
-/** The key a request's rate is counted under: its bearer credential, hashed (never kept as it is). */
-function credentialOf(request: FastifyRequest): string {
-  return createHash("sha256")
-    .update(request.headers.authorization ?? "")
-    .digest("base64url");
 }
 
 export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: ApiContext): void {

@@ -72,6 +72,14 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
       });
       const current = consumer;
       membership.watch(current);
+      // A rebalance: the partitions' carried-over work is given up, never committed by a member
+      // that may have lost them; kafkajs fetches again from the committed offsets.
+      current.on(current.events.REBALANCING, () => {
+        pump.reset();
+      });
+      current.on(current.events.GROUP_JOIN, () => {
+        pump.reset();
+      });
       await current.connect();
       if (options.resolveTopics) inputs = await options.resolveTopics();
       await current.subscribe({
