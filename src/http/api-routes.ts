@@ -63,6 +63,16 @@ export interface ApiRoutesDeps {
   otlp?: OtlpHttpIngest;
 }
 
+/** The lesson routes' stores and bounds. */
+function lessonRoutesDeps(deps: ApiRoutesDeps): LessonRoutesDeps {
+  return {
+    store: deps.stores.lessons,
+    commonIssues: deps.commonIssues,
+    forTask: deps.lessonsForTask,
+    forTaskPerMinute: deps.lessonsForTaskPerMinute ?? 600,
+  };
+}
+
 /** The request came from this host (loopback), so its key never crossed a network. */
 function fromLoopback(request: FastifyRequest): boolean {
   const ip = request.ip;
@@ -217,16 +227,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
     });
 
     registerLoopRoutes(scope, { store: deps.stores.loops, completeLoop: deps.completeLoop }, ctx);
-    registerLessonRoutes(
-      scope,
-      {
-        store: deps.stores.lessons,
-        commonIssues: deps.commonIssues,
-        forTask: deps.lessonsForTask,
-        forTaskPerMinute: deps.lessonsForTaskPerMinute ?? 600,
-      },
-      ctx,
-    );
+    registerLessonRoutes(scope, lessonRoutesDeps(deps), ctx);
     const auditLogger = deps.logger?.info ? { info: deps.logger.info.bind(deps.logger) } : undefined;
     registerLessonSplitRoute(
       scope,
