@@ -82,20 +82,27 @@ interface Shared extends BatchPumpOptions {
 const tenantOf = (work: Work): string | null => work.event?.tenantId ?? null;
 
 /**
- * On an input topic, hands the ready events of tenants at their share to the retry topic (and
- * every later event of a loop family that went there, to keep the family in order): each is
- * settled at once, in its place in the partition's order, and commits with the prefix. Events too
- * large for the retry topic stay, to wait for their tenant's turn.
+ * On an input topic, hands the ready events of tenants at their share to the retry topic, and
+ * those of a tenant whose events went there in the last 30 s (so that a flooding tenant's events
+ * stop starting where they would hold up the commits of other tenants' later events), and every
+ * later event of a loop family that went there (to keep the family in order). Each is settled at
+ * once, in its place in the partition's order, and commits with the prefix. Events too large for
+ * the retry topic stay, to wait for their tenant's turn.
  */
 function deferOverShare(run: PartitionRun, shared: Shared): void {
   const { tenants, deferredFamilies, runner } = shared;
   if (tenants.limit === 0 || run.topic === shared.retryTopic) return;
+  const now = Date.now();
   run.scheduler.settle((work, key) => {
+    const tenant = tenantOf(work);
     const follows = key !== null && deferredFamilies.has(key);
-    if (!follows && !tenants.atShare(tenantOf(work))) return undefined;
+    // Over its share now, or lately: the tenant is (still) being deferred.
+    const overShare = tenants.atShare(tenant) || tenants.deferring(tenant, now);
+    if (!follows && !overShare) return undefined;
     const done = runner.defer(work);
     if (!done) return undefined;
     if (key !== null) deferredFamilies.add(key);
+    if (overShare && tenant !== null) tenants.deferred(tenant, now);
     return done;
   });
 }

@@ -6,8 +6,12 @@
  */
 export class TenantShare {
   private readonly running = new Map<string, number>();
+  private readonly lastDeferred = new Map<string, number>();
 
-  constructor(readonly limit: number) {
+  constructor(
+    readonly limit: number,
+    private readonly windowMs = 30_000,
+  ) {
     if (!Number.isInteger(limit) || limit < 0) throw new RangeError("limit must be a non-negative integer");
   }
 
@@ -28,6 +32,27 @@ export class TenantShare {
     if (count === 0) throw new Error("finished without started");
     if (count === 1) this.running.delete(tenant);
     else this.running.set(tenant, count - 1);
+  }
+
+  /**
+   * Records that the tenant's events are being handed to the retry topic: for `windowMs` after the
+   * last one, `deferring` says so, and its new input events follow them there rather than start
+   * where they are (where each would hold up the commit of every later event of its partition).
+   */
+  deferred(tenant: string, now: number): void {
+    this.lastDeferred.delete(tenant);
+    this.lastDeferred.set(tenant, now);
+    // Bounded: tenants that stopped deferring long ago are forgotten (the oldest first).
+    for (const [name, at] of this.lastDeferred) {
+      if (this.lastDeferred.size <= 10_000 && now - at < this.windowMs) break;
+      this.lastDeferred.delete(name);
+    }
+  }
+
+  deferring(tenant: string | null, now: number): boolean {
+    if (this.limit === 0 || tenant === null) return false;
+    const at = this.lastDeferred.get(tenant);
+    return at !== undefined && now - at < this.windowMs;
   }
 
   /** The tenant's events in flight. */

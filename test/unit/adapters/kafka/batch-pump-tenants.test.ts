@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { EachBatchPayload, KafkaMessage, TopicMessages } from "kafkajs";
 import { createBatchPump } from "../../../../src/adapters/kafka/batch-pump.js";
 import type { EventRunner } from "../../../../src/adapters/kafka/event-runner.js";
@@ -130,12 +130,19 @@ describe("the batch pump: a tenant's share of the events in flight", () => {
     expect(ran).toEqual(["0"]);
     await finish("0");
     await first;
-    // Tenant a has nothing in flight now; loop-y's next event still follows its first to the retry topic.
-    const second = pumpBatch("in", [record(2, "a", "loop-y"), record(3, "a", "loop-z")]);
-    await tick();
-    expect(ran).toEqual(["0", "3"]);
-    await finish("3");
-    await second;
+    // A minute later tenant a is no longer being deferred and has nothing in flight; loop-y's next
+    // event still follows its first to the retry topic, loop-z's runs.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(Date.now() + 60_000);
+      const second = pumpBatch("in", [record(2, "a", "loop-y"), record(3, "a", "loop-z")]);
+      await tick();
+      expect(ran).toEqual(["0", "3"]);
+      await finish("3");
+      await second;
+    } finally {
+      vi.useRealTimers();
+    }
     expect(committed()).toEqual(["out:0", "retry:1", "retry:2", "out:3"]);
   });
 
@@ -169,6 +176,21 @@ describe("the batch pump: a tenant's share of the events in flight", () => {
     // Offsets 0 and 1 never committed here, yet the fetch begins at 5: they are not ours to commit.
     await pumpBatch("in", [record(5, "a", "l0"), record(6, "b", "l2")]);
     expect(ran).toEqual(["0", "1", "5", "6"]);
+  });
+
+  it("keeps handing a tenant's new input events to the retry topic while it was deferred lately, though under its share", async () => {
+    const { pumpBatch, finish, ran, committed } = setup({ perTenant: 1 });
+    const first = pumpBatch("in", [record(0, "a", "l0"), record(1, "a", "l1")]);
+    await tick();
+    await finish("0");
+    await first;
+    // Tenant a has nothing in flight; its new event still goes after its deferred one, b's runs.
+    const second = pumpBatch("in", [record(2, "a", "l2"), record(3, "b", "l3")]);
+    await tick();
+    expect(ran).toEqual(["0", "3"]);
+    await finish("3");
+    await second;
+    expect(committed()).toEqual(["out:0", "retry:1", "retry:2", "out:3"]);
   });
 
   it("shares nothing with a share of 0: every event runs where it is", async () => {

@@ -134,3 +134,17 @@ describe("a record deferred for its tenant's share", () => {
     expect(isRetryRound({ ...read(failed), topic: "in" }, "retry")).toBe(false);
   });
 });
+
+describe("TenantShare: a tenant being deferred", () => {
+  it("is deferring for the window after its last deferral, and never with no share", () => {
+    const share = new TenantShare(2, 1_000);
+    expect(share.deferring("a", 0)).toBe(false);
+    share.deferred("a", 10);
+    expect(share.deferring("a", 500)).toBe(true);
+    expect(share.deferring("b", 500)).toBe(false);
+    expect(share.deferring("a", 1_010)).toBe(false);
+    const none = new TenantShare(0, 1_000);
+    none.deferred("a", 10);
+    expect(none.deferring("a", 20)).toBe(false);
+  });
+});
