@@ -259,7 +259,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
     );
     registerOtlpRoute(
       scope,
-      { ingest: deps.otlp ?? null, ...(deps.logger ? { logger: deps.logger } : {}) },
+      {
+        ingest: deps.otlp ?? null,
+        now: () => deps.clock.now().getTime(),
+        ...(deps.logger ? { logger: deps.logger } : {}),
+      },
       ctx,
     );
     done();
