@@ -99,7 +99,7 @@ export class PartitionScheduler<T, R> {
    */
   settle(settle: (item: T, key: string | null) => R | undefined): number {
     let settled = 0;
-    for (let i = 0; i < this.ready.length; ) {
+    for (let i = 0; i < this.ready.length;) {
       const entry = this.ready[i];
       const result = entry ? settle(entry.item, entry.key) : undefined;
       if (!entry || result === undefined) {

@@ -71,7 +71,8 @@ export class DeferredFamilies {
   private readonly keys = new Set<string>();
 
   constructor(private readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError("capacity must be a positive integer");
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError("capacity must be a positive integer");
   }
 
   add(key: string): void {

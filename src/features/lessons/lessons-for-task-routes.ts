@@ -40,10 +40,13 @@ export function registerLessonsForTaskRoute(
       const tenantId = ctx.tenantOf(request);
       const wait = requests.take(ctx.keyOf(request));
       if (wait !== null) {
-        return reply.code(429).header("retry-after", String(wait)).send({
-          error: "too_many_requests",
-          message: `this API key asked for lessons for a task more than ${String(perKeyPerMinute)} times a minute: retry in ${String(wait)} s`,
-        });
+        return reply
+          .code(429)
+          .header("retry-after", String(wait))
+          .send({
+            error: "too_many_requests",
+            message: `this API key asked for lessons for a task more than ${String(perKeyPerMinute)} times a minute: retry in ${String(wait)} s`,
+          });
       }
       if (!forTask)
         return reply

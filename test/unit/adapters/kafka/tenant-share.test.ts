@@ -61,7 +61,9 @@ describe("PartitionScheduler.settle", () => {
     s.add("4", null, "n");
     expect(s.next()?.offset).toBe("0"); // the one slot of the partition is taken
     // Settles every b and every a but the running one; a's next ones follow once a0 completes.
-    expect(s.settle((item) => (item.startsWith("b") || item === "n" ? `deferred ${item}` : undefined))).toBe(2);
+    expect(s.settle((item) => (item.startsWith("b") || item === "n" ? `deferred ${item}` : undefined))).toBe(
+      2,
+    );
     expect(s.inFlight).toBe(1);
     s.complete("0", "ran a0");
     expect(s.settle((item) => (item.startsWith("a") ? `deferred ${item}` : undefined))).toBe(2);
