@@ -109,6 +109,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
       onFeedback: deps.feedbackMetrics.recorded,
       logger: deps.logger,
       allowCleartextKeys: config.http.allowCleartextApiKeys,
+      lessonsForTaskPerMinute: config.http.lessonsForTaskPerMinute,
       ...(config.http.auditHmacKey ? { auditKey: config.http.auditHmacKey } : {}),
       ...(otlpHttp ? { otlp: otlpHttp.ingest } : {}),
     },

@@ -197,6 +197,7 @@ export function buildTaskConsumer(config: Config, deps: TaskConsumerDeps) {
     consumerMetrics,
     maxInFlight: config.consumer.maxInFlight,
     maxInFlightPerPartition: config.consumer.maxInFlightPerPartition,
+    maxInFlightPerTenant: config.consumer.maxInFlightPerTenant,
     sessionTimeoutMs: config.consumer.sessionTimeoutMs,
     rejoinDeadlineMs: config.consumer.rejoinDeadlineMs,
     fromBeginning: config.kafka.fromBeginning,

@@ -14,7 +14,7 @@ import {
   tenancyProblems,
   type SpendAndTenancyConfig,
 } from "./spend-and-tenancy.js";
-import { boolFlag, presentOnly, topicName } from "./env-parsing.js";
+import { boolFlag, ConfigError, deepFreeze, presentOnly, topicName } from "./env-parsing.js";
 import { TracingEnvSchema, tracingConfigOf, type TracingConfig } from "./tracing-settings.js";
 import {
   securedConnections,
@@ -24,6 +24,7 @@ import {
 } from "./secured-connections.js";
 
 export { loadTracingConfig, type TracingConfig } from "./tracing-settings.js";
+export { ConfigError } from "./env-parsing.js";
 
 const csv = z
   .string()
@@ -97,6 +98,7 @@ const CoreEnvSchema = z.object({
   // LLM calls have their own cap (LLM_MAX_CONCURRENT_CALLS).
   CONSUMER_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(256),
   CONSUMER_MAX_IN_FLIGHT_PER_PARTITION: z.coerce.number().int().min(1).max(10_000).default(64),
+  CONSUMER_MAX_IN_FLIGHT_PER_TENANT: z.coerce.number().int().min(0).max(10_000).default(0),
   RETRY_TOPIC_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
   KAFKA_TRANSACTIONAL_ID: z.string().min(1).max(200).optional(),
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
@@ -194,6 +196,8 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfi
   consumer: {
     maxInFlight: number;
     maxInFlightPerPartition: number;
+    /** Events one tenant may have in flight at once; 0 for no share. */
+    maxInFlightPerTenant: number;
     retryTopicDelayMs: number;
     transactionalId: string;
     sessionTimeoutMs: number;
@@ -224,21 +228,6 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfi
   };
   /** The OTLP ingest bridge (docs/otlp-ingest.md); `topic` undefined = not run by `start`. */
   otlp: OtlpConfig;
-}
-
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-  }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null) {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 /** `API_KEYS`, parsed here once; malformed keys are a problem listed with the rest at start-up. */
@@ -347,6 +336,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     consumer: {
       maxInFlight: e.CONSUMER_MAX_IN_FLIGHT,
       maxInFlightPerPartition: e.CONSUMER_MAX_IN_FLIGHT_PER_PARTITION,
+      maxInFlightPerTenant: e.CONSUMER_MAX_IN_FLIGHT_PER_TENANT,
       retryTopicDelayMs: e.RETRY_TOPIC_DELAY_MS,
       // Stable across restarts of one instance, so a restarted process fences its predecessor.
       transactionalId: e.KAFKA_TRANSACTIONAL_ID ?? `${e.KAFKA_GROUP_ID}.${hostname()}`,

@@ -18,3 +18,20 @@ export function presentOnly(env: Record<string, string | undefined>): Record<str
 export const topicName = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,249}$/, "letters, digits, '.', '_' and '-' only");
+
+/** Every problem with the configuration, listed at once. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+}
+
+/** `value` and everything in it made read-only. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

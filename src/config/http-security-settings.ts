@@ -1,9 +1,9 @@
 import { z } from "zod";
 
 /**
- * The API's settings about who is believed and how callers are named: the proxies whose forwarded
- * headers count, and the key of the audit's fingerprints. `config.ts` spreads them into the one
- * schema and into `Config.http`.
+ * The API's settings about who is believed, how callers are named and how much one may ask: the
+ * proxies whose forwarded headers count, the key of the audit's fingerprints, and a key's rate on
+ * lessons for a task. `config.ts` spreads them into the one schema and into `Config.http`.
  */
 export const httpSecurityEnv = {
   /**
@@ -21,6 +21,7 @@ export const httpSecurityEnv = {
     .trim()
     .regex(/^[0-9a-fA-F:./,\s]*$/, "addresses or CIDRs, comma-separated")
     .optional(),
+  LESSONS_FOR_TASK_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
 };
 
 type HttpSecurityEnv = z.infer<z.ZodObject<typeof httpSecurityEnv>>;
@@ -30,11 +31,14 @@ export interface HttpSecurityConfig {
   trustedProxies: string[];
   /** AUDIT_HMAC_KEY: keys the audit's fingerprints of API keys. */
   auditHmacKey: string | undefined;
+  /** Requests one API key may make to lessons for a task a minute, per process; more get 429. */
+  lessonsForTaskPerMinute: number;
 }
 
 export function httpSecurityOf(e: HttpSecurityEnv): HttpSecurityConfig {
   return {
     auditHmacKey: e.AUDIT_HMAC_KEY,
+    lessonsForTaskPerMinute: e.LESSONS_FOR_TASK_REQUESTS_PER_MINUTE,
     trustedProxies: (e.TRUSTED_PROXIES ?? "")
       .split(",")
       .map((p) => p.trim())

@@ -30,6 +30,8 @@ export interface ApiContext {
    * what a caller makes it do: `take` answers null when taken, else the seconds to wait.
    */
   rateLimit(perMinute: number): { take(key: string, amount?: number): number | null };
+  /** The request's API key as a rate is counted under it: hashed, never kept as it is. */
+  keyOf(request: FastifyRequest): string;
 }
 
 /** The route table of a feature: the role each of its routes needs ("METHOD /url"). */

@@ -26,7 +26,7 @@ import type { Logger } from "../observability/logger.js";
 import { Forbidden, type ApiContext } from "../features/api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
-import { createRateLimit } from "./rate-limit.js";
+import { createRateLimit, credentialOf } from "./rate-limit.js";
 import { otlpRouteRoles, registerOtlpRoute, type OtlpHttpIngest } from "./otlp-route.js";
 
 export interface ApiRoutesDeps {
@@ -45,6 +45,8 @@ export interface ApiRoutesDeps {
   commonIssues: LessonRoutesDeps["commonIssues"];
   /** `POST /api/v1/lessons/for-task`; absent: the route answers 503. */
   lessonsForTask?: LessonRoutesDeps["forTask"];
+  /** Requests one API key may make to it a minute (`LESSONS_FOR_TASK_REQUESTS_PER_MINUTE`, 600 by default). */
+  lessonsForTaskPerMinute?: number;
   clock: FeedbackRoutesDeps["clock"];
   /** Where request failures are logged (once, here). */
   logger?: Pick<Logger, "warn" | "error"> & Partial<Pick<Logger, "info">>;
@@ -62,6 +64,16 @@ export interface ApiRoutesDeps {
   throttle?: AuthThrottle;
   /** OTLP over HTTP (`POST /v1/traces`), when the OTLP bridge runs (OTLP_TOPIC). */
   otlp?: OtlpHttpIngest;
+}
+
+/** The lesson routes' stores and bounds. */
+function lessonRoutesDeps(deps: ApiRoutesDeps): LessonRoutesDeps {
+  return {
+    store: deps.stores.lessons,
+    commonIssues: deps.commonIssues,
+    forTask: deps.lessonsForTask,
+    forTaskPerMinute: deps.lessonsForTaskPerMinute ?? 600,
+  };
 }
 
 /** The request came from this host (loopback), so its key never crossed a network. */
@@ -133,6 +145,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       if (!grants.get(request)?.roles.has(role)) throw new Forbidden(role);
     },
     hasRole: (request, role) => grants.get(request)?.roles.has(role) ?? false,
+    keyOf: credentialOf,
     rateLimit: (perMinute) => createRateLimit({ perMinute }),
   };
 
@@ -225,11 +238,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
     });
 
     registerLoopRoutes(scope, loopRoutesDeps(deps), ctx);
-    registerLessonRoutes(
-      scope,
-      { store: deps.stores.lessons, commonIssues: deps.commonIssues, forTask: deps.lessonsForTask },
-      ctx,
-    );
+    registerLessonRoutes(scope, lessonRoutesDeps(deps), ctx);
     const auditLogger = deps.logger?.info ? { info: deps.logger.info.bind(deps.logger) } : undefined;
     registerLessonSplitRoute(
       scope,
@@ -261,7 +270,11 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
     );
     registerOtlpRoute(
       scope,
-      { ingest: deps.otlp ?? null, ...(deps.logger ? { logger: deps.logger } : {}) },
+      {
+        ingest: deps.otlp ?? null,
+        now: () => deps.clock.now().getTime(),
+        ...(deps.logger ? { logger: deps.logger } : {}),
+      },
       ctx,
     );
     done();

@@ -1,11 +1,10 @@
-import { createHash } from "node:crypto";
 import { createGunzip } from "node:zlib";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { classifyFailure, ReflectorError } from "../domain/errors.js";
 import type { Logger } from "../observability/logger.js";
 import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../features/api-context.js";
 import { encodeStatus, rpcCodeOf, type OtlpStatus } from "./otlp-status.js";
-import { createRateLimit } from "./rate-limit.js";
+import { createRateLimit, credentialOf } from "./rate-limit.js";
 
 /**
  * OTLP over HTTP (`POST /v1/traces`), as an OpenTelemetry SDK's OTLP/HTTP exporter sends it:
@@ -40,6 +39,8 @@ export interface OtlpRouteDeps {
   /** Null when the OTLP bridge does not run (OTLP_TOPIC unset): the route answers 404 and says why. */
   ingest: OtlpHttpIngest | null;
   logger?: Pick<Logger, "warn" | "error">;
+  /** The clock of the tenants' refusals (ms since the epoch). */
+  now?: () => number;
 }
 
 export const otlpRouteRoles: RouteRoles = {
@@ -119,15 +120,45 @@ class HttpRefusal extends Error {
   }
 }
 
-/** The key a request's rate is counted under: its bearer credential, hashed (never kept as it is). */
-function credentialOf(request: FastifyRequest): string {
-  return createHash("sha256")
-    .update(request.headers.authorization ?? "")
-    .digest("base64url");
+/**
+ * The tenants the ingest refused for their volume (spans or new traces a minute), each until its
+ * Retry-After: until then their requests are refused before their bodies are read, since parsing
+ * one costs a worker thread's time whether it is then refused or not. Per process; at most one
+ * entry per tenant, and the keyring bounds the tenants.
+ */
+function createTenantRefusals(now: () => number) {
+  const refused = new Map<string, { until: number; reason: string }>();
+  return {
+    /** The seconds the tenant must still wait, with why; null when it is not refused. */
+    check(tenantId: string): { wait: number; reason: string } | null {
+      const entry = refused.get(tenantId);
+      if (!entry) return null;
+      const wait = Math.ceil((entry.until - now()) / 1000);
+      if (wait > 0) return { wait, reason: entry.reason };
+      refused.delete(tenantId);
+      return null;
+    },
+    refuse(tenantId: string, retryAfterSeconds: number, message: string): void {
+      refused.set(tenantId, {
+        until: now() + retryAfterSeconds * 1000,
+        reason: message.replace(/: retry in \d+ s$/, ""),
+      });
+    },
+  };
+}
+
+/** The request's tenant, or null when it has none (not authenticated: the route refuses it). */
+function tenantOrNull(ctx: ApiContext, request: FastifyRequest): string | null {
+  try {
+    return ctx.tenantOf(request);
+  } catch {
+    return null;
+  }
 }
 
 export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: ApiContext): void {
   const { ingest } = deps;
+  const refusals = createTenantRefusals(deps.now ?? (() => Date.now()));
   // Without the bridge a body is refused unread, whatever its size: a small limit.
   const limit = ingest?.maxBodyBytes ?? 1_024;
   const perKey = ingest?.requestsPerMinute ? createRateLimit({ perMinute: ingest.requestsPerMinute }) : null;
@@ -154,6 +185,11 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
           wait,
         );
       }
+      // A tenant refused for its volume is refused unread until its Retry-After.
+      const tenant = tenantOrNull(ctx, request);
+      const refused = tenant === null ? null : refusals.check(tenant);
+      if (refused)
+        throw new HttpRefusal(429, `${refused.reason}: retry in ${String(refused.wait)} s`, refused.wait);
       const coding = (request.headers["content-encoding"] ?? "identity").trim().toLowerCase();
       if (coding === "identity" || coding === "") return payload;
       if (coding === "gzip") return gunzipped(payload);
@@ -241,6 +277,7 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
         if (!accepted.ok) {
           ingest.observe?.("refused", 0);
           if (accepted.status === 429) {
+            refusals.refuse(tenantId, accepted.retryAfterSeconds, accepted.message);
             void reply.header("retry-after", String(accepted.retryAfterSeconds));
             return errorReply(reply, 429, "too_many_requests", accepted.message);
           }

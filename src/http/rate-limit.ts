@@ -1,3 +1,13 @@
+import { createHash } from "node:crypto";
+import type { FastifyRequest } from "fastify";
+
+/** The key a request's rate is counted under: its bearer credential, hashed (never kept as it is). */
+export function credentialOf(request: FastifyRequest): string {
+  return createHash("sha256")
+    .update(request.headers.authorization ?? "")
+    .digest("base64url");
+}
+
 /**
  * A token bucket per key, in memory, per process: `perMinute` tokens a minute, at most `perMinute`
  * at once. `take` spends `amount` tokens of the key's bucket, or none and says how many seconds

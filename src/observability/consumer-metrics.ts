@@ -13,6 +13,11 @@ export function createConsumerMetrics(registry: Registry) {
       help: "Events handed to the retry topic after their in-process attempts failed.",
       registers: [registry],
     }),
+    deferredEvents: new Counter({
+      name: "reflector_deferred_events_total",
+      help: "Input events handed to the retry topic unprocessed because their tenant held its whole share of the events in flight (CONSUMER_MAX_IN_FLIGHT_PER_TENANT).",
+      registers: [registry],
+    }),
     transactions: new Counter({
       name: "reflector_transactions_total",
       help: "Kafka transactions (outputs + consumed offsets) by result: committed, aborted.",

@@ -9,6 +9,7 @@ import { EventPhases } from "./event-phases.js";
 import type { OutageGate } from "./outage-gate.js";
 import { createPartitionCommit } from "./partition-commit.js";
 import { SignatureGate } from "./signature-gate.js";
+import { DeferredFamilies, TenantShare } from "./tenant-share.js";
 import type { TransactionalCommitter } from "./transactional-committer.js";
 import { Abandoned, Wakeup } from "./wakeup.js";
 import type { Done, Work } from "./work.js";
@@ -22,31 +23,88 @@ export interface BatchPumpOptions {
   consumerMetrics: ConsumerMetrics;
   maxInFlight: number;
   maxInFlightPerPartition: number;
+  /**
+   * Events one tenant may have in flight at once, all partitions together; 0 for no share. On an
+   * input topic the ready events of a tenant at its share are handed to `retryTopic`, unprocessed.
+   */
+  maxInFlightPerTenant: number;
+  retryTopic: string;
+  /**
+   * How long a batch is pumped before it ends, its running events carried over to the partition's
+   * next batch: kafkajs fetches the next batches only once every batch of a fetch has ended, so no
+   * batch may wait long for its slowest event. Default 1 s.
+   */
+  roundMs?: number;
   /** Stopping: start nothing new, finish and commit what runs. */
   isDraining: () => boolean;
 }
 
-/** One batch (one partition's fetched records) while it is pumped. */
-interface BatchRun {
-  batch: Batch;
+/**
+ * One partition's events from fetch to commit. It outlives the batch that fetched them: a batch
+ * ends after its round, and events still running go on and are committed by a later batch of the
+ * partition (or by the drain), so a slow event never holds the next fetch of every partition.
+ */
+interface PartitionRun {
+  topic: string;
+  partition: number;
   scheduler: PartitionScheduler<Work, Done>;
-  /** Aborted when the batch is given up: nothing more of it is committed. */
+  /** Aborted when the partition's work is given up: nothing more of it is committed. */
   abandon: AbortController;
   wake: Wakeup;
   phases: Map<string, EventPhases>;
   /** Set from callbacks; read through a function so the loop sees updates. */
   box: { failure: Error | null };
   log: Logger;
+  /** The offset after the last one added (what the next new record's offset is at least). */
+  nextToAdd: bigint;
+  /** The batch being pumped marks committed offsets processed for kafkajs; none between batches. */
+  resolve: ((offset: string) => void) | null;
+  /** The highest offset committed between batches, to mark for kafkajs when the next batch begins. */
+  unresolved: string | null;
+  commit: ReturnType<typeof createPartitionCommit>;
 }
 
 function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-/** What every batch of the pump shares: its options, the slots and the signature gate. */
+/** What every batch of the pump shares: its options, the slots, the signature gate and the tenants' shares. */
 interface Shared extends BatchPumpOptions {
   slots: SlotPool;
   signatures: SignatureGate;
+  tenants: TenantShare;
+  deferredFamilies: DeferredFamilies;
+  roundMs: number;
+  /** Notified whenever an event or a commit ends anywhere (the drain waits on it). */
+  changed: Wakeup;
+}
+
+const tenantOf = (work: Work): string | null => work.event?.tenantId ?? null;
+
+/**
+ * On an input topic, hands the ready events of tenants at their share to the retry topic, and
+ * those of a tenant whose events went there in the last 30 s (so that a flooding tenant's events
+ * stop starting where they would hold up the commits of other tenants' later events), and every
+ * later event of a loop family that went there (to keep the family in order). Each is settled at
+ * once, in its place in the partition's order, and commits with the prefix. Events too large for
+ * the retry topic stay, to wait for their tenant's turn.
+ */
+function deferOverShare(run: PartitionRun, shared: Shared): void {
+  const { tenants, deferredFamilies, runner } = shared;
+  if (tenants.limit === 0 || run.topic === shared.retryTopic) return;
+  const now = Date.now();
+  run.scheduler.settle((work, key) => {
+    const tenant = tenantOf(work);
+    const follows = key !== null && deferredFamilies.has(key);
+    // Over its share now, or lately: the tenant is (still) being deferred.
+    const overShare = tenants.atShare(tenant) || tenants.deferring(tenant, now);
+    if (!follows && !overShare) return undefined;
+    const done = runner.defer(work);
+    if (!done) return undefined;
+    if (key !== null) deferredFamilies.add(key);
+    if (overShare && tenant !== null) tenants.deferred(tenant, now);
+    return done;
+  });
 }
 
 /**
@@ -71,21 +129,26 @@ async function prepare(
   }
 }
 
-/** Starts the batch's runnable events while slots are free. */
-function launchRunnable(run: BatchRun, shared: Shared): void {
-  const { runner, outage, metrics, slots, signatures } = shared;
+/** Starts the partition's runnable events while slots (and their tenants' shares) allow. */
+function launchRunnable(run: PartitionRun, shared: Shared): void {
+  const { runner, outage, metrics, slots, signatures, tenants } = shared;
   const { scheduler, abandon, wake, phases, box } = run;
-  const canStart = (work: Work): boolean => work.signature === null || signatures.canStart(work.signature);
+  const canStart = (work: Work): boolean =>
+    !tenants.atShare(tenantOf(work)) && (work.signature === null || signatures.canStart(work.signature));
+  const open = () => !shared.isDraining() && !outage.closed && !abandon.signal.aborted;
+  if (open()) deferOverShare(run, shared);
   // Pick the event before taking a slot: taking one and giving it back when every ready event
   // waits behind the signature gate would notify every batch, each of which would do the same
   // at once — a busy loop at 100% CPU for as long as a new signature's first event runs.
-  while (!shared.isDraining() && !outage.closed && scheduler.hasRunnable() && slots.inUse < slots.size) {
+  while (open() && scheduler.hasRunnable() && slots.inUse < slots.size) {
     const runnable = scheduler.next(canStart);
     if (!runnable) break;
     // Cannot fail: there was a free slot and nothing has run since.
     if (!slots.tryAcquire()) throw new Error("slot pool invariant broken");
     const signature = runnable.item.signature;
     if (signature !== null) signatures.started(signature);
+    const tenant = tenantOf(runnable.item);
+    tenants.started(tenant);
     metrics.inFlight.inc();
     const signal = abandon.signal;
     const phase = phases.get(runnable.offset);
@@ -103,52 +166,58 @@ function launchRunnable(run: BatchRun, shared: Shared): void {
       )
       .finally(() => {
         if (signature !== null) signatures.finished(signature);
+        tenants.finished(tenant);
         metrics.inFlight.dec();
         slots.release();
         wake.notify();
+        shared.changed.notify();
       });
+    // This start may have brought its tenant to its share: the tenant's other ready events go.
+    deferOverShare(run, shared);
   }
 }
 
-/** Runs and commits the batch's events until all are committed, or it is given up or fails. */
-async function pump(payload: EachBatchPayload, run: BatchRun, shared: Shared): Promise<void> {
-  const { batch, scheduler, abandon, wake, phases, box, log } = run;
-  const failed = () => box.failure;
-  let lastHeartbeat = Date.now();
+/** Adds the batch's records the partition does not hold yet (a batch fetches again what is not committed). */
+async function addNew(batch: Batch, run: PartitionRun, shared: Shared): Promise<void> {
   const fetchedAt = Date.now();
   for (const message of batch.messages) {
-    phases.set(message.offset, new EventPhases(Number(message.timestamp), fetchedAt));
+    const offset = BigInt(message.offset);
+    if (offset < run.nextToAdd) continue;
+    run.phases.set(message.offset, new EventPhases(Number(message.timestamp), fetchedAt));
     const { key, work } = await prepare(shared.runner, batch.topic, batch.partition, message);
-    scheduler.add(message.offset, key, work);
+    run.scheduler.add(message.offset, key, work);
+    run.nextToAdd = offset + 1n;
   }
-  const commit = createPartitionCommit({
-    committer: shared.committer,
-    topic: batch.topic,
-    partition: batch.partition,
-    scheduler,
-    phases,
-    resolveOffset: (offset) => {
-      payload.resolveOffset(offset);
-    },
-    signal: abandon.signal,
-    consumerMetrics: shared.consumerMetrics,
-    log,
-    fail: (error) => (box.failure = error),
-    notify: wake.notify,
-  });
+}
+
+/**
+ * Runs and commits the partition's events for one round: until all are committed, the round is
+ * over (events still running go on, for a later batch to commit), or the partition is given up or
+ * fails.
+ */
+async function pump(payload: EachBatchPayload, run: PartitionRun, shared: Shared): Promise<void> {
+  const { scheduler, abandon, wake, box, log, commit } = run;
+  const failed = () => box.failure;
+  const openedAt = Date.now();
+  let lastHeartbeat = openedAt;
   for (;;) {
     const failure = failed();
     if (failure) throw failure;
     if (abandon.signal.aborted || !payload.isRunning() || payload.isStale()) {
-      log.info({ pending: scheduler.pending }, "batch abandoned; uncommitted offsets will be redelivered");
+      log.info(
+        { pending: scheduler.pending },
+        "partition abandoned; uncommitted offsets will be redelivered",
+      );
+      abandon.abort();
       return;
     }
     launchRunnable(run, shared);
     commit.commitReady();
-    if (scheduler.pending === 0) return;
-    if (shared.isDraining() && scheduler.inFlight === 0 && !commit.busy() && scheduler.committable() === null)
-      return;
-    await wake.wait(shared.outage.closed ? 200 : 1000);
+    if (scheduler.pending === 0 || shared.isDraining()) return;
+    const left = shared.roundMs - (Date.now() - openedAt);
+    // The next fetch of every partition waits for this batch: a round ends, whatever still runs.
+    if (left <= 0) return;
+    await wake.wait(Math.min(left, shared.outage.closed ? 200 : 1000));
     if (Date.now() - lastHeartbeat >= 1000) {
       lastHeartbeat = Date.now();
       try {
@@ -162,12 +231,69 @@ async function pump(payload: EachBatchPayload, run: BatchRun, shared: Shared): P
   }
 }
 
+/** A partition's run, new: from the batch's first offset. */
+function newPartitionRun(
+  shared: Shared,
+  topic: string,
+  partition: number,
+  hardStop: AbortSignal,
+): PartitionRun {
+  const abandon = new AbortController();
+  hardStop.addEventListener(
+    "abort",
+    () => {
+      abandon.abort();
+    },
+    { once: true, signal: abandon.signal },
+  );
+  const wake = new Wakeup();
+  const scheduler = new PartitionScheduler<Work, Done>(shared.maxInFlightPerPartition);
+  const phases = new Map<string, EventPhases>();
+  const box: { failure: Error | null } = { failure: null };
+  const log = shared.logger.child({ topic, partition });
+  const run: PartitionRun = {
+    topic,
+    partition,
+    scheduler,
+    abandon,
+    wake,
+    phases,
+    box,
+    log,
+    nextToAdd: 0n,
+    resolve: null,
+    unresolved: null,
+    commit: createPartitionCommit({
+      committer: shared.committer,
+      topic,
+      partition,
+      scheduler,
+      phases,
+      resolveOffset: (offset) => {
+        if (run.resolve) run.resolve(offset);
+        else run.unresolved = offset;
+      },
+      signal: abandon.signal,
+      consumerMetrics: shared.consumerMetrics,
+      log,
+      fail: (error) => (box.failure = error),
+      notify: () => {
+        wake.notify();
+        shared.changed.notify();
+      },
+    }),
+  };
+  return run;
+}
+
 /**
  * Pumps each fetched batch through the event runner: many events in flight per partition (a
- * slot pool shared by all partitions, a single flight per new signature), events of one loop
- * family strictly in order, and each partition's contiguous completed prefix committed
- * (`partition-commit.ts`). A batch ends when all its events are committed, when it is given up (a
- * rebalance, a stop past its deadline: the uncommitted rest is redelivered) or when it fails.
+ * slot pool shared by all partitions, a single flight per new signature, each tenant's share),
+ * events of one loop family strictly in order, and each partition's contiguous completed prefix
+ * committed (`partition-commit.ts`). A batch is pumped for one round: events still running then
+ * are carried over to the partition's next batch (which fetches again, from the committed
+ * offset, what is not committed), so no event holds the fetch of the others. A partition is given
+ * up on a rebalance or a stop past its deadline (the uncommitted rest is redelivered), or fails.
  */
 export function createBatchPump(options: BatchPumpOptions) {
   const shared: Shared = {
@@ -175,54 +301,80 @@ export function createBatchPump(options: BatchPumpOptions) {
     slots: new SlotPool(options.maxInFlight),
     // Single flight per new signature (see SignatureGate).
     signatures: new SignatureGate(50_000),
+    tenants: new TenantShare(options.maxInFlightPerTenant),
+    deferredFamilies: new DeferredFamilies(100_000),
+    roundMs: options.roundMs ?? 1000,
+    changed: new Wakeup(),
   };
   const { slots } = shared;
   /** Aborted when shutdown gives up on in-flight work. */
   const hardStop = new AbortController();
+  const partitions = new Map<string, PartitionRun>();
   let activeBatches = 0;
-  const batchesDone = new Wakeup();
+
+  /** The partition's run, or a new one when it has none or was given up or moved on without us. */
+  function runOf(batch: Batch): PartitionRun {
+    const id = `${batch.topic}\u0000${String(batch.partition)}`;
+    const held = partitions.get(id);
+    const first = batch.messages[0] ? BigInt(batch.messages[0].offset) : null;
+    // Records we hold uncommitted that the fetch skipped: another member committed past them.
+    const skipped =
+      held !== undefined && first !== null && held.scheduler.pending > 0 && first > held.nextToAdd;
+    if (held && !held.abandon.signal.aborted && !skipped) return held;
+    held?.abandon.abort();
+    const run = newPartitionRun(shared, batch.topic, batch.partition, hardStop.signal);
+    partitions.set(id, run);
+    return run;
+  }
 
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     if (batch.messages.length === 0) return;
     activeBatches += 1;
-    const abandon = new AbortController();
-    const onHardStop = () => {
-      abandon.abort();
+    const run = runOf(batch);
+    const offRelease = slots.onRelease(run.wake.notify);
+    run.resolve = (offset) => {
+      payload.resolveOffset(offset);
     };
-    hardStop.signal.addEventListener("abort", onHardStop, { once: true });
-    const wake = new Wakeup();
-    const offRelease = slots.onRelease(wake.notify);
-    const run: BatchRun = {
-      batch,
-      scheduler: new PartitionScheduler<Work, Done>(options.maxInFlightPerPartition),
-      abandon,
-      wake,
-      phases: new Map(),
-      box: { failure: null },
-      log: options.logger.child({ topic: batch.topic, partition: batch.partition }),
-    };
+    if (run.unresolved !== null) payload.resolveOffset(run.unresolved);
+    run.unresolved = null;
     try {
+      await addNew(batch, run, shared);
       await pump(payload, run, shared);
+    } catch (err) {
+      run.abandon.abort();
+      throw err;
     } finally {
-      abandon.abort();
+      run.resolve = null;
       offRelease();
-      hardStop.signal.removeEventListener("abort", onHardStop);
       activeBatches -= 1;
-      batchesDone.notify();
+      shared.changed.notify();
     }
   }
 
+  /** Something is still to commit: running, committing, or done and not yet committed. */
+  const unsettled = (run: PartitionRun) =>
+    !run.abandon.signal.aborted &&
+    (run.scheduler.inFlight > 0 || run.commit.busy() || run.scheduler.committable() !== null);
+
   return {
     eachBatch,
+    /** Gives up every partition's work (a rebalance: kafkajs fetches again from the committed offsets). */
+    reset(): void {
+      for (const run of partitions.values()) run.abandon.abort();
+      partitions.clear();
+    },
     /**
-     * Waits for the running batches to end until `deadlineMs` passes or `givesUp()`, then
-     * abandons what still runs (uncommitted: the next owner redoes it).
+     * Waits for the running batches and events to end and be committed until `deadlineMs` passes
+     * or `givesUp()`, then abandons what still runs (uncommitted: the next owner redoes it).
      */
     async drain(deadlineMs: number, givesUp: () => boolean): Promise<void> {
       const until = Date.now() + deadlineMs;
-      while (activeBatches > 0 && Date.now() < until && !givesUp()) {
-        await batchesDone.wait(Math.min(200, Math.max(1, until - Date.now())));
+      while (Date.now() < until && !givesUp()) {
+        const runs = [...partitions.values()];
+        if (activeBatches === 0) for (const run of runs) run.commit.commitReady();
+        if (activeBatches === 0 && !runs.some(unsettled)) break;
+        await shared.changed.wait(Math.min(200, Math.max(1, until - Date.now())));
       }
       hardStop.abort();
     },

@@ -3,7 +3,7 @@ import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
 import type { FailureCode } from "./failure-policy.js";
-import { deadLetterMessage, retryMessage } from "./failure-records.js";
+import { deadLetterMessage, deferredMessage, retryMessage } from "./failure-records.js";
 import { fitsAlone, type SizeLimits } from "./record-size.js";
 import type { Done, Work } from "./work.js";
 
@@ -66,7 +66,26 @@ export function createDeadLetters(options: DeadLettersOptions) {
     };
   }
 
-  return { deadLetter, toRetryTopic };
+  /**
+   * Hands an event of a tenant over its share to the retry topic, unprocessed and due at once;
+   * null when it would not fit there (it then waits for its tenant's turn where it is).
+   */
+  function defer(work: Work): Done | null {
+    const message = deferredMessage(
+      work,
+      { groupId: options.groupId, retryTopic: options.retryTopic, now: new Date() },
+      fitsIn(options.retryTopic),
+    );
+    if (!message) return null;
+    return {
+      messages: [{ topic: options.retryTopic, messages: [message] }],
+      afterCommit: () => {
+        consumerMetrics.deferredEvents.inc();
+      },
+    };
+  }
+
+  return { deadLetter, toRetryTopic, defer };
 }
 
 export type DeadLetters = ReturnType<typeof createDeadLetters>;

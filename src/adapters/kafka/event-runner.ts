@@ -146,7 +146,7 @@ export function createEventRunner(options: EventRunnerOptions) {
     };
   }
 
-  return { run, decode, prepare };
+  return { run, decode, prepare, defer: deadLetters.defer };
 }
 
 export type EventRunner = ReturnType<typeof createEventRunner>;

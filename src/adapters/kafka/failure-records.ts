@@ -186,3 +186,41 @@ export function retryMessage(
   };
   return fits(message) ? message : null;
 }
+
+/**
+ * The record that hands an event over its tenant's share to the retry topic (not a failure): its
+ * key, value and producer's headers, where it was read (so that the tenant's topic binding still
+ * applies to it) and a retry count of 0, due at once. Null when it would not fit the retry topic.
+ */
+export function deferredMessage(
+  source: SourceRecord,
+  context: Pick<FailureContext, "groupId" | "retryTopic" | "now">,
+  fits: (message: Message) => boolean,
+): Message | null {
+  const origin = placeOf(source, context);
+  const message: Message = {
+    key: source.message.key,
+    value: source.message.value,
+    headers: {
+      ...producerHeaders(source, context),
+      "reflector.original.topic": origin.topic,
+      "reflector.original.partition": origin.partition,
+      "reflector.original.offset": origin.offset,
+      "reflector.consumer.group": context.groupId,
+      [retryCountHeader]: deferredRetryCount,
+      [retryNotBeforeHeader]: String(context.now.getTime()),
+    },
+  };
+  return fits(message) ? message : null;
+}
+
+/** The retry count of a deferred record: it has not failed, so its failures still get a retry-topic round. */
+export const deferredRetryCount = "0";
+
+/** Read from the retry topic after a failure (not deferred for its tenant's share): its last round. */
+export function isRetryRound(source: SourceRecord, retryTopic: string): boolean {
+  return (
+    source.topic === retryTopic &&
+    headerString(source.message.headers, retryCountHeader) !== deferredRetryCount
+  );
+}

@@ -92,6 +92,29 @@ export class PartitionScheduler<T, R> {
     else this.byKey.delete(entry.key);
   }
 
+  /**
+   * Settles without running them the ready entries that `settle` gives a result for (undefined
+   * leaves an entry be), whatever the limit: each is done at once with that result, in its place
+   * in the partition's order, and the next entry of its key is offered in turn. Returns how many.
+   */
+  settle(settle: (item: T, key: string | null) => R | undefined): number {
+    let settled = 0;
+    for (let i = 0; i < this.ready.length;) {
+      const entry = this.ready[i];
+      const result = entry ? settle(entry.item, entry.key) : undefined;
+      if (!entry || result === undefined) {
+        i += 1;
+        continue;
+      }
+      this.ready.splice(i, 1);
+      entry.state = "running";
+      this.running += 1;
+      this.complete(entry.offset, result);
+      settled += 1;
+    }
+    return settled;
+  }
+
   /** The completed entries from the last commit up to the first one not done; null when none. */
   committable(): CommitPrefix<T, R> | null {
     const prefix: CommitPrefix<T, R>["entries"] = [];

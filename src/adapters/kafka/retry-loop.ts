@@ -5,7 +5,7 @@ import { maxBackoffMs, nextStep, type FailureStep } from "./failure-policy.js";
 import { headerString } from "./cloud-events.js";
 import type { CrashCounting } from "./crash-counting.js";
 import type { DeadLetters } from "./dead-letters.js";
-import { retryNotBeforeHeader } from "./failure-records.js";
+import { isRetryRound, retryNotBeforeHeader } from "./failure-records.js";
 import type { OutageGate } from "./outage-gate.js";
 import { classify } from "./transport-errors.js";
 import { Abandoned, isAborted, sleep } from "./wakeup.js";
@@ -58,7 +58,9 @@ export function createRetryLoop(options: RetryLoopOptions) {
     // Classified once: the Kafka edge names what no adapter did, then the one classifier.
     const failure = classify(err);
     const counted = counts.count(failure);
-    const step: FailureStep = nextStep(failure, counted, work.topic === options.retryTopic, policy);
+    // A record deferred for its tenant's share has not failed yet: its failures get a retry round.
+    const lastRound = isRetryRound(work, options.retryTopic);
+    const step: FailureStep = nextStep(failure, counted, lastRound, policy);
     switch (step.step) {
       case "crash":
         return crashCounting.crashOrDeadLetter(work, err, failure, log);

@@ -25,6 +25,8 @@ export interface TaskConsumerOptions {
   consumerMetrics: ConsumerMetrics;
   maxInFlight: number;
   maxInFlightPerPartition: number;
+  /** Events one tenant may have in flight at once (0: no share); the rest of an input batch's go to the retry topic. */
+  maxInFlightPerTenant: number;
   /** How long the group waits for a silent member (a killed process) before rebalancing. */
   sessionTimeoutMs?: number;
   /**
@@ -70,6 +72,14 @@ export function createTaskConsumer(options: TaskConsumerOptions) {
       });
       const current = consumer;
       membership.watch(current);
+      // A rebalance: the partitions' carried-over work is given up, never committed by a member
+      // that may have lost them; kafkajs fetches again from the committed offsets.
+      current.on(current.events.REBALANCING, () => {
+        pump.reset();
+      });
+      current.on(current.events.GROUP_JOIN, () => {
+        pump.reset();
+      });
       await current.connect();
       if (options.resolveTopics) inputs = await options.resolveTopics();
       await current.subscribe({

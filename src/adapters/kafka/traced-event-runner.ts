@@ -126,5 +126,5 @@ export function traceRuns(runner: EventRunner, tracer: Tracer, options: TracedRu
       span.end();
     }
   }
-  return { run, decode: runner.decode, prepare: runner.prepare };
+  return { run, decode: runner.decode, prepare: runner.prepare, defer: runner.defer };
 }

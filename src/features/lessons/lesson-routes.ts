@@ -12,6 +12,8 @@ export interface LessonRoutesDeps {
   commonIssues(tenantId: string): Promise<CommonIssue[]>;
   /** Lessons for a task (by meaning); without it the route answers 503. */
   forTask?: LessonsForTask | undefined;
+  /** Requests one API key may make to lessons for a task a minute; more get 429 with Retry-After. */
+  forTaskPerMinute: number;
 }
 
 export const lessonRouteRoles: RouteRoles = {
@@ -24,7 +26,7 @@ export const lessonRouteRoles: RouteRoles = {
 
 /** The stored lessons: search, lookup by error signature, and the tenant's common issues. */
 export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ctx: ApiContext): void {
-  registerLessonsForTaskRoute(scope, deps.forTask, ctx);
+  registerLessonsForTaskRoute(scope, deps.forTask, ctx, deps.forTaskPerMinute);
   scope.get(
     "/api/v1/reflections",
     {

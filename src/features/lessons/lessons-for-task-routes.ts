@@ -16,8 +16,11 @@ export function registerLessonsForTaskRoute(
   scope: ApiScope,
   forTask: LessonsForTask | undefined,
   ctx: ApiContext,
+  perKeyPerMinute: number,
 ): void {
   const retrievals = ctx.rateLimit(retrievalsPerMinute);
+  // Each request embeds the task and may ask the model: one key's requests are bounded a minute.
+  const requests = ctx.rateLimit(perKeyPerMinute);
   scope.post(
     "/api/v1/lessons/for-task",
     {
@@ -27,11 +30,24 @@ export function registerLessonsForTaskRoute(
         body: LessonsForTaskBody,
         response: answers(
           "`lessons`: at most `limit`, best first, each with `relevance` (0–1; at or above `floor`, whatever chose them) and a `prompt` to put into the agent's prompt; withheld lessons are never served. `checkedBy`: `model` when a model chose them among the nearest in meaning (`LESSONS_FOR_TASK_CHECK=model`), `meaning` otherwise",
+          {
+            429: "the API key asked more than `LESSONS_FOR_TASK_REQUESTS_PER_MINUTE` times a minute: retry after `Retry-After` seconds",
+          },
         ),
       },
     },
     async (request, reply) => {
       const tenantId = ctx.tenantOf(request);
+      const wait = requests.take(ctx.keyOf(request));
+      if (wait !== null) {
+        return reply
+          .code(429)
+          .header("retry-after", String(wait))
+          .send({
+            error: "too_many_requests",
+            message: `this API key asked for lessons for a task more than ${String(perKeyPerMinute)} times a minute: retry in ${String(wait)} s`,
+          });
+      }
       if (!forTask)
         return reply
           .code(503)

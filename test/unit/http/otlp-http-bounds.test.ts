@@ -16,6 +16,8 @@ import { buildOtlpHttpIngest } from "../../../src/composition/otlp-bridge-app.js
  */
 const sent: Buffer[] = [];
 let kafkaDown = false;
+/** How far the servers' clock is ahead of the machine's (a test moves it past a Retry-After). */
+let ahead = 0;
 const fakeKafka = {
   producer: () => ({
     connect: () => Promise.resolve(),
@@ -67,7 +69,7 @@ function server(env: Record<string, string> = {}) {
       stores: unused as ApiRoutesDeps["stores"],
       completeLoop: () => Promise.reject(new Error("not used")),
       commonIssues: () => Promise.reject(new Error("not used")),
-      clock: { now: () => new Date() },
+      clock: { now: () => new Date(Date.now() + ahead) },
       otlp: otlp.ingest,
     },
   });
@@ -160,10 +162,28 @@ describe("OTLP/HTTP's bounds", () => {
     expect(limited.statusCode).toBe(429);
     expect(limited.body).toContain("new traces a minute");
     expect(Number(limited.headers["retry-after"])).toBeGreaterThanOrEqual(1);
-    // The eight known traces and two new ones fit.
+    // Once its Retry-After has passed, the eight known traces and two new ones fit.
+    ahead += Number(limited.headers["retry-after"]) * 1000;
     expect((await post(request(10, 10, 1, 10), "bounds-key-a1")).statusCode).toBe(200);
     expect((await post(request(3, 10, 1, 3, 9), "bounds-key-b")).statusCode).toBe(200);
     expect(sent).toHaveLength(3);
+  });
+
+  it("refuses a tenant over its volume unread until its Retry-After, whichever of its keys sends; another tenant is read", async () => {
+    const { post } = server({ OTLP_NEW_TRACES_PER_MINUTE: "10" });
+    expect((await post(request(10, 10, 1, 10), "bounds-key-a1")).statusCode).toBe(200);
+    const limited = await post(request(1, 10, 1, 1, 50), "bounds-key-a1");
+    expect(limited.statusCode).toBe(429);
+    const retryAfter = Number(limited.headers["retry-after"]);
+    // Not JSON at all: read, it would be answered 400. Refused unread, it is answered 429.
+    const unread = await post("this is not an OTLP export", "bounds-key-a2");
+    expect(unread.statusCode).toBe(429);
+    expect(Number(unread.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect(Number(unread.headers["retry-after"])).toBeLessThanOrEqual(retryAfter);
+    expect(unread.body).toContain("new traces a minute");
+    expect((await post("this is not an OTLP export", "bounds-key-b")).statusCode).toBe(400);
+    ahead += retryAfter * 1000;
+    expect((await post("this is not an OTLP export", "bounds-key-a2")).statusCode).toBe(400);
   });
 
   it("answers 400, not 500, to JSON nested deeper than any OTLP export", async () => {

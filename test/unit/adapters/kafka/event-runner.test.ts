@@ -275,4 +275,34 @@ describe("event runner under TENANT_TOPIC_BINDING", () => {
     expect(derived).toEqual([facts]);
     expect(received[0]).toBe(facts);
   });
+
+  it("gives an event deferred for its tenant's share, which then fails, its retry-topic round", async () => {
+    const generatorDown: TaskProcessor = {
+      process: () => Promise.reject(new ReflectorError("GENERATOR_FAILED", "the model answered 500")),
+      factsOf,
+    };
+    const runner = setup(generatorDown);
+    const read = (count: string): Work => {
+      const record = work();
+      record.message.headers = { "reflector.retry.count": count, "reflector.original.topic": "in" };
+      return { ...record, topic: "retry" };
+    };
+    const signal = new AbortController().signal;
+    const deferred = await runner.run(read("0"), signal);
+    expect(deferred.messages[0]?.topic).toBe("retry");
+    expect(header(deferred, "reflector.retry.count")).toBe("1");
+    // A record that failed before is in its last round: dead-lettered.
+    const failedBefore = await runner.run(read("1"), signal);
+    expect(failedBefore.messages[0]?.topic).toBe("dlq");
+    expect(header(failedBefore, "reflector.error.code")).toBe("RETRIES_EXHAUSTED");
+  });
+
+  it("hands a record to the retry topic unprocessed when deferred", () => {
+    const runner = setup(failing);
+    const done = runner.defer(work("12"));
+    if (!done) throw new Error("not deferred");
+    expect(done.messages[0]?.topic).toBe("retry");
+    expect(header(done, "reflector.retry.count")).toBe("0");
+    expect(header(done, "reflector.original.offset")).toBe("12");
+  });
 });

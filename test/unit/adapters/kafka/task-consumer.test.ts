@@ -54,6 +54,7 @@ function setup() {
     consumerMetrics,
     maxInFlight: 4,
     maxInFlightPerPartition: 2,
+    maxInFlightPerTenant: 2,
     sessionTimeoutMs: 10_000,
     rejoinDeadlineMs: 60_000,
   });
