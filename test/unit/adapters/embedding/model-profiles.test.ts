@@ -9,6 +9,11 @@ import {
   prefixed,
 } from "../../../../src/adapters/embedding/model-profiles.js";
 import { loadConfig } from "../../../../src/config/config.js";
+import { createLessonIndex } from "../../../../src/features/lessons/lessons-for-task-index.js";
+import {
+  createLessonsForTask,
+  LessonsForTaskBody,
+} from "../../../../src/features/lessons/lessons-for-task.js";
 import type { EmbedRole, Embedder } from "../../../../src/pipeline/ports.js";
 
 describe("local model profiles", () => {
@@ -90,6 +95,31 @@ describe("queries and passages through the cache", () => {
       { texts: ["same words"], role: "query" },
       { texts: ["same words"], role: "passage" },
     ]);
+  });
+});
+
+describe("lessons for a task", () => {
+  it("embeds the task as a query, for a model that reads queries and passages apart", async () => {
+    const roles: (EmbedRole | undefined)[] = [];
+    const embedder: Embedder = {
+      name: "fake",
+      embed: (texts, _tenant, role) => {
+        roles.push(role);
+        return Promise.resolve(texts.map(() => [1, 0]));
+      },
+    };
+    const clock = { now: () => new Date("2026-12-05T07:00:00Z") };
+    const source = {
+      lessonVersion: () => Promise.resolve({ count: 0, latest: null }),
+      lessonVectors: () => Promise.resolve([]),
+    };
+    const service = createLessonsForTask({
+      index: createLessonIndex({ source, embeddingModel: "fake", clock }),
+      embedder,
+      clock,
+    });
+    await service.forTask("t1", LessonsForTaskBody.parse({ task: "cancel my flight" }));
+    expect(roles).toEqual(["query"]);
   });
 });
 
