@@ -14,7 +14,8 @@
  * `npx tsx bench/lessons-for-task-models.ts [NAME...]` (default: every profile whose files are
  * there, and the static table; REFLECTOR_REAL_LOGS_DIR for the logs; REFLECTOR_MODELS_DIR for a
  * folder of models other than .services/models). `e5-small-v2-q:symmetric` reads stored text
- * behind "query: " too, the convention e5's card gives for symmetric tasks, for comparison only.
+ * behind "query: " too, the convention e5's card gives for symmetric tasks, for comparison only;
+ * `a+b` puts two embedders' vectors end to end (a cosine is the mean of theirs).
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -49,6 +50,7 @@ const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
 /** The embedder a name stands for: `static`, a profile's name, or `e5-small-v2-q:symmetric`. */
 function embedderOf(name: string): Embedder | string {
+  if (name.includes("+")) return combined(name.split("+").map(embedderOf));
   if (name === "static") return buildLlm(loadConfig({})).embedder;
   const [model = "", variant] = name.split(":");
   if (!isModelName(model)) return `unknown model ${model}`;
@@ -63,6 +65,31 @@ function embedderOf(name: string): Embedder | string {
       ? { ...profile, prefixes: { query: profile.prefixes.query, passage: profile.prefixes.query } }
       : profile,
   });
+}
+
+/**
+ * Two embedders at once (`static+all-minilm-l6-v2`): each one's unit vector scaled by 1/√n and
+ * put end to end, so a cosine is the mean of theirs, and so is the scale.
+ */
+function combined(parts: (Embedder | string)[]): Embedder | string {
+  const bad = parts.find((p) => typeof p === "string");
+  if (bad !== undefined) return bad;
+  const es = parts as Embedder[];
+  const k = 1 / Math.sqrt(es.length);
+  const unit = (v: number[]) => {
+    const n = Math.sqrt(v.reduce((sum, x) => sum + x * x, 0)) || 1;
+    return v.map((x) => (x / n) * k);
+  };
+  const mean = (pick: (s: { unrelated: number; related: number }) => number) =>
+    es.reduce((sum, e) => sum + pick(e.similarityScale ?? { unrelated: 0, related: 1 }), 0) / es.length;
+  return {
+    name: es.map((e) => e.name).join("+"),
+    similarityScale: { unrelated: mean((s) => s.unrelated), related: mean((s) => s.related) },
+    async embed(texts, tenantId, role) {
+      const all = await Promise.all(es.map((e) => e.embed(texts, tenantId, role)));
+      return texts.map((_, i) => all.flatMap((vectors) => unit(vectors[i] ?? [])));
+    },
+  };
 }
 
 type Part = (q: Query) => boolean;
