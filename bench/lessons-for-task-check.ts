@@ -115,7 +115,11 @@ export async function candidateRecall(
   const vectors = await embedder.embed(written.map((w) => w.text));
   const extra = written.map(({ f, r }, i) => benchLesson(`offline:${f.id}`, f, r, vectors[i] ?? [], now));
   const related = queries.filter((q) => q.kind === "related");
-  const qv = await embedder.embed(related.map((q) => taskQueryText({ task: q.text })));
+  const qv = await embedder.embed(
+    related.map((q) => taskQueryText({ task: q.text })),
+    undefined,
+    "query",
+  );
   const offered = (pool: readonly IndexedLesson[], i: number) =>
     rankLessons(
       pool,

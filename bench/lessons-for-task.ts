@@ -21,7 +21,9 @@
  * The model check (`LESSONS_FOR_TASK_CHECK=model`): the same queries, the lessons the service would
  * offer a model, and a capable model's recorded answers to those exact prompts
  * (lessons-for-task-check.ts). The goal is read on every label, for the default (meaning) and
- * for the model check apart. The embedder is `REFLECTOR_EMBEDDINGS` (default static).
+ * for the model check apart. The embedder is `REFLECTOR_EMBEDDINGS` (default static; for `local`,
+ * REFLECTOR_EMBEDDING_MODEL names the model). Every local model side by side:
+ * bench/lessons-for-task-models.ts.
  *
  * Speed: 10,000 lessons in a Postgres database of the benchmark's own (`reflector_bench_lessons`
  * on the benchmark server), answered through the in-process index and the Postgres store exactly
@@ -296,14 +298,15 @@ export function queriesOf(
  * Each query's lessons above floor 0 (relevance and key), best first, at most 3, each sharing at
  * least `minNats` of rare words with the query (task-words.ts); null: by meaning alone.
  */
-async function answers(
+export async function answers(
   queries: Query[],
   lessons: (IndexedLesson & { key: string })[],
   embedder: Embedder,
   minNats: number | null,
 ) {
   const texts = queries.map((q) => taskQueryText({ task: q.text }));
-  const vectors = await embedder.embed(texts);
+  // As the service embeds a task: a query (a model with prefixes reads it behind its own).
+  const vectors = await embedder.embed(texts, undefined, "query");
   const rarity = new WordRarity();
   for (const lesson of lessons) rarity.add(lesson.taskWords ?? []);
   return queries.map((q, i) => {
@@ -319,7 +322,7 @@ async function answers(
   });
 }
 
-type Answer = Awaited<ReturnType<typeof answers>>[number];
+export type Answer = Awaited<ReturnType<typeof answers>>[number];
 
 /** Shares at one floor: related with a right lesson in the top 3 above it; unrelated with nothing above it. */
 export function scoreAt(floor: number, queries: Query[], got: Answer[]) {
@@ -514,7 +517,11 @@ async function modelChecked(
   embedder: Embedder,
   byMeaning: Answer[],
 ): Promise<{ got: Answer[]; summary: string }> {
-  const vectors = await embedder.embed(queries.map((q) => taskQueryText({ task: q.text })));
+  const vectors = await embedder.embed(
+    queries.map((q) => taskQueryText({ task: q.text })),
+    undefined,
+    "query",
+  );
   const missing = { unrecorded: 0, stale: 0, unusable: 0 };
   const got = queries.map((q, i) => {
     const vector = unitVector(vectors[i] ?? []);
@@ -599,9 +606,12 @@ export async function benchLessonsForTask(): Promise<BenchResult> {
   const name =
     "Lessons for a task: right lesson in the top 3, nothing for unrelated tasks, p99 with 10,000 lessons";
   return withDeadline(name, 300_000, async () => {
-    // The embedder is a setting this benchmark measures: REFLECTOR_EMBEDDINGS (default static).
-    const embeddings = process.env.REFLECTOR_EMBEDDINGS;
-    const { embedder } = buildLlm(loadConfig(embeddings ? { REFLECTOR_EMBEDDINGS: embeddings } : {}));
+    // The embedder is a setting this benchmark measures: REFLECTOR_EMBEDDINGS (default static),
+    // and for `local` REFLECTOR_EMBEDDING_MODEL and REFLECTOR_EMBEDDING_MODEL_DIR.
+    const measured = ["REFLECTOR_EMBEDDINGS", "REFLECTOR_EMBEDDING_MODEL", "REFLECTOR_EMBEDDING_MODEL_DIR"];
+    const { embedder } = buildLlm(
+      loadConfig(Object.fromEntries(Object.entries(process.env).filter(([k]) => measured.includes(k)))),
+    );
     const q = await quality(embedder);
     const l = await latency(embedder);
     const lines = [

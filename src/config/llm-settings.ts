@@ -3,6 +3,12 @@ import { heuristicPackNames, type HeuristicPackName } from "../domain/heuristic/
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import {
+  defaultModelName,
+  isModelName,
+  modelNames,
+  type ModelName,
+} from "../adapters/embedding/model-profiles.js";
 
 /**
  * The settings of the language model and of the embeddings: their environment variables, their
@@ -18,6 +24,11 @@ const optionalUrl = z.url().optional();
 export const defaultEmbeddingModelDir = fileURLToPath(
   new URL("../../.services/models/all-minilm-l6-v2", import.meta.url),
 );
+
+/** Where `scripts/services.sh models <name>` puts the local model `name`. */
+export function embeddingModelDirOf(name: ModelName): string {
+  return fileURLToPath(new URL(`../../.services/models/${name}`, import.meta.url));
+}
 
 export const llmEnv = {
   REFLECTOR_GENERATOR: z.enum(["heuristic", "openai"]).default("heuristic"),
@@ -133,9 +144,17 @@ export interface LlmConfig {
   lessonServeMinOccurrences: number;
   /** The local model's directory, absolute (used when `embeddings` is `static` or `local`). */
   embeddingModelDir: string;
+  /**
+   * The local model's profile (REFLECTOR_EMBEDDING_MODEL when `embeddings` is `local`, default
+   * all-minilm-l6-v2): its pooling and prefixes (src/adapters/embedding/model-profiles.ts).
+   */
+  localEmbeddingModel: ModelName;
 }
 
 export function llmConfigOf(e: LlmEnv): LlmConfig {
+  const named = e.REFLECTOR_EMBEDDINGS === "local" ? e.REFLECTOR_EMBEDDING_MODEL : undefined;
+  // Refused by llmProblems before a config is made; the default stands for a name it never sees.
+  const localEmbeddingModel = named !== undefined && isModelName(named) ? named : defaultModelName;
   return {
     generator: e.REFLECTOR_GENERATOR,
     heuristicPacks: e.REFLECTOR_HEURISTIC_PACKS,
@@ -166,7 +185,10 @@ export function llmConfigOf(e: LlmEnv): LlmConfig {
     lessonServeMinOccurrences: e.LESSONS_SERVE_MIN_OCCURRENCES,
     embeddingModelDir: e.REFLECTOR_EMBEDDING_MODEL_DIR
       ? resolve(e.REFLECTOR_EMBEDDING_MODEL_DIR)
-      : defaultEmbeddingModelDir,
+      : localEmbeddingModel === defaultModelName
+        ? defaultEmbeddingModelDir
+        : embeddingModelDirOf(localEmbeddingModel),
+    localEmbeddingModel,
   };
 }
 
@@ -189,6 +211,12 @@ export function llmProblems(env: Record<string, string | undefined>): string[] {
     if (env.REFLECTOR_EMBEDDING_MODEL === undefined) {
       problems.push("REFLECTOR_EMBEDDING_MODEL: REFLECTOR_EMBEDDINGS=openai needs an embedding model name");
     }
+  }
+  const localModel = env.REFLECTOR_EMBEDDING_MODEL;
+  if (env.REFLECTOR_EMBEDDINGS === "local" && localModel !== undefined && !isModelName(localModel)) {
+    problems.push(
+      `REFLECTOR_EMBEDDING_MODEL: REFLECTOR_EMBEDDINGS=local runs one of ${modelNames.join(", ")}, not ${localModel}`,
+    );
   }
   if (env.LESSONS_FOR_TASK_CHECK === "model") {
     if (!endpoint) {

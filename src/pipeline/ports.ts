@@ -78,13 +78,19 @@ export interface QualityObserver {
   observe(judgement: { validation: ValidationResult; verdict: Verdict; attempts: number }): void;
 }
 
+/** What a text is to an embedder: a task asking for lessons (query), or stored text (passage). */
+export type EmbedRole = "query" | "passage";
+
 export interface Embedder {
   readonly name: string;
   /**
    * `tenantId`: whose work the texts are; a remote embedder charges their tokens to that tenant's
-   * budget. A local one costs no tokens and ignores it.
+   * budget. A local one costs no tokens and ignores it. `role`: `query` for a task asking for
+   * lessons (`POST /api/v1/lessons/for-task`), `passage` (the default) for everything stored or
+   * compared with stored text; a model trained with prefixes (e5) reads each behind its own, the
+   * others ignore it.
    */
-  embed(texts: string[], tenantId?: string): Promise<number[][]>;
+  embed(texts: string[], tenantId?: string, role?: EmbedRole): Promise<number[][]>;
   /**
    * Typical cosine similarity of unrelated and of plainly related texts under this embedder,
    * measured; the judge maps similarities onto 0–1 with it. Absent: similarities are used as

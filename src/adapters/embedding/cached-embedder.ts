@@ -11,19 +11,22 @@ export function createCachedEmbedder(inner: Embedder, maxEntries = 2_000): Embed
   return {
     name: inner.name,
     ...(inner.similarityScale ? { similarityScale: inner.similarityScale } : {}),
-    async embed(texts, tenantId) {
-      const missing = [...new Set(texts.filter((text) => !cache.has(text)))];
-      const fresh = missing.length > 0 ? await inner.embed(missing, tenantId) : [];
+    async embed(texts, tenantId, role = "passage") {
+      // A query and a passage of the same words are different inputs to a model with prefixes.
+      const keyOf = (text: string) => (role === "passage" ? text : `${role}\u0000${text}`);
+      const missing = [...new Set(texts.filter((text) => !cache.has(keyOf(text))))];
+      const fresh = missing.length > 0 ? await inner.embed(missing, tenantId, role) : [];
       missing.forEach((text, i) => {
         const vector = fresh[i];
-        if (vector) cache.set(text, vector);
+        if (vector) cache.set(keyOf(text), vector);
       });
       const vectors = texts.map((text) => {
-        const vector = cache.get(text);
+        const key = keyOf(text);
+        const vector = cache.get(key);
         if (!vector) throw new Error("embedder returned no vector");
         // Touch: a recurring text stays while others come and go.
-        cache.delete(text);
-        cache.set(text, vector);
+        cache.delete(key);
+        cache.set(key, vector);
         return vector;
       });
       // A Map iterates in insertion order: the first keys are the least recently used.

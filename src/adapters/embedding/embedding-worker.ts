@@ -1,5 +1,6 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { encodeTexts, loadModel, runModel, runsBySimilarLength, type LoadedModel } from "./local-model.js";
+import type { Pooling } from "./model-profiles.js";
 
 /** What the local embedder sends: texts to embed under an id; and what it gets back. */
 export interface EmbedRequest {
@@ -8,17 +9,24 @@ export interface EmbedRequest {
 }
 export type EmbedReply = { id: number; vectors: number[][] } | { id: number; error: string };
 
-/** The most texts one model run takes. */
-const maxRunTexts = 16;
+/** How the worker runs its model (the profile's part the thread needs). */
+export interface WorkerOptions {
+  modelDir: string;
+  maxTokens: number;
+  pooling: Pooling;
+  /** The most texts one model run takes: 16, or 1 for a quantised model (its vectors depend on the run). */
+  maxRunTexts: number;
+}
 
 /** Vectors of `texts`, in order, from runs of texts of similar lengths. */
-async function embedAll(model: LoadedModel, texts: string[], maxTokens: number): Promise<number[][]> {
-  const encoded = encodeTexts(model.tokenizer, texts, maxTokens);
+async function embedAll(model: LoadedModel, texts: string[], options: WorkerOptions): Promise<number[][]> {
+  const encoded = encodeTexts(model.tokenizer, texts, options.maxTokens);
   const vectors: number[][] = new Array<number[]>(texts.length);
-  for (const run of runsBySimilarLength(encoded, maxRunTexts)) {
+  for (const run of runsBySimilarLength(encoded, options.maxRunTexts)) {
     const out = await runModel(
       model,
       run.map((i) => encoded[i] ?? []),
+      options.pooling,
     );
     run.forEach((i, k) => (vectors[i] = out[k] ?? []));
   }
@@ -30,7 +38,7 @@ async function embedAll(model: LoadedModel, texts: string[], maxTokens: number):
  * would hold every Kafka, Postgres and Redis callback for its duration. Requests that arrive while
  * a run is going on are answered together by the next run.
  */
-function serve(port: NonNullable<typeof parentPort>, options: { modelDir: string; maxTokens: number }) {
+function serve(port: NonNullable<typeof parentPort>, options: WorkerOptions) {
   let model: Promise<LoadedModel> | null = null;
   const queue: EmbedRequest[] = [];
   let scheduled = false;
@@ -45,7 +53,7 @@ function serve(port: NonNullable<typeof parentPort>, options: { modelDir: string
         const vectors = await embedAll(
           await model,
           batch.flatMap((r) => r.texts),
-          options.maxTokens,
+          options,
         );
         let at = 0;
         for (const request of batch) {
@@ -73,4 +81,4 @@ function serve(port: NonNullable<typeof parentPort>, options: { modelDir: string
   });
 }
 
-if (parentPort) serve(parentPort, workerData as { modelDir: string; maxTokens: number });
+if (parentPort) serve(parentPort, workerData as WorkerOptions);

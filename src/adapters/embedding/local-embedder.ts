@@ -3,7 +3,8 @@ import { basename, join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { ReflectorError } from "../../domain/errors.js";
 import type { Embedder } from "../../pipeline/ports.js";
-import type { EmbedReply, EmbedRequest } from "./embedding-worker.js";
+import type { EmbedReply, EmbedRequest, WorkerOptions } from "./embedding-worker.js";
+import { defaultModelName, modelProfile, prefixed, type ModelProfile } from "./model-profiles.js";
 
 /** What a model directory must hold: a BERT-style encoder in ONNX and its Hugging Face tokenizer. */
 export const localModelFiles = ["model.onnx", "tokenizer.json"] as const;
@@ -14,7 +15,9 @@ export const fetchModelCommand = "bash scripts/services.sh models";
 export interface LocalEmbedderOptions {
   /** Directory with `model.onnx` and `tokenizer.json`; its name is the model's name. */
   modelDir: string;
-  /** Tokens per text, [CLS] and [SEP] included; longer texts are cut (the model saw 256 at most). */
+  /** The model's conventions (model-profiles.ts); default all-MiniLM-L6-v2's. */
+  profile?: ModelProfile;
+  /** Tokens per text, [CLS] and [SEP] included; longer texts are cut (default the profile's). */
   maxTokens?: number;
 }
 
@@ -39,8 +42,10 @@ function workerEntry(): URL {
 
 /**
  * Sentence embeddings from a local model (all-MiniLM-L6-v2 by default) run on the CPU with ONNX
- * Runtime: closeness of meaning, offline and free. The vector of a text is the mean of its token
- * vectors (padding left out), scaled to length 1, so a dot product is the cosine.
+ * Runtime: closeness of meaning, offline and free. The vector of a text is pooled from its token
+ * vectors as its profile says (the mean, padding left out, or [CLS]), scaled to length 1, so a dot
+ * product is the cosine. A query (a task asking for lessons) and a passage (anything stored) get
+ * the profile's prefix for their role before the model reads them.
  *
  * The model runs on a worker thread (embedding-worker.ts): its run is synchronous inside ONNX
  * Runtime's binding, and on the main thread it held every other callback for its duration (5 ms
@@ -49,7 +54,13 @@ function workerEntry(): URL {
  */
 export function createLocalEmbedder(options: LocalEmbedderOptions): Embedder {
   const { modelDir } = options;
-  const maxTokens = options.maxTokens ?? 256;
+  const profile = options.profile ?? modelProfile(defaultModelName);
+  const workerOptions: WorkerOptions = {
+    modelDir,
+    maxTokens: options.maxTokens ?? profile.maxTokens,
+    pooling: profile.pooling,
+    maxRunTexts: profile.quantised ? 1 : 16,
+  };
   // Checked now, at start-up, rather than at the first event: a processor without its model
   // should not join the consumer group and then fail every event.
   const missing = missingModelFiles(modelDir);
@@ -67,7 +78,7 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): Embedder {
 
   function started(): Worker {
     if (worker) return worker;
-    const w = new Worker(workerEntry(), { workerData: { modelDir, maxTokens }, execArgv: [] });
+    const w = new Worker(workerEntry(), { workerData: workerOptions, execArgv: [] });
     // The thread keeps the process alive only while a call waits for it.
     w.unref();
     w.on("message", (reply: EmbedReply) => {
@@ -93,19 +104,19 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): Embedder {
 
   return {
     name: `local:${basename(modelDir)}`,
-    // Measured on the labelled calibration set (`npm run bench -- calibration`): a good analysis
-    // against another task has a median cosine of 0.16; against its own task, 0.55 (10th
-    // percentile 0.38). An analysis and a task are different kinds of text, so a plainly relevant
-    // pair rarely passes 0.6 raw.
-    similarityScale: { unrelated: 0.15, related: 0.5 },
-    embed(texts) {
+    // The profile's (all-MiniLM-L6-v2: measured on the labelled calibration set, `npm run bench --
+    // calibration`: a good analysis against another task has a median cosine of 0.16; against its
+    // own task, 0.55, 10th percentile 0.38. An analysis and a task are different kinds of text, so
+    // a plainly relevant pair rarely passes 0.6 raw).
+    similarityScale: profile.similarityScale,
+    embed(texts, _tenantId, role = "passage") {
       if (texts.length === 0) return Promise.resolve([]);
       return new Promise((resolve, reject) => {
         const id = nextId++;
         pending.set(id, { resolve, reject });
         const w = started();
         w.ref();
-        w.postMessage({ id, texts } satisfies EmbedRequest);
+        w.postMessage({ id, texts: prefixed(profile, role, texts) } satisfies EmbedRequest);
       });
     },
   };

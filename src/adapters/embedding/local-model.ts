@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as tokenizers from "@huggingface/tokenizers";
 import * as ort from "onnxruntime-node";
+import type { Pooling } from "./model-profiles.js";
 
 /** The part of the tokenizer used here. */
 export interface TextTokenizer {
@@ -77,13 +78,14 @@ export function runsBySimilarLength(encoded: number[][], maxPerRun: number): num
 }
 
 /**
- * One model run over already encoded texts, padded to the longest; the vector of a text is the
- * mean of its token vectors (padding left out), scaled to length 1, so a dot product is the cosine.
+ * One model run over already encoded texts, padded to the longest; the vector of a text is pooled
+ * from its token vectors (`pool`), scaled to length 1, so a dot product is the cosine.
  * The run is synchronous inside ONNX Runtime's binding, which is why it runs on a worker thread.
  */
 export async function runModel(
   { session, outputName }: LoadedModel,
   encoded: number[][],
+  pooling: Pooling = "mean",
 ): Promise<number[][]> {
   if (encoded.length === 0) return [];
   const batch = encoded.length;
@@ -106,18 +108,37 @@ export async function runModel(
   const output = (await session.run(feeds))[outputName];
   if (output?.dims.length !== 3 || output.dims[0] !== batch || output.dims[1] !== length)
     throw new Error(`the local model returned an unexpected output shape ${String(output?.dims)}`);
-  const hidden = output.data as Float32Array;
-  const width = Number(output.dims[2]);
-  return encoded.map((ids, row) => {
+  return pool(
+    output.data as Float32Array,
+    { length, width: Number(output.dims[2]) },
+    encoded.map((ids) => ids.length),
+    pooling,
+  );
+}
+
+/**
+ * One unit vector per text from the model's token vectors (`hidden`, texts × `length` tokens ×
+ * `width`, row-major): `mean` averages the text's own tokens (its padding left out), `cls` takes
+ * its first token ([CLS]). A zero vector stays zero.
+ */
+export function pool(
+  hidden: ArrayLike<number>,
+  shape: { length: number; width: number },
+  tokens: readonly number[],
+  pooling: Pooling,
+): number[][] {
+  const { length, width } = shape;
+  return tokens.map((count, row) => {
     const vector = new Float64Array(width);
-    for (let column = 0; column < ids.length; column += 1) {
+    // Every text has at least [CLS] and [SEP], so the mean is over one token or more.
+    const used = pooling === "cls" ? 1 : Math.max(1, count);
+    for (let column = 0; column < used; column += 1) {
       const offset = (row * length + column) * width;
       for (let d = 0; d < width; d += 1) vector[d] = (vector[d] ?? 0) + (hidden[offset + d] ?? 0);
     }
-    // Every text has at least [CLS] and [SEP], so the mean is over one token or more.
     let norm = 0;
     for (let d = 0; d < width; d += 1) {
-      const mean = (vector[d] ?? 0) / ids.length;
+      const mean = (vector[d] ?? 0) / used;
       vector[d] = mean;
       norm += mean * mean;
     }

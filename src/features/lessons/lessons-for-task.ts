@@ -169,7 +169,8 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
       const text = taskQueryText(body);
       const [indexed, vectors] = await Promise.all([
         deps.index.lessonsOf(tenantId),
-        deps.embedder.embed([text], tenantId),
+        // The task asks; the lessons' stored vectors are passages (a model with prefixes reads them apart).
+        deps.embedder.embed([text], tenantId, "query"),
       ]);
       const minOccurrences = deps.minOccurrences ?? 1;
       const lessons =
