@@ -17,7 +17,21 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-/** Sends `total` events at `rate`/s and returns end-to-end latencies (send → output arrival), ms. */
+/** The worst latency of the events sent in each second of the run: where a tail comes from. */
+function worstBySecond(trace: readonly [sentAt: number, latency: number][]): string {
+  const start = Math.min(...trace.map(([sent]) => sent));
+  const worst: number[] = [];
+  for (const [sent, latency] of trace) {
+    const second = Math.floor((sent - start) / 1000);
+    worst[second] = Math.max(worst[second] ?? 0, latency);
+  }
+  return worst.map((ms, second) => `${String(second)}s ${ms.toFixed(0)}`).join(", ");
+}
+
+/**
+ * Sends `total` events at `rate`/s and returns end-to-end latencies (send → output arrival), ms,
+ * sorted, with the worst of each second's sends.
+ */
 async function drive(
   kafka: Kafka,
   inputTopic: string,
@@ -25,13 +39,16 @@ async function drive(
   eventIdOf: (value: Buffer) => string,
   events: { eventId: string; loopId: string; body: string }[],
   rate: number,
-): Promise<number[]> {
+): Promise<{ latencies: number[]; bySecond: string }> {
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
+  const trace: [number, number][] = [];
   const counter = await startCounter(kafka, [outputTopic], (value) => {
     if (!value) return;
     const sent = sentAt.get(eventIdOf(value));
-    if (sent !== undefined) latencies.push(performance.now() - sent);
+    if (sent === undefined) return;
+    latencies.push(performance.now() - sent);
+    trace.push([sent, performance.now() - sent]);
   });
   const producer = kafka.producer();
   await producer.connect();
@@ -52,7 +69,7 @@ async function drive(
   await counter.waitFor(events.length, 120_000);
   await producer.disconnect();
   await counter.stop();
-  return latencies.sort((a, b) => a - b);
+  return { latencies: latencies.sort((a, b) => a - b), bySecond: worstBySecond(trace) };
 }
 
 /**
@@ -69,6 +86,7 @@ export async function benchLatency(
 ): Promise<BenchResult> {
   const total = rate * seconds;
   const results: Record<string, number[]> = {};
+  const worst: Record<string, string> = {};
   let stages = "";
   let phases = "";
   for (const mode of ["pipe", "reflector"] as const) {
@@ -103,28 +121,28 @@ export async function benchLatency(
         },
       });
       await new Promise((resolve) => setTimeout(resolve, 3000)); // group join
-      results[mode] = await drive(
+      ({ latencies: results[mode], bySecond: worst[mode] } = await drive(
         kafka,
         config.topics.taskCompleted,
         setup.pipeTopic,
         (v) => (JSON.parse(v.toString()) as { eventId: string }).eventId,
         events,
         rate,
-      );
+      ));
       await pipe.disconnect();
       await producer.disconnect();
     } else {
       const app = createApp(config, silentLogger);
       await app.start();
       await new Promise((resolve) => setTimeout(resolve, 3000)); // group join
-      results[mode] = await drive(
+      ({ latencies: results[mode], bySecond: worst[mode] } = await drive(
         kafka,
         config.topics.taskCompleted,
         config.topics.loopDecision,
         (v) => (JSON.parse(v.toString()) as { sourceEventId: string }).sourceEventId,
         events,
         rate,
-      );
+      ));
       stages = await stageMeans(app);
       phases = await phaseMeans(app);
       await app.stop();
@@ -142,6 +160,8 @@ export async function benchLatency(
     lines: [
       line("bare kafkajs pipe", pipe),
       line("reflector        ", reflector),
+      `worst latency by second of sending, ms: pipe ${worst.pipe ?? ""}`,
+      `                                   reflector ${worst.reflector ?? ""}`,
       `reflector mean phase times ${phases}`,
       `reflector mean stage times ${stages}`,
     ],
