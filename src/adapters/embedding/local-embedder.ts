@@ -19,6 +19,22 @@ export interface LocalEmbedderOptions {
   profile?: ModelProfile;
   /** Tokens per text, [CLS] and [SEP] included; longer texts are cut (default the profile's). */
   maxTokens?: number;
+  /** Whether ONNX Runtime can be loaded (default: resolved from this install); for tests. */
+  runtimeInstalled?: () => boolean;
+}
+
+/**
+ * Whether ONNX Runtime is installed: an optional dependency, needed only by the local model (and
+ * to distil the static table), so an install that never runs the model can leave its native
+ * libraries out (`npm ci --omit=optional`).
+ */
+export function onnxRuntimeInstalled(): boolean {
+  try {
+    import.meta.resolve("onnxruntime-node");
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The files of `modelDir` that are missing; empty when the model is there. */
@@ -63,6 +79,14 @@ export function createLocalEmbedder(options: LocalEmbedderOptions): Embedder {
   };
   // Checked now, at start-up, rather than at the first event: a processor without its model
   // should not join the consumer group and then fail every event.
+  if (!(options.runtimeInstalled ?? onnxRuntimeInstalled)()) {
+    throw new ReflectorError(
+      "CONFIG_INVALID",
+      "the local embedding model needs onnxruntime-node, an optional dependency this install left out " +
+        "(npm ci --omit=optional). Install it with `npm install onnxruntime-node`, " +
+        "or choose another embedder with REFLECTOR_EMBEDDINGS (the default, static, needs none)",
+    );
+  }
   const missing = missingModelFiles(modelDir);
   if (missing.length > 0) {
     throw new ReflectorError(

@@ -26,12 +26,13 @@ export class IncompleteReflectionError extends ReflectionQualityError {
   override readonly name = "IncompleteReflectionError";
 }
 
-const classes: { test: (violation: string) => boolean; make: (message: string) => ReflectionQualityError }[] = [
-  { test: (v) => v.startsWith("Incomplete reflection"), make: (m) => new IncompleteReflectionError(m) },
-  { test: (v) => v.startsWith("Shallow reflection"), make: (m) => new InsufficientDepthError(m) },
-  { test: (v) => v.startsWith("Not actionable"), make: (m) => new NotActionableError(m) },
-  { test: isPatternViolation, make: (m) => new InvalidPatternError(m) },
-];
+const classes: { test: (violation: string) => boolean; make: (message: string) => ReflectionQualityError }[] =
+  [
+    { test: (v) => v.startsWith("Incomplete reflection"), make: (m) => new IncompleteReflectionError(m) },
+    { test: (v) => v.startsWith("Shallow reflection"), make: (m) => new InsufficientDepthError(m) },
+    { test: (v) => v.startsWith("Not actionable"), make: (m) => new NotActionableError(m) },
+    { test: isPatternViolation, make: (m) => new InvalidPatternError(m) },
+  ];
 
 /**
  * One error per violation of a judgement: the class of its rule, or the base class for the rules
