@@ -34,11 +34,12 @@ describe("a maximal valid event", () => {
     const store = createFakeStore();
     const processor = createOfflineProcessor({ store: store.store, index: createFakeIndex().index });
     const event = maximalSuccess();
-    const started = performance.now();
+    // CPU time, not wall time: what the event costs, whatever else the machine runs meanwhile.
+    const started = process.cpuUsage();
     const result = await processor.process(event, "in/0/1");
-    const elapsed = performance.now() - started;
+    const used = process.cpuUsage(started);
     expect(result.generatorCalls).toBeGreaterThan(0);
-    expect(elapsed).toBeLessThan(1_000);
+    expect((used.user + used.system) / 1000).toBeLessThan(1_000);
     expect(JSON.stringify(result.outputs).length).toBeLessThan(100_000);
   });
 });
