@@ -1,7 +1,7 @@
 /**
  * Every local embedding model that can be had, side by side on the lessons-for-a-task labels
  * (bench/lessons-for-task.ts: the same lessons, stored as the pipeline stores them, and the same
- * labelled queries), each with its own conventions (src/adapters/embedding/model-profiles.ts: a
+ * labelled queries), each with its own conventions (src/domain/embedding/model-profiles.ts: a
  * task is embedded as a query, a stored lesson and its trace as passages).
  *
  * Per model: the floor fitted on the first labels' tune split (as the code's default was) and
@@ -23,7 +23,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { createCachedEmbedder } from "../src/adapters/embedding/cached-embedder.js";
 import { createLocalEmbedder, missingModelFiles } from "../src/adapters/embedding/local-embedder.js";
-import { isModelName, modelNames, modelProfile } from "../src/adapters/embedding/model-profiles.js";
+import { isModelName, modelNames, modelProfile } from "../src/domain/embedding/model-profiles.js";
 import { buildLlm } from "../src/composition/builders.js";
 import { loadConfig } from "../src/config/config.js";
 import { taskQueryText } from "../src/features/lessons/lessons-for-task-rank.js";

@@ -3,7 +3,7 @@ import pg from "pg";
 import { createCachedEmbedder } from "../adapters/embedding/cached-embedder.js";
 import { createHashingEmbedder } from "../adapters/embedding/hashing-embedder.js";
 import { createLocalEmbedder } from "../adapters/embedding/local-embedder.js";
-import { modelProfile } from "../adapters/embedding/model-profiles.js";
+import { modelProfile } from "../domain/embedding/model-profiles.js";
 import { createStaticEmbedder } from "../adapters/embedding/static-embedder.js";
 import { createKafka, type KafkaClient } from "../adapters/kafka/kafka-client.js";
 import { createLogOffsetsReader, type LogOffsetsReader } from "../adapters/kafka/log-offsets.js";

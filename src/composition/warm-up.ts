@@ -1,4 +1,3 @@
-import type pg from "pg";
 import type { Config } from "../config/config.js";
 import { locateFailure } from "../domain/attribution/attribute-failure.js";
 import type { TaskCompleted, TraceEvent } from "../domain/contracts/index.js";
@@ -10,12 +9,15 @@ import { traceFacts } from "../domain/quality/trace-facts.js";
 import { judgeReflection } from "../pipeline/judge-reflection.js";
 import type { Logger } from "../observability/logger.js";
 import type { Embedder } from "../pipeline/ports.js";
+import type { buildPostgresPool } from "./builders.js";
 import { buildQualityConfig } from "./quality-config.js";
+
+type Pool = ReturnType<typeof buildPostgresPool>;
 
 /** The warm-up of a start (`START_WARM_UP_MS`; 0: none), with one log line of what it did. */
 export async function warmUpLogged(
   config: Config,
-  parts: { pool: pg.Pool; embedder: Embedder; logger: Logger },
+  parts: { pool: Pool; embedder: Embedder; logger: Logger },
 ): Promise<void> {
   if (config.startWarmUpMs <= 0) return;
   try {
@@ -47,7 +49,7 @@ export async function warmUpLogged(
  * pipeline opens connections and compiles code as it goes, as without it).
  */
 export async function warmUp(options: {
-  pool: pg.Pool;
+  pool: Pool;
   connections: number;
   embedder: Embedder;
   quality: QualityConfig;
@@ -71,7 +73,7 @@ export async function warmUp(options: {
   return { failures, connections: await opening, ms: performance.now() - started };
 }
 
-async function openConnections(pool: pg.Pool, n: number): Promise<number> {
+async function openConnections(pool: Pool, n: number): Promise<number> {
   const clients = await Promise.allSettled(Array.from({ length: n }, () => pool.connect()));
   let opened = 0;
   for (const c of clients) {

@@ -8,7 +8,7 @@ import {
   isModelName,
   modelNames,
   type ModelName,
-} from "../adapters/embedding/model-profiles.js";
+} from "../domain/embedding/model-profiles.js";
 
 /**
  * The settings of the language model and of the embeddings: their environment variables, their
@@ -146,7 +146,7 @@ export interface LlmConfig {
   embeddingModelDir: string;
   /**
    * The local model's profile (REFLECTOR_EMBEDDING_MODEL when `embeddings` is `local`, default
-   * all-minilm-l6-v2): its pooling and prefixes (src/adapters/embedding/model-profiles.ts).
+   * all-minilm-l6-v2): its pooling and prefixes (src/domain/embedding/model-profiles.ts).
    */
   localEmbeddingModel: ModelName;
 }

@@ -1,3 +1,4 @@
+import type { EmbedRole } from "../domain/embedding/model-profiles.js";
 import type { TenantVolumeLimit } from "./tenant-limits.js";
 import type { LocatedFailure } from "../domain/attribution/located-failure.js";
 import type { Rating } from "../domain/feedback/effective-quality.js";
@@ -79,7 +80,7 @@ export interface QualityObserver {
 }
 
 /** What a text is to an embedder: a task asking for lessons (query), or stored text (passage). */
-export type EmbedRole = "query" | "passage";
+export type { EmbedRole };
 
 export interface Embedder {
   readonly name: string;

@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createLocalEmbedder, missingModelFiles } from "../../src/adapters/embedding/local-embedder.js";
-import { modelProfile, type ModelName } from "../../src/adapters/embedding/model-profiles.js";
+import { modelProfile, type ModelName } from "../../src/domain/embedding/model-profiles.js";
 import type { Embedder } from "../../src/pipeline/ports.js";
 
 // The models a profile names besides the default, run from disk (no network). Only the default is

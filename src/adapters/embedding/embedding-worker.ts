@@ -1,6 +1,6 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { encodeTexts, loadModel, runModel, runsBySimilarLength, type LoadedModel } from "./local-model.js";
-import type { Pooling } from "./model-profiles.js";
+import type { Pooling } from "../../domain/embedding/model-profiles.js";
 
 /** What the local embedder sends: texts to embed under an id; and what it gets back. */
 export interface EmbedRequest {

@@ -4,7 +4,12 @@ import { Worker } from "node:worker_threads";
 import { ReflectorError } from "../../domain/errors.js";
 import type { Embedder } from "../../pipeline/ports.js";
 import type { EmbedReply, EmbedRequest, WorkerOptions } from "./embedding-worker.js";
-import { defaultModelName, modelProfile, prefixed, type ModelProfile } from "./model-profiles.js";
+import {
+  defaultModelName,
+  modelProfile,
+  prefixed,
+  type ModelProfile,
+} from "../../domain/embedding/model-profiles.js";
 
 /** What a model directory must hold: a BERT-style encoder in ONNX and its Hugging Face tokenizer. */
 export const localModelFiles = ["model.onnx", "tokenizer.json"] as const;
@@ -15,7 +20,7 @@ export const fetchModelCommand = "bash scripts/services.sh models";
 export interface LocalEmbedderOptions {
   /** Directory with `model.onnx` and `tokenizer.json`; its name is the model's name. */
   modelDir: string;
-  /** The model's conventions (model-profiles.ts); default all-MiniLM-L6-v2's. */
+  /** The model's conventions (src/domain/embedding/model-profiles.ts); default all-MiniLM-L6-v2's. */
   profile?: ModelProfile;
   /** Tokens per text, [CLS] and [SEP] included; longer texts are cut (default the profile's). */
   maxTokens?: number;

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as tokenizers from "@huggingface/tokenizers";
 import * as ort from "onnxruntime-node";
-import type { Pooling } from "./model-profiles.js";
+import type { Pooling } from "../../domain/embedding/model-profiles.js";
 
 /** The part of the tokenizer used here. */
 export interface TextTokenizer {

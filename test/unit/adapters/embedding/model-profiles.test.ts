@@ -7,7 +7,7 @@ import {
   modelProfile,
   modelProfiles,
   prefixed,
-} from "../../../../src/adapters/embedding/model-profiles.js";
+} from "../../../../src/domain/embedding/model-profiles.js";
 import { loadConfig } from "../../../../src/config/config.js";
 import { createLessonIndex } from "../../../../src/features/lessons/lessons-for-task-index.js";
 import {

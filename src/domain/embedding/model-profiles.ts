@@ -6,9 +6,8 @@
  * Measured side by side by `npx tsx bench/lessons-for-task-models.ts` (docs/benchmarks.md).
  */
 
-import type { EmbedRole } from "../../pipeline/ports.js";
-
-export type { EmbedRole };
+/** What a text is to a retrieval model: the question asked (`query`) or a text to be found (`passage`). */
+export type EmbedRole = "query" | "passage";
 
 /** `mean`: the mean of the token vectors, padding left out; `cls`: the first token's vector. */
 export type Pooling = "mean" | "cls";
