@@ -105,11 +105,22 @@ describe("the commit functions applied from their source file (1732000021000)", 
         [tenantId],
       );
       const byEvent = new Map(stored.rows.map((r) => [r.event_id, r.outputs]));
-      expect(events.map((e) => byEvent.get(e.eventId))).toEqual(published);
+      // Except the lost insert race's memory action: the count is in, but the older functions knew
+      // no `noop` for a lesson another worker inserted first, and said `add`.
+      const asOlder = published.map((outputs, i) =>
+        i === 1
+          ? (JSON.parse(
+              JSON.stringify(outputs).replace('"action":"noop"', '"action":"add"'),
+            ) as typeof outputs)
+          : outputs,
+      );
+      expect(JSON.stringify(published[1])).toContain('"action":"noop"');
+      expect(events.map((e) => byEvent.get(e.eventId))).toEqual(asOlder);
 
       expect(await migrate({ databaseUrl, count: 1 })).toEqual(["1732000021000_commit-function-source"]);
       expect((await pool.query(commitFunctions)).rows).toEqual(after);
-      expect(await replayed()).toEqual(published);
+      // The rows the older function rewrote replay as it stored them.
+      expect(await replayed()).toEqual(asOlder);
     } finally {
       await pool.end();
     }
