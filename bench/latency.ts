@@ -1,4 +1,5 @@
 import type { Kafka } from "kafkajs";
+import { loadavg } from "node:os";
 import { createApp } from "../src/composition/app.js";
 import {
   benchEvent,
@@ -27,6 +28,8 @@ function worstBySecond(trace: readonly [sentAt: number, latency: number][]): str
   }
   return worst.map((ms, second) => `${String(second)}s ${ms.toFixed(0)}`).join(", ");
 }
+
+const cpuMs = (usage: NodeJS.CpuUsage): number => (usage.user + usage.system) / 1000;
 
 /**
  * Sends `total` events at `rate`/s and returns end-to-end latencies (send → output arrival), ms,
@@ -77,8 +80,11 @@ async function drive(
  * against the bare kafkajs pipe at the same rate on the same input. The first events are a burst
  * of new failures (a signature per 20 events, each first seen in the run's first twentieth), the rest
  * recurrences.
- * `START_WARM_UP_MS` in the environment is passed to the app (default: the app's own) to compare
- * a cold start with a warmed one.
+ * `START_WARM_UP_MS` and `CONSUMER_BATCH_ROUND_MS` in the environment are passed to the app
+ * (default: the app's own) to compare a cold start with a warmed one, and rounds of batch pumping.
+ * The CPU time of this process per event (the app, and the bench's producer and reader, which the
+ * pipe has too) and the host's load average are printed beside the latencies: on a shared machine
+ * the load says how far the run can be trusted.
  */
 export async function benchLatency(
   rate = Number(process.env.BENCH_LATENCY_RATE ?? 100),
@@ -89,13 +95,14 @@ export async function benchLatency(
   const worst: Record<string, string> = {};
   let stages = "";
   let phases = "";
+  const cpuPerEvent: Record<string, number> = {};
+  const loadAtStart = loadavg()[0] ?? 0;
   for (const mode of ["pipe", "reflector"] as const) {
-    const warmUp = process.env.START_WARM_UP_MS;
-    const setup = await benchSetup(
-      `lat-${mode}`,
-      6,
-      warmUp === undefined ? {} : { START_WARM_UP_MS: warmUp },
-    );
+    const passed = ["START_WARM_UP_MS", "CONSUMER_BATCH_ROUND_MS"].flatMap((name) => {
+      const value = process.env[name];
+      return value === undefined ? [] : [[name, value] as const];
+    });
+    const setup = await benchSetup(`lat-${mode}`, 6, Object.fromEntries(passed));
     const { kafka, config, tenantId } = setup;
     const events = Array.from({ length: total }, (_, i) => {
       const event = benchEvent(tenantId, i, i % Math.ceil(total / 20));
@@ -121,6 +128,7 @@ export async function benchLatency(
         },
       });
       await new Promise((resolve) => setTimeout(resolve, 3000)); // group join
+      const cpu = process.cpuUsage();
       ({ latencies: results[mode], bySecond: worst[mode] } = await drive(
         kafka,
         config.topics.taskCompleted,
@@ -129,12 +137,14 @@ export async function benchLatency(
         events,
         rate,
       ));
+      cpuPerEvent[mode] = cpuMs(process.cpuUsage(cpu)) / total;
       await pipe.disconnect();
       await producer.disconnect();
     } else {
       const app = createApp(config, silentLogger);
       await app.start();
       await new Promise((resolve) => setTimeout(resolve, 3000)); // group join
+      const cpu = process.cpuUsage();
       ({ latencies: results[mode], bySecond: worst[mode] } = await drive(
         kafka,
         config.topics.taskCompleted,
@@ -143,6 +153,7 @@ export async function benchLatency(
         events,
         rate,
       ));
+      cpuPerEvent[mode] = cpuMs(process.cpuUsage(cpu)) / total;
       stages = await stageMeans(app);
       phases = await phaseMeans(app);
       await app.stop();
@@ -162,6 +173,8 @@ export async function benchLatency(
       line("reflector        ", reflector),
       `worst latency by second of sending, ms: pipe ${worst.pipe ?? ""}`,
       `                                   reflector ${worst.reflector ?? ""}`,
+      `CPU of this process per event: pipe ${(cpuPerEvent.pipe ?? 0).toFixed(2)} ms, reflector ${(cpuPerEvent.reflector ?? 0).toFixed(2)} ms; ` +
+        `batch round ${process.env.CONSUMER_BATCH_ROUND_MS ?? "default"}; load average ${loadAtStart.toFixed(1)} at the start, ${(loadavg()[0] ?? 0).toFixed(1)} at the end`,
       `reflector mean phase times ${phases}`,
       `reflector mean stage times ${stages}`,
     ],

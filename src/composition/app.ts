@@ -140,6 +140,16 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     logger,
     onCrash: crashed,
   });
+  // The OTLP ingest bridge runs beside the processor when OTLP_TOPIC is set.
+  const otlpBridge = config.otlp.topic
+    ? buildOtlpBridge(config, config.otlp.topic, {
+        ...clients,
+        limits,
+        logger,
+        registry: metrics.registry,
+        clock,
+      })
+    : null;
   const api = buildHttpApi(config, {
     ...clients,
     limits,
@@ -155,19 +165,9 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     isProducerConnected: () => committer.isConnected(),
     isConsuming: () => consumer.isReady(),
     isStopping: () => stopping,
+    otlpBridge,
   });
   const http = api.http;
-
-  // The OTLP ingest bridge runs beside the processor when OTLP_TOPIC is set.
-  const otlpBridge = config.otlp.topic
-    ? buildOtlpBridge(config, config.otlp.topic, {
-        ...clients,
-        limits,
-        logger,
-        registry: metrics.registry,
-        clock,
-      })
-    : null;
 
   const maintenance = buildMaintenance(config, {
     ...clients,

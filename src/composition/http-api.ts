@@ -48,6 +48,19 @@ export interface HttpApiDeps {
   isProducerConnected: () => boolean;
   isConsuming: () => boolean;
   isStopping: () => boolean;
+  /**
+   * The OTLP bridge when it runs in this process: `/readyz` then also says whether its consumer is
+   * in its group and its publisher connected (`otlp_bridge`), as the standalone bridge's own does.
+   */
+  otlpBridge?: { isConsuming: () => boolean; isPublisherConnected: () => boolean } | null;
+}
+
+/** Ready while the in-process OTLP bridge consumes and can publish what it assembles. */
+function otlpBridgeCheck(bridge: NonNullable<HttpApiDeps["otlpBridge"]>) {
+  return {
+    name: "otlp_bridge",
+    check: () => Promise.resolve(bridge.isConsuming() && bridge.isPublisherConnected()),
+  };
 }
 
 /**
@@ -118,6 +131,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
     isConsuming: deps.isConsuming,
     isStopping: deps.isStopping,
     dependencies: [
+      ...(deps.otlpBridge ? [otlpBridgeCheck(deps.otlpBridge)] : []),
       { name: "kafka", check: () => kafkaHealth.check() },
       { name: "postgres", check: async () => (await deps.probePool.query("SELECT 1")).rowCount === 1 },
       {

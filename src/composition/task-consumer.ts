@@ -198,6 +198,7 @@ export function buildTaskConsumer(config: Config, deps: TaskConsumerDeps) {
     maxInFlight: config.consumer.maxInFlight,
     maxInFlightPerPartition: config.consumer.maxInFlightPerPartition,
     maxInFlightPerTenant: config.consumer.maxInFlightPerTenant,
+    roundMs: config.consumer.batchRoundMs,
     sessionTimeoutMs: config.consumer.sessionTimeoutMs,
     rejoinDeadlineMs: config.consumer.rejoinDeadlineMs,
     fromBeginning: config.kafka.fromBeginning,

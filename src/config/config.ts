@@ -99,6 +99,7 @@ const CoreEnvSchema = z.object({
   CONSUMER_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(256),
   CONSUMER_MAX_IN_FLIGHT_PER_PARTITION: z.coerce.number().int().min(1).max(10_000).default(64),
   CONSUMER_MAX_IN_FLIGHT_PER_TENANT: z.coerce.number().int().min(0).max(10_000).default(0),
+  CONSUMER_BATCH_ROUND_MS: z.coerce.number().int().min(10).max(30_000).default(1_000),
   RETRY_TOPIC_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
   KAFKA_TRANSACTIONAL_ID: z.string().min(1).max(200).optional(),
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
@@ -198,6 +199,8 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfi
     maxInFlightPerPartition: number;
     /** Events one tenant may have in flight at once; 0 for no share. */
     maxInFlightPerTenant: number;
+    /** How long a fetched batch is pumped before kafkajs may fetch again (its running events carry over). */
+    batchRoundMs: number;
     retryTopicDelayMs: number;
     transactionalId: string;
     sessionTimeoutMs: number;
@@ -337,6 +340,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxInFlight: e.CONSUMER_MAX_IN_FLIGHT,
       maxInFlightPerPartition: e.CONSUMER_MAX_IN_FLIGHT_PER_PARTITION,
       maxInFlightPerTenant: e.CONSUMER_MAX_IN_FLIGHT_PER_TENANT,
+      batchRoundMs: e.CONSUMER_BATCH_ROUND_MS,
       retryTopicDelayMs: e.RETRY_TOPIC_DELAY_MS,
       // Stable across restarts of one instance, so a restarted process fences its predecessor.
       transactionalId: e.KAFKA_TRANSACTIONAL_ID ?? `${e.KAFKA_GROUP_ID}.${hostname()}`,

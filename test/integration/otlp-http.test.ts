@@ -129,6 +129,19 @@ describe("OTLP over HTTP", () => {
     }
   });
 
+  it("is ready only once the bridge it runs is in its group and can publish (/readyz says otlp_bridge)", async () => {
+    const address = h.app.http.server.address() as AddressInfo;
+    const readyz = async () => {
+      const res = await fetch(`http://127.0.0.1:${String(address.port)}/readyz`);
+      return { status: res.status, body: (await res.json()) as { checks: Record<string, boolean> } };
+    };
+    const ready = await waitFor(async () => {
+      const r = await readyz();
+      return r.status === 200 ? r : undefined;
+    });
+    expect(ready.body.checks).toMatchObject({ otlp_bridge: true, consumer: true });
+  });
+
   it("refuses a request without a key, and a resource naming another tenant", async () => {
     const unauthenticated = await fetch(endpoint(), {
       method: "POST",

@@ -27,6 +27,8 @@ export interface TaskConsumerOptions {
   maxInFlightPerPartition: number;
   /** Events one tenant may have in flight at once (0: no share); the rest of an input batch's go to the retry topic. */
   maxInFlightPerTenant: number;
+  /** How long a fetched batch is pumped before it ends, its running events carried over (default 1 s). */
+  roundMs?: number;
   /** How long the group waits for a silent member (a killed process) before rebalancing. */
   sessionTimeoutMs?: number;
   /**
