@@ -25,10 +25,14 @@ export async function afterCommit(deps: AfterCommitDeps, state: PersistedState):
   const remembered = memory ? cachedAfterCommit(memory) : null;
   const occurrences = result.occurrences;
   const refreshed = remembered && occurrences !== null ? { ...remembered, occurrences } : null;
-  await deps.timer.time("index", () => deps.index.markProcessed(event.tenantId, event.eventId, refreshed));
   const applied = deps.appliedOutcomes;
-  if (applied)
-    await deps.timer.time("lesson-outcomes", () => recordAppliedOutcomes(applied, event, memory, now));
+  // Independent (the cache in Redis, the outcomes in Postgres): the event's outputs wait for the slower only.
+  await Promise.all([
+    deps.timer.time("index", () => deps.index.markProcessed(event.tenantId, event.eventId, refreshed)),
+    applied
+      ? deps.timer.time("lesson-outcomes", () => recordAppliedOutcomes(applied, event, memory, now))
+      : null,
+  ]);
   return state;
 }
 
