@@ -8,6 +8,10 @@ export default defineConfig({
           name: "unit",
           include: ["test/unit/**/*.test.ts"],
           environment: "node",
+          // A guard against a hang, not a measure of speed (tests about speed assert CPU time, and
+          // benchmarks measure it): on 2 cores shared with other work, loading the OpenTelemetry
+          // SDK or starting worker threads took more than the default 5 s of wall time.
+          testTimeout: 30_000,
         },
       },
       {
