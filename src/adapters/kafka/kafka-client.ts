@@ -15,6 +15,7 @@ import {
 import type { ConnectionOptions } from "node:tls";
 import { ReflectorError } from "../../domain/errors.js";
 import type { Logger } from "../../observability/logger.js";
+import { stopIdleRequestQueuePolling } from "./request-queue-idle.js";
 
 const levels: Record<number, "error" | "warn" | "info" | "debug"> = {
   [logLevel.ERROR]: "error",
@@ -213,6 +214,7 @@ export function createKafka(options: {
   clientId: string;
   logger: Logger;
 }): KafkaClient {
+  stopIdleRequestQueuePolling();
   const { connection } = options;
   const kafkaLogger = options.logger.child({ component: "kafkajs" });
   return new CheckedKafka(
