@@ -4,6 +4,7 @@ import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.
 import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";
 import type { CallCheck } from "./call-mismatch.js";
 import { decisiveStepLesson } from "./decisive-step-lesson.js";
+import { identifierOf } from "./instruction-slots.js";
 
 export interface HeuristicGuidance {
   attempt: number;
@@ -31,13 +32,12 @@ interface Lesson {
 }
 
 /**
- * A trace's tool name as it may appear in a lesson's instructions: a plain identifier. Anything
- * else (a command line, a URL, a sentence) is the trace's text, quoted in the analysis at most.
+ * A trace's tool name as it may appear in a lesson's instructions: an identifier after NFKC
+ * (`instruction-slots.ts`). Anything else (a command line, a URL, a sentence, letters of other
+ * scripts, invisible characters) is the trace's text, quoted in the analysis at most.
  */
 export function lessonName(name: string | undefined): string | undefined {
-  return name && /^\p{L}[\p{L}\p{N}_.-]{0,47}$/u.test(name) && !/\.(?:sh|exe|ps1)$/i.test(name)
-    ? name
-    : undefined;
+  return identifierOf(name);
 }
 
 /** Tools a success lesson names at most: a lesson is a short instruction, not the trace again. */
@@ -46,8 +46,9 @@ const maxLessonTools = 5;
 const quote = (text: string, max = 160) => `"${text.length > max ? `${text.slice(0, max - 1)}…` : text}"`;
 
 /**
- * The ids an error message names, as identifiers (letters, digits, `_-#.`, with a digit; not a
- * bare three-digit status): what an instruction may carry of it, never its text.
+ * The ids an error message names (letters, digits, `_-#.`, with a digit; not a bare three-digit
+ * status): said in what the trace shows, as evidence. An instruction does not carry them: they are
+ * the text of one run, and a trace can make any string look like one.
  */
 function idsNamedIn(message: string | undefined): string[] {
   // Split on what no id holds, then keep the tokens with a digit: linear on any text.
@@ -66,6 +67,7 @@ function idsNamedIn(message: string | undefined): string[] {
  */
 function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted): Lesson | null {
   const tool = lessonName(a.tool) ?? "the failing tool";
+  // Numbers only (the trace's metadata read as numbers): an instruction's other slot.
   const n = a.numbers;
   switch (kind) {
     case "timeout": {
@@ -134,9 +136,9 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       const answer = a.failingStep?.error?.message ?? event.error?.message;
       const ids = idsNamedIn(answer);
       return {
-        found: `${tool} answered that what it was asked for does not exist${answer ? ` (${quote(answer, 100)})` : ""}`,
+        found: `${tool} answered that what it was asked for does not exist${answer ? ` (${quote(answer, 100)})` : ""}${ids.length ? `; the ids it names: ${ids.map((id) => quote(id, 40)).join(", ")}` : ""}`,
         adjustments: [
-          `add constraint: look the resource up (list or search) before calling ${tool} with an id${ids.length ? `; this run asked for ${ids.join(", ")}` : ""}`,
+          `add constraint: look the resource up (list or search) before calling ${tool} with an id`,
           `change id handling for ${tool} to use only ids returned by a previous tool response`,
         ],
         learning: `Identifiers passed to ${tool} must come from earlier tool output, not from inference.`,
@@ -173,10 +175,10 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
         conflict?.conflictReason ?? conflict?.claimText ?? claim?.claimText ?? "a claim in the answer";
       const claimIds = idsNamedIn(conflict?.claimText ?? claim?.claimText);
       return {
-        found: `the answer stated ${quote(what, 140)}, ${kind === "conflicting_claim" ? "which verification found to contradict a source" : "which verification could not confirm"}`,
+        found: `the answer stated ${quote(what, 140)}, ${kind === "conflicting_claim" ? "which verification found to contradict a source" : "which verification could not confirm"}${claimIds.length ? `; the claim held ${claimIds.map((id) => quote(id, 40)).join(", ")}` : ""}`,
         adjustments: [
           `add constraint: every date, number and named fact in an answer must cite a source verified in this session`,
-          `remove claims that verification marks as ${kind === "conflicting_claim" ? "conflicting" : "unverified"} before the answer is returned${claimIds.length ? `; this run's claim held ${claimIds.join(", ")}` : ""}`,
+          `remove claims that verification marks as ${kind === "conflicting_claim" ? "conflicting" : "unverified"} before the answer is returned`,
           `change the answer workflow from draft-then-verify to verify-then-draft for factual questions`,
         ],
         learning: `Factual answers must be grounded in verified sources; conflicting or unverified claims are dropped or flagged.`,
