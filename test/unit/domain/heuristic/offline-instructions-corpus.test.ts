@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { Reflection, TaskCompleted } from "../../../../src/domain/contracts/index.js";
+import type { Reflection } from "../../../../src/domain/contracts/index.js";
 import { generateHeuristicReflection } from "../../../../src/domain/heuristic/generate-heuristic-reflection.js";
 import { identifierOf } from "../../../../src/domain/heuristic/instruction-slots.js";
 import { poisoned } from "../../../fixtures/screen/obfuscation-corpus.js";
-import { hostileTraces } from "../../../fixtures/screen/hostile-traces.js";
+import { hostileTraces, plainOrders } from "../../../fixtures/screen/hostile-traces.js";
 import { failedRun } from "../../../support/task-events.js";
 
 /** Everything of a lesson that is advice: what is stored and served as an instruction. */
@@ -22,25 +22,46 @@ const instructionsOf = (r: Reflection) => [
 const nonIdentifierTokens = (payload: string) =>
   payload.split(/\s+/).filter((t) => t.length >= 2 && identifierOf(t) === undefined);
 
-/** The instructions with what an identifier slot may carry taken out is checked token by token. */
-function leaks(r: Reflection, payload: string): string[] {
+/** Three words of the payload in a row, read in lower case: a phrase of it, even of identifiers. */
+const phrasesOf = (payload: string) => {
+  const words = payload.normalize("NFKC").toLowerCase().split(/\s+/).filter(Boolean);
+  return words.slice(0, -2).map((w, i) => `${w} ${words[i + 1] ?? ""} ${words[i + 2] ?? ""}`);
+};
+
+const lowered = (r: Reflection) => instructionsOf(r).join("\n").normalize("NFKC").toLowerCase();
+
+/**
+ * What of the payload an instruction carries: a word that is not an identifier, or a phrase of it
+ * that the instructions written for the same trace with a harmless text in its place do not hold
+ * (the generator's own words, "before the call", are its own).
+ */
+function leaks(r: Reflection, payload: string, harmless: Reflection): string[] {
   const text = instructionsOf(r).join("\n");
-  return nonIdentifierTokens(payload).filter((t) => text.includes(t));
+  const [lower, own] = [lowered(r), lowered(harmless)];
+  return [
+    ...nonIdentifierTokens(payload).filter((t) => text.includes(t)),
+    ...phrasesOf(payload).filter((p) => lower.includes(p) && !own.includes(p)),
+  ];
 }
 
+const harmlessText = "nothing else was reported";
+
 describe("the offline generator's instructions hold no trace text, whatever a trace says", () => {
-  const cases = poisoned.flatMap(([kind, payload]) =>
-    hostileTraces(payload).map(([where, event]) => [`${kind} in ${where}`, payload, event] as const),
+  const cases = [...poisoned, ...plainOrders].flatMap(([kind, payload]) =>
+    hostileTraces(payload).map(
+      ([where, event], i) =>
+        [`${kind} in ${where}`, payload, event, hostileTraces(harmlessText)[i]?.[1] ?? event] as const,
+    ),
   );
 
   it("covers every payload in every place of a trace", () => {
     expect(poisoned.length).toBeGreaterThanOrEqual(26);
-    expect(cases.length).toBe(poisoned.length * hostileTraces("x").length);
+    expect(cases.length).toBe((poisoned.length + plainOrders.length) * hostileTraces("x").length);
   });
 
-  it.each(cases)("%s: no token of the payload in an instruction", (_, payload, event: TaskCompleted) => {
+  it.each(cases)("%s: no token of the payload in an instruction", (_, payload, event, harmless) => {
     const r = generateHeuristicReflection(event);
-    expect(leaks(r, payload)).toEqual([]);
+    expect(leaks(r, payload, generateHeuristicReflection(harmless))).toEqual([]);
     // The trace's text stays only in the analysis, quoted as evidence (or not at all).
     for (const instruction of instructionsOf(r)) expect(instruction).not.toContain(payload);
   });
