@@ -233,11 +233,15 @@ export async function benchTenantIsolation(
       const load = await loadTenantA(baseUrl, otlpSenders, checkSenders);
       const circuit = watchCircuit(app);
       const { kafka: k, topics } = app.config;
-      const sampler = await startBacklogSampler(kafka, [
-        { name: "the OTLP topic (before the bridge)", groupId: app.config.otlp.groupId, topic: otlpTopic },
-        { name: "the task topic", groupId: k.groupId, topic: topics.taskCompleted },
-        { name: "the retry topic", groupId: k.groupId, topic: topics.retry },
-      ]);
+      const sampler = await startBacklogSampler(
+        kafka,
+        [
+          { name: "the OTLP topic (before the bridge)", groupId: app.config.otlp.groupId, topic: otlpTopic },
+          { name: "the task topic", groupId: k.groupId, topic: topics.taskCompleted },
+          { name: "the retry topic", groupId: k.groupId, topic: topics.retry },
+        ],
+        () => app.metrics.registry.metrics(),
+      );
       let allSentAt: number | undefined;
       load.start();
       const checksBefore = fake
