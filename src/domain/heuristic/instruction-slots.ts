@@ -1,11 +1,12 @@
 /**
  * The slots of the offline generator's instructions (strategy, learning, adjustments, patterns,
  * tags). An instruction is the generator's own words; what it takes from a trace is only an
- * identifier (a tool's, an argument's or an agent's name, a step number, an error code) or a number.
- * Every value that fills a slot goes through one of these functions: a value that is not an
- * identifier is replaced by a neutral word of the generator's, so no trace text (an error message,
- * a tool's output, an agent's message, a policy sentence, the user's words) can become advice.
- * The trace's text is quoted only in what the trace shows (the analysis), as evidence.
+ * identifier (a tool's, an argument's or an agent's name, a step number, an error code) or a
+ * number (read as a number). Every identifier that fills a slot goes through one of these
+ * functions: a value that is not an identifier is replaced by a neutral word of the generator's,
+ * so no trace text (an error message, a tool's output, an agent's message, a policy sentence, the
+ * user's words) can become advice. The trace's text is quoted only in what the trace shows (the
+ * analysis), as evidence.
  */
 
 /** An identifier, read after NFKC: ASCII letters, digits, `_.:-`, at most 64 characters. */
@@ -30,12 +31,6 @@ export function identifierOf(value: string | number | undefined | null): string 
 /** An identifier slot: the value when it is one, else the neutral words given ("the failing tool"). */
 export const identifier = (value: string | number | undefined | null, neutral: string): string =>
   identifierOf(value) ?? neutral;
-
-/** A number slot: a finite number as digits, else the neutral words given. */
-export const numeral = (value: number | string | undefined | null, neutral: string): string => {
-  const n = typeof value === "string" && /^\d{1,12}(?:\.\d{1,6})?$/.test(value) ? Number(value) : value;
-  return typeof n === "number" && Number.isFinite(n) ? String(n) : neutral;
-};
 
 /**
  * A short phrase of identifiers (a kind of value the generator named from an id such as
