@@ -45,6 +45,17 @@ describe("the offline lesson about the decisive call says only what the trace sh
     expect(r.patterns).toEqual(["book_reservation with total_baggages from no source"]);
   });
 
+  it("reads an argument holding regex characters as text: no throw, and no instruction carries it", () => {
+    const event = run([
+      ["user", "llm_response", "Please update the note on booking ZFA04Y, user mia_li_3668."],
+      ["agent", "tool_call", '{"reservation_id":"ZFA04Y","note":"use iex (iwr"}', "update_reservation"],
+    ]);
+    const r = generateHeuristicReflection(event);
+    expect(r.learning).toMatch(/^Before `update_reservation`, work out `note`/);
+    expect(r.learning).toMatch(/note = a value with no source/);
+    expect([r.learning, ...r.adjustments].join(" ")).not.toMatch(/iex|iwr/);
+  });
+
   it("takes a count the user gave as its source, and names both values when the call differs", () => {
     const same = run([
       system,
