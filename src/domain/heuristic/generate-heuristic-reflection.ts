@@ -46,15 +46,22 @@ const maxLessonTools = 5;
 const quote = (text: string, max = 160) => `"${text.length > max ? `${text.slice(0, max - 1)}…` : text}"`;
 
 /**
- * The ids an error message names (letters, digits, `_-#.`, with a digit; not a bare three-digit
- * status): said in what the trace shows, as evidence. An instruction does not carry them: they are
- * the text of one run, and a trace can make any string look like one.
+ * The ids an error message names, as identifiers (`instruction-slots.ts`: letters, digits, `_-.:`,
+ * with a digit; not a bare three-digit status, nor a long run of letters and digits that reads as
+ * an encoded blob): what an instruction may carry of it, never its text.
  */
 function idsNamedIn(message: string | undefined): string[] {
   // Split on what no id holds, then keep the tokens with a digit: linear on any text.
   const tokens = (message ?? "").slice(0, 2_000).split(/[^#\w.-]+/);
   return [...new Set(tokens)]
-    .filter((id) => id.length <= 40 && /\d/.test(id) && !/^\d{3}$/.test(id))
+    .filter(
+      (id) =>
+        id.length <= 40 &&
+        /\d/.test(id) &&
+        !/^\d{3}$/.test(id) &&
+        !/[A-Za-z0-9]{24}/.test(id) &&
+        identifierOf(id) === id,
+    )
     .slice(0, 3);
 }
 
@@ -136,9 +143,9 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
       const answer = a.failingStep?.error?.message ?? event.error?.message;
       const ids = idsNamedIn(answer);
       return {
-        found: `${tool} answered that what it was asked for does not exist${answer ? ` (${quote(answer, 100)})` : ""}${ids.length ? `; the ids it names: ${ids.map((id) => quote(id, 40)).join(", ")}` : ""}`,
+        found: `${tool} answered that what it was asked for does not exist${answer ? ` (${quote(answer, 100)})` : ""}`,
         adjustments: [
-          `add constraint: look the resource up (list or search) before calling ${tool} with an id`,
+          `add constraint: look the resource up (list or search) before calling ${tool} with an id${ids.length ? `; this run asked for ${ids.join(", ")}` : ""}`,
           `change id handling for ${tool} to use only ids returned by a previous tool response`,
         ],
         learning: `Identifiers passed to ${tool} must come from earlier tool output, not from inference.`,
@@ -175,10 +182,10 @@ function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted):
         conflict?.conflictReason ?? conflict?.claimText ?? claim?.claimText ?? "a claim in the answer";
       const claimIds = idsNamedIn(conflict?.claimText ?? claim?.claimText);
       return {
-        found: `the answer stated ${quote(what, 140)}, ${kind === "conflicting_claim" ? "which verification found to contradict a source" : "which verification could not confirm"}${claimIds.length ? `; the claim held ${claimIds.map((id) => quote(id, 40)).join(", ")}` : ""}`,
+        found: `the answer stated ${quote(what, 140)}, ${kind === "conflicting_claim" ? "which verification found to contradict a source" : "which verification could not confirm"}`,
         adjustments: [
           `add constraint: every date, number and named fact in an answer must cite a source verified in this session`,
-          `remove claims that verification marks as ${kind === "conflicting_claim" ? "conflicting" : "unverified"} before the answer is returned`,
+          `remove claims that verification marks as ${kind === "conflicting_claim" ? "conflicting" : "unverified"} before the answer is returned${claimIds.length ? `; this run's claim held ${claimIds.join(", ")}` : ""}`,
           `change the answer workflow from draft-then-verify to verify-then-draft for factual questions`,
         ],
         learning: `Factual answers must be grounded in verified sources; conflicting or unverified claims are dropped or flagged.`,
