@@ -21,6 +21,7 @@ import {
   withDeadline,
   type BenchResult,
 } from "./support.js";
+import { startBacklogSampler } from "./backlog-sampler.js";
 
 /**
  * Two tenants on one Reflector (the processor, its HTTP API with OTLP/HTTP and the model lesson
@@ -58,6 +59,7 @@ async function driveTenantB(
   from: number,
   rate: number,
   seconds: number,
+  onAllSent?: () => void,
 ): Promise<{ latencies: number[]; missing: number; retried: number; deadLettered: number }> {
   const { config } = app;
   const total = rate * seconds;
@@ -100,6 +102,7 @@ async function driveTenantB(
       messages: [{ key: event.loopId, value: JSON.stringify(event) }],
     });
   }
+  onAllSent?.();
   // An event not decided within 300 s of the last one sent is reported as missing, and the run as
   // not met: it is the finding, not a reason to hide the others' numbers.
   const deadline = Date.now() + 300_000;
@@ -229,6 +232,17 @@ export async function benchTenantIsolation(
 
       const load = await loadTenantA(baseUrl, otlpSenders, checkSenders);
       const circuit = watchCircuit(app);
+      const { kafka: k, topics } = app.config;
+      const sampler = await startBacklogSampler(
+        kafka,
+        [
+          { name: "the OTLP topic (before the bridge)", groupId: app.config.otlp.groupId, topic: otlpTopic },
+          { name: "the task topic", groupId: k.groupId, topic: topics.taskCompleted },
+          { name: "the retry topic", groupId: k.groupId, topic: topics.retry },
+        ],
+        () => app.metrics.registry.metrics(),
+      );
+      let allSentAt: number | undefined;
       load.start();
       const checksBefore = fake
         .chatRequests()
@@ -236,10 +250,11 @@ export async function benchTenantIsolation(
       let loaded: Awaited<ReturnType<typeof driveTenantB>>;
       let answered: Map<string, number>;
       try {
-        loaded = await driveTenantB(kafka, app, 100_000, rate, seconds);
+        loaded = await driveTenantB(kafka, app, 100_000, rate, seconds, () => (allSentAt = sampler.mark()));
       } finally {
         answered = await load.stop();
       }
+      const backlogs = await sampler.stop(allSentAt);
       const opened = circuit.stop();
       const deferred = await app.metrics.registry.getSingleMetricAsString("reflector_deferred_events_total");
       const checksAsked =
@@ -270,6 +285,7 @@ export async function benchTenantIsolation(
           `lesson checks that reached the model (every answer unusable): ${String(checksAsked)}`,
           `the pipeline's circuit opened: ${opened || openedAlone ? "yes" : "no"}`,
           `A's input events handed to the retry topic for its share (CONSUMER_MAX_IN_FLIGHT_PER_TENANT ${String(app.config.consumer.maxInFlightPerTenant)}): ${/^reflector_deferred_events_total (\d+)/m.exec(deferred)?.[1] ?? "0"}`,
+          ...backlogs,
           `load average at the end (1, 5, 15 min): ${loadavg()
             .map((l) => l.toFixed(1))
             .join(", ")}`,

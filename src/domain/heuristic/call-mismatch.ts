@@ -228,6 +228,8 @@ function unaskedCall(c: CallContext): CallCheckResult | null {
   };
 }
 
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 /** Values from nowhere: neither the user nor an earlier tool gave them. */
 function unsourcedValues(c: CallContext): CallCheckResult | null {
   const { userText, toolText, agentText } = c;
@@ -241,8 +243,9 @@ function unsourcedValues(c: CallContext): CallCheckResult | null {
     // A count of something the user asked about without a number ("use my free bag allowance")
     // was worked out, maybe rightly: only a count of what the user never spoke of is made up.
     if (/^\d+$/.test(l.value) && nameStems(l.path).some((stem) => hasStem(userText, stem))) return false;
-    if (new RegExp(`"${l.path.split(/[.[\]]+/).pop() ?? ""}"\\s*:\\s*"?${l.value}\\b`).test(toolText))
-      return false;
+    // The key and the value are the trace's text: matched literally (a `(` in a value is no group).
+    const [key, value] = [l.path.split(/[.[\]]+/).pop() ?? "", l.value].map(literal);
+    if (new RegExp(`"${key}"\\s*:\\s*"?${value}\\b`).test(toolText)) return false;
     return !(/^\d+(\.\d+)?$/.test(l.value) && sums.has(String(Number(l.value))) && Number(l.value) >= 10);
   });
   if (unsourced.length === 0) return null;

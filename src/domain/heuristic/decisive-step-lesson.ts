@@ -3,6 +3,8 @@ import type { TaskCompleted } from "../contracts/index.js";
 import { leavesOf, parseArguments, type Leaf } from "./argument-sources.js";
 import { firstMismatch, generalCallChecks, type CallCheck, type CallFinding } from "./call-mismatch.js";
 import type { ChoiceMiss, ChoiceOption } from "./packs/travel/choice-criteria.js";
+import type { ReturnMiss } from "./packs/travel/round-trip.js";
+import { identifier, identifierOf, phrase } from "./instruction-slots.js";
 
 export { leavesOf, parseArguments, says, userActor, type Leaf } from "./argument-sources.js";
 
@@ -61,22 +63,68 @@ function describeOption(o: ChoiceOption, m: ChoiceMiss): string {
   return `${name}${price}${parts.length ? ` (${parts.join(", ")})` : ""}`;
 }
 
+/**
+ * An option as an instruction may name it: flights, times and dates as identifiers, price and
+ * travel time as numbers (what is not an identifier is left out or named neutrally).
+ */
+const slotted = (o: ChoiceOption): ChoiceOption => ({
+  flights: o.flights.map((f) => identifier(f, "a flight")),
+  step: o.step,
+  ...(o.price !== undefined ? { price: o.price } : {}),
+  ...(identifierOf(o.departs) ? { departs: identifierOf(o.departs) } : {}),
+  ...(identifierOf(o.arrives) ? { arrives: identifierOf(o.arrives) } : {}),
+  ...(o.minutes !== undefined ? { minutes: o.minutes } : {}),
+});
+
+/** A miss's criteria as an instruction may say them: the generator's phrases with identifiers and numbers. */
+const slottedMiss = (m: ChoiceMiss): ChoiceMiss => ({
+  ...m,
+  criteria: m.criteria.map((c) => phrase(c, "the user's criterion")),
+  cls: phrase(m.cls, "the same class"),
+  breach: phrase(m.breach, "misses the user's criteria"),
+});
+
+/** The records' values as identifiers (`created_at = 2024-05-12T09:36:29`), what is not one left out. */
+const valueSlotsOf = (values: readonly string[]) =>
+  values
+    .map((v) => /^`([^`]+)` = `?([^`\s]+)/.exec(v))
+    .map((p) => [identifierOf(p?.[1]), identifierOf(p?.[2])])
+    .map(([field, value]) => (field && value ? `${field} = ${value}` : undefined))
+    .filter((v): v is string => Boolean(v))
+    .slice(0, 4);
+
+/** A round trip's legs as identifiers: flight, date, from and to. */
+const legSlotsOf = (m: ReturnMiss) =>
+  m.legs
+    .map(
+      (l) =>
+        `${identifier(l.flight, "a flight")} on ${identifier(l.date, "its date")} ${identifier(l.from, "its origin")}→${identifier(l.to, "its destination")}`,
+    )
+    .join(", ");
+
+/**
+ * The lesson of one mismatch. What the trace shows (`found`) quotes the trace: the values, the
+ * user's words, the policy's sentence. The instructions (learning, adjustments, tags, patterns) are
+ * the generator's own words, filled only with identifiers (the tool's, the argument's, a flight's,
+ * a date) and numbers, each through a slot of `instruction-slots.ts`.
+ */
 function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
-  const tool = finding.step.toolName ?? "the call";
+  const tool = identifier(finding.step.toolName, "the call");
   const m = finding.mismatch;
   const policy = finding.policy ? `"${plain(finding.policy)}"` : undefined;
   const rule = policy ? `; the policy says ${policy}` : "";
+  const step = where.split(",")[0] ?? "the call";
   switch (m.kind) {
     case "contradicts_user": {
-      const name = nameOf(m.path);
-      const count = /^\d+$/.test(m.userSaid);
+      const name = identifier(nameOf(m.path), "the argument");
+      const count = /^\d+$/.test(m.userSaid) && /^\d+$/.test(m.value);
       return {
         found: count
           ? `${where} set \`${m.path}\` = \`${m.value}\` where the user had said ${m.userSaid}${rule}`
           : `${where} used \`${m.path}\` = \`${m.value}\`, a ${m.value.replace(/_\d+$/, "").replace(/_/g, " ")}, where the user had asked for the ${m.userSaid}${rule}`,
         learning: count
-          ? `Before \`${tool}\`, set \`${name}\` to the number the user gave: the user said ${m.userSaid} and the call at ${where.split(",")[0]} carried ${m.value}.`
-          : `Before \`${tool}\`, use the ${m.userSaid} the user asked for as \`${name}\`: the agent sent \`${m.value}\` instead.`,
+          ? `Before \`${tool}\`, set \`${name}\` to the number the user gave: the user said ${m.userSaid} and the call at ${step} carried ${m.value}.`
+          : `Before \`${tool}\`, use the ${phrase(m.userSaid, "value")} the user asked for as \`${name}\`: the agent sent \`${identifier(m.value, "another value")}\` instead.`,
         adjustments: [
           `add constraint: before calling ${tool}, compare ${name} with the value the user stated for it and use the user's value`,
           `change the source of ${name} for ${tool} from the records' first match to the user's stated choice`,
@@ -87,10 +135,14 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
     }
     case "breaks_policy": {
       const values = m.values.join(", ");
-      const fields = m.values.map((v) => /`([^`]+)`/.exec(v)?.[1]).filter((f): f is string => Boolean(f));
+      const fields = m.values
+        .map((v) => identifierOf(/`([^`]+)`/.exec(v)?.[1]))
+        .filter((f): f is string => Boolean(f));
+      // The records' values as identifiers (`created_at = 2024-05-12T09:36:29`), what is not one left out.
+      const valueSlots = valueSlotsOf(m.values);
       return {
         found: `${where} went ahead instead of applying the policy's condition: the policy says ${policy ?? "(no sentence)"}; the records show ${values}, so it required ${m.required}`,
-        learning: `Before \`${tool}\`, check the policy's condition on the records: ${policy ?? "the policy"}. Here ${values.replace(/`/g, "")}, so it required ${m.required.replace(/`/g, "")}, and the agent called \`${tool}\` anyway.`,
+        learning: `Before \`${tool}\`, check the policy's condition for it on the records${valueSlots.length ? `: here ${valueSlots.join(", ")}, which did not meet it` : ", which did not meet it"}, and the agent called \`${tool}\` anyway.`,
         adjustments: [
           `add constraint: before calling ${tool}, evaluate the policy's condition on ${fields.slice(0, 4).join(", ") || "the record's values"} and refuse or correct the call when it is not met`,
           `change ${tool} handling from acting on the user's request to acting only after the policy's condition holds on the records`,
@@ -104,28 +156,37 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
       const took = describeOption(m.chosen, m);
       const offered = m.better.map((o) => describeOption(o, m)).join(", ");
       const at = `step ${String(m.better[0]?.step ?? m.chosen.step)}`;
+      // The same, as instructions may say it.
+      const s = slottedMiss(m);
+      const tookSlot = describeOption(slotted(m.chosen), m);
+      const offeredSlot = m.better.map((o) => describeOption(slotted(o), m)).join(", ");
       return {
         found: `${where} chose ${took} in ${m.cls}, which ${m.breach}, instead of ${offered}, which the search at ${at} listed for the same route and date, although the user asked "${plain(m.asked)}"`,
         learning: pure
-          ? `Before \`${tool}\`, when the user asks for the cheapest ${m.cls} option, take the lowest ${m.cls} price among all search results for that route and date: the agent took ${took} while ${at} offered ${offered}.`
-          : `Before \`${tool}\`, keep only the searched ${m.cls} options that meet what the user asked (${m.criteria.join(", ")}) and take the one their words pick: the agent took ${took}, which ${m.breach}, while ${at} offered ${offered}.`,
+          ? `Before \`${tool}\`, when the user asks for the cheapest ${s.cls} option, take the lowest ${s.cls} price among all search results for that route and date: the agent took ${tookSlot} while ${at} offered ${offeredSlot}.`
+          : `Before \`${tool}\`, keep only the searched ${s.cls} options that meet what the user asked (${s.criteria.join(", ")}) and take the one their words pick: the agent took ${tookSlot}, which ${s.breach}, while ${at} offered ${offeredSlot}.`,
         adjustments: [
-          `add constraint: before calling ${tool}, filter every searched ${m.cls} option (direct and connecting) by the user's stated criteria (${m.criteria.join(", ")}) and order the rest by them`,
+          `add constraint: before calling ${tool}, filter every searched ${s.cls} option (direct and connecting) by the user's stated criteria (${s.criteria.join(", ")}) and order the rest by them`,
           `change the choice for ${tool} from the first suitable option to the one the user's criteria select among all search results`,
         ],
         tags: [tool, "decisive-step", "contradicts-user", pure ? "cheapest" : "user-criteria"],
         patterns: [
           pure
-            ? `${tool} not the cheapest ${m.cls} option searched`
-            : `${tool} not the ${m.cls} option the user's criteria select (${m.criterion})`,
+            ? `${tool} not the cheapest ${s.cls} option searched`
+            : `${tool} not the ${s.cls} option the user's criteria select (${phrase(m.criterion, "the user's criterion")})`,
         ],
       };
     }
     case "no_return": {
       const legs = m.legs.map((l) => `${l.flight} on ${l.date} ${l.from}→${l.to}`).join(", ");
+      const legSlots = legSlotsOf(m);
+      const [origin, destination] = [
+        identifier(m.origin, "the origin"),
+        identifier(m.destination, "the destination"),
+      ];
       return {
         found: `${where} booked a round trip from ${m.origin} to ${m.destination} with a return leg from a search in the outbound direction instead of one from ${m.destination} back to ${m.origin}: by the agent's searches (step ${String(m.legs.at(-1)?.step ?? 0)}) its flights are ${legs}, and none lands at ${m.origin}`,
-        learning: `Before \`${tool}\` for a round trip, search the return leg from ${m.destination} back to ${m.origin} and book a flight that lands at ${m.origin}: the agent booked ${legs}.`,
+        learning: `Before \`${tool}\` for a round trip, search the return leg from ${destination} back to ${origin} and book a flight that lands at ${origin}: the agent booked ${legSlots}.`,
         adjustments: [
           `add constraint: for a round trip, the return flights of ${tool} must come from a search whose origin is the trip's destination and whose destination is its origin`,
           `change the return search for ${tool} from the outbound direction to the swapped one`,
@@ -138,7 +199,7 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
       const seen = m.from === "call" ? "the call's payments add up to" : "its reply shows a new payment of";
       return {
         found: `${where} went ahead without comparing what it would charge with the cap the user had set ("${plain(m.asked)}"): ${seen} ${String(m.charged)}, above $${String(m.cap)}`,
-        learning: `Before \`${tool}\`, work out what the call will charge for every passenger and compare it with the user's cap: the user said "${plain(m.asked)}" and the call charged ${String(m.charged)}.`,
+        learning: `Before \`${tool}\`, work out what the call will charge for every passenger and compare it with the user's cap: the user's cap was $${String(m.cap)} and the call charged ${String(m.charged)}.`,
         adjustments: [
           `add constraint: before calling ${tool}, compute its total charge and refuse or propose another option when it exceeds the cap the user stated ($${String(m.cap)})`,
           `change ${tool} handling from quoting a partial difference to quoting the full amount the call will charge`,
@@ -150,11 +211,14 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
     case "moves_date": {
       const was = `the reservation's ${m.leg} leaves ${m.was.from} on ${m.was.date} (step ${String(m.was.step)})`;
       const now = `the call takes ${m.now.flight} on ${m.now.date} (searched at step ${String(m.now.step)})`;
+      const wasDate = identifier(m.was.date, "its date");
+      const wasSlot = `the reservation's ${m.leg} leg leaves ${identifier(m.was.from, "its origin")} on ${wasDate} (step ${String(m.was.step)})`;
+      const nowSlot = `the call takes ${identifier(m.now.flight, "a flight")} on ${identifier(m.now.date, "another date")} (searched at step ${String(m.now.step)})`;
       return {
         found: `${where} moved the ${m.leg} leg to another date instead of keeping it, although the user asked "${plain(m.asked)}": ${was}, and ${now}`,
-        learning: `Before \`${tool}\`, when the user asks for the same dates, search each leg on the date it leaves in the reservation: ${was}, and ${now}.`,
+        learning: `Before \`${tool}\`, when the user asks for the same dates, search each leg on the date it leaves in the reservation: ${wasSlot}, and ${nowSlot}.`,
         adjustments: [
-          `add constraint: before calling ${tool} for a request that keeps the dates, every new leg must leave on the date the reservation's leg leaves (${m.was.date} for the ${m.leg})`,
+          `add constraint: before calling ${tool} for a request that keeps the dates, every new leg must leave on the date the reservation's leg leaves (${wasDate} for the ${m.leg})`,
           `change the ${m.leg} search for ${tool} from the leg's arrival date to its departure date`,
         ],
         tags: [tool, "decisive-step", "contradicts-user", "same-dates"],
@@ -164,7 +228,7 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
     case "unasked":
       return {
         found: `${where} is an action the user never asked for (they asked: "${plain(m.asked)}")${rule}`,
-        learning: `Call \`${tool}\` only when the user asks for it${policy ? ` and the policy allows it (${policy})` : ""}: here the user never asked, and the agent called it on its own.`,
+        learning: `Call \`${tool}\` only when the user asks for it${policy ? " and the policy allows it" : ""}: here the user never asked, and the agent called it on its own.`,
         adjustments: [
           `add constraint: call ${tool} only after the user has asked for that action in this session`,
           `remove ${tool} from the actions the agent takes on its own initiative`,
@@ -173,13 +237,17 @@ function lessonOf(finding: CallFinding, where: string): DecisiveStepLesson {
         patterns: [`${tool} the user did not ask for`],
       };
     case "unsourced": {
-      const names = [...new Set(m.leaves.map((l) => nameOf(l.path)))];
+      const names = [...new Set(m.leaves.map((l) => identifier(nameOf(l.path), "an argument")))];
+      const setSlots = m.leaves
+        .slice(0, 4)
+        .map((l) => `${identifier(nameOf(l.path), "an argument")} = ${identifier(l.value, "a value")}`)
+        .join(", ");
       const keys = names.map((n) => `\`${n}\``).join(", ");
       return {
         found: `${where} set ${show(m.leaves)}, which no user message and no earlier tool output holds, so the agent chose ${m.leaves.length > 1 ? "them" : "it"} without a source${rule}`,
         learning:
-          `Before \`${tool}\`, work out ${keys} from what the user said and the records${policy ? `, by the policy (${policy})` : ""}, or ask: ` +
-          `the agent set ${show(m.leaves).replace(/`/g, "")} with no source in the trace.`,
+          `Before \`${tool}\`, work out ${keys} from what the user said and the records${policy ? ", by the policy's rule on it" : ""}, or ask: ` +
+          `the agent set ${setSlots} with no source in the trace.`,
         adjustments: [
           `add constraint: every ${tool} argument (${names.join(", ")}) comes from the user's words or a tool result of this session`,
           `change the source of ${names.join(", ")} for ${tool} from the agent's guess to ${policy ? "the policy's rule applied to the user's records" : "a question to the user"}`,

@@ -4,6 +4,7 @@ import { findingFromEvaluation } from "../evaluation/reflection-from-evaluation.
 import { classifyFailure, type FailureAnalysis, type FailureKind } from "./classify-failure.js";
 import type { CallCheck } from "./call-mismatch.js";
 import { decisiveStepLesson } from "./decisive-step-lesson.js";
+import { identifierOf } from "./instruction-slots.js";
 
 export interface HeuristicGuidance {
   attempt: number;
@@ -31,13 +32,12 @@ interface Lesson {
 }
 
 /**
- * A trace's tool name as it may appear in a lesson's instructions: a plain identifier. Anything
- * else (a command line, a URL, a sentence) is the trace's text, quoted in the analysis at most.
+ * A trace's tool name as it may appear in a lesson's instructions: an identifier after NFKC
+ * (`instruction-slots.ts`). Anything else (a command line, a URL, a sentence, letters of other
+ * scripts, invisible characters) is the trace's text, quoted in the analysis at most.
  */
 export function lessonName(name: string | undefined): string | undefined {
-  return name && /^\p{L}[\p{L}\p{N}_.-]{0,47}$/u.test(name) && !/\.(?:sh|exe|ps1)$/i.test(name)
-    ? name
-    : undefined;
+  return identifierOf(name);
 }
 
 /** Tools a success lesson names at most: a lesson is a short instruction, not the trace again. */
@@ -46,14 +46,22 @@ const maxLessonTools = 5;
 const quote = (text: string, max = 160) => `"${text.length > max ? `${text.slice(0, max - 1)}…` : text}"`;
 
 /**
- * The ids an error message names, as identifiers (letters, digits, `_-#.`, with a digit; not a
- * bare three-digit status): what an instruction may carry of it, never its text.
+ * The ids an error message names, as identifiers (`instruction-slots.ts`: letters, digits, `_-.:`,
+ * with a digit; not a bare three-digit status, nor a long run of letters and digits that reads as
+ * an encoded blob): what an instruction may carry of it, never its text.
  */
 function idsNamedIn(message: string | undefined): string[] {
   // Split on what no id holds, then keep the tokens with a digit: linear on any text.
   const tokens = (message ?? "").slice(0, 2_000).split(/[^#\w.-]+/);
   return [...new Set(tokens)]
-    .filter((id) => id.length <= 40 && /\d/.test(id) && !/^\d{3}$/.test(id))
+    .filter(
+      (id) =>
+        id.length <= 40 &&
+        /\d/.test(id) &&
+        !/^\d{3}$/.test(id) &&
+        !/[A-Za-z0-9]{24}/.test(id) &&
+        identifierOf(id) === id,
+    )
     .slice(0, 3);
 }
 
@@ -66,6 +74,7 @@ function idsNamedIn(message: string | undefined): string[] {
  */
 function lessonFor(kind: FailureKind, a: FailureAnalysis, event: TaskCompleted): Lesson | null {
   const tool = lessonName(a.tool) ?? "the failing tool";
+  // Numbers only (the trace's metadata read as numbers): an instruction's other slot.
   const n = a.numbers;
   switch (kind) {
     case "timeout": {

@@ -1,4 +1,5 @@
 import type { Reflection } from "../contracts/index.js";
+import { identifierOf } from "../heuristic/instruction-slots.js";
 import type { DreamGroup } from "./dream-groups.js";
 
 /** Items ranked by how many sources carry them (ties: first seen first). */
@@ -35,6 +36,9 @@ export function synthesizePatternLesson(group: DreamGroup): Reflection {
     .map((t) => t.item);
   const causes = sources.slice(0, 3).map((r) => firstSentence(r.reflectionText));
   const first = adjustments[0] ?? "apply the shared adjustments below to every task of this kind";
+  // The group's label is the producers' error category (or the signature's type): a trace's text.
+  // The instructions name it only when it is an identifier (`timeout_error`), else not at all.
+  const family = identifierOf(group.label);
 
   const reflectionText =
     `${String(n)} high-importance reflections on ${group.label} failures (${String(occurrences)} occurrences in all) ` +
@@ -44,13 +48,13 @@ export function synthesizePatternLesson(group: DreamGroup): Reflection {
     `the approach that the stored lessons agree on is: ${first}.`;
   return {
     reflectionText,
-    strategyText: `For every task at risk of ${group.label}: ${adjustments.join("; ")}.`,
+    strategyText: `For every task at risk of ${family ?? "failures of this family"}: ${adjustments.join("; ")}.`,
     importance: round2(Math.max(...sources.map((r) => r.importance))),
     confidence: round2(sources.reduce((sum, r) => sum + r.confidence, 0) / n),
     tags: [...new Set([...tags, "pattern"])],
     errorCategory: sources[0]?.errorCategory ?? null,
     patterns,
     adjustments,
-    learning: `Recurring ${group.label} failures need one standing rule, not per-task fixes: ${first}.`,
+    learning: `Recurring ${family ? `${family} failures` : "failures of one family"} need one standing rule, not per-task fixes: ${first}.`,
   };
 }

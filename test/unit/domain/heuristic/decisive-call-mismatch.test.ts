@@ -37,10 +37,23 @@ describe("the offline lesson about the decisive call says only what the trace sh
     expect(r.reflectionText).toMatch(
       /`total_baggages` = `3`, which no user message and no earlier tool output holds/,
     );
-    expect(r.learning).toMatch(
-      /^Before `book_reservation`, work out `total_baggages` from what the user said and the records, by the policy \("Checked bag allowance/,
+    // The policy's sentence is quoted in what was found; the learning names the rule, not its text.
+    expect(r.reflectionText).toMatch(/the policy says "Checked bag allowance/);
+    expect(r.learning).toBe(
+      "Before `book_reservation`, work out `total_baggages` from what the user said and the records, by the policy's rule on it, or ask: the agent set total_baggages = 3 with no source in the trace.",
     );
     expect(r.patterns).toEqual(["book_reservation with total_baggages from no source"]);
+  });
+
+  it("reads an argument holding regex characters as text: no throw, and no instruction carries it", () => {
+    const event = run([
+      ["user", "llm_response", "Please update the note on booking ZFA04Y, user mia_li_3668."],
+      ["agent", "tool_call", '{"reservation_id":"ZFA04Y","note":"use iex (iwr"}', "update_reservation"],
+    ]);
+    const r = generateHeuristicReflection(event);
+    expect(r.learning).toMatch(/^Before `update_reservation`, work out `note`/);
+    expect(r.learning).toMatch(/note = a value with no source/);
+    expect([r.learning, ...r.adjustments].join(" ")).not.toMatch(/iex|iwr/);
   });
 
   it("takes a count the user gave as its source, and names both values when the call differs", () => {
@@ -95,7 +108,7 @@ describe("the offline lesson about the decisive call says only what the trace sh
     );
   });
 
-  it("calls a write the user never asked for unasked, quoting the rule on when it may be done", () => {
+  it("calls a write the user never asked for unasked, quoting the rule on when it may be done in what was found", () => {
     const event = run([
       system,
       [
@@ -106,8 +119,9 @@ describe("the offline lesson about the decisive call says only what the trace sh
       ["agent", "tool_call", '{"user_id":"mei_brown_7075","amount":100}', "send_certificate"],
     ]);
     const r = generateHeuristicReflection(event);
-    expect(r.learning).toMatch(
-      /^Call `send_certificate` only when the user asks for it and the policy allows it \("Do not proactively offer a certificate unless/,
+    expect(r.reflectionText).toMatch(/the policy says "Do not proactively offer a certificate unless/);
+    expect(r.learning).toBe(
+      "Call `send_certificate` only when the user asks for it and the policy allows it: here the user never asked, and the agent called it on its own.",
     );
     expect(r.tags).toContain("unasked-action");
   });
