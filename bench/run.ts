@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|hot-path-cpu|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|memory-kafka|calibration|judge|model-bound|otlp|otlp-http|otlp-http-stall|tracing|max-events|lessons-for-task|tenant-isolation`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|hot-path-cpu|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|memory-kafka|calibration|judge|model-bound|otlp|otlp-http|otlp-http-stall|tracing|max-events|lessons-for-task|tenant-isolation|idle-cpu`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -12,6 +12,7 @@ import { benchFloor } from "./floor.js";
 import { benchGeneralisation } from "./generalisation.js";
 import { benchHeldOutModel } from "./held-out-model.js";
 import { benchHotPathCpu } from "./hot-path-cpu.js";
+import { benchIdleCpu } from "./idle-cpu.js";
 import { benchJudge } from "./judge.js";
 import { benchLatency } from "./latency.js";
 import { benchLessonsForTask } from "./lessons-for-task.js";
@@ -60,6 +61,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   "max-events": () => benchMaxEvents(),
   "lessons-for-task": () => benchLessonsForTask(),
   "tenant-isolation": () => benchTenantIsolation(),
+  "idle-cpu": () => benchIdleCpu(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => a in all);
