@@ -28,6 +28,7 @@ import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
 import { createRateLimit, credentialOf } from "./rate-limit.js";
 import { otlpRouteRoles, registerOtlpRoute, type OtlpHttpIngest } from "./otlp-route.js";
+import { problemTypes } from "./problem-details.js";
 
 export interface ApiRoutesDeps {
   keys: ApiKeyring;
@@ -213,7 +214,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       }
       const status = (err as { statusCode?: unknown }).statusCode;
       if (typeof status === "number" && status >= 400 && status < 500) {
-        return reply.code(status).send({ error: "bad_request", message: (err as Error).message, issues: [] });
+        const error = problemTypes[status]?.error ?? "bad_request";
+        return reply.code(status).send({ error, message: (err as Error).message, issues: [] });
       }
       // Data Postgres refuses (a NUL byte, a value out of range) is the request's fault; what
       // Postgres said (table, constraint, values) is logged, never answered.
