@@ -23,6 +23,11 @@ import {
   type LessonSplitRoutesDeps,
 } from "../features/lessons/split-routes.js";
 import type { Logger } from "../observability/logger.js";
+import {
+  reflectRouteRoles,
+  registerReflectRoutes,
+  type ReflectRouteDeps,
+} from "../features/reflect/reflect-routes.js";
 import { Forbidden, type ApiContext } from "../features/api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
@@ -65,6 +70,8 @@ export interface ApiRoutesDeps {
   throttle?: AuthThrottle;
   /** OTLP over HTTP (`POST /v1/traces`), when the OTLP bridge runs (OTLP_TOPIC). */
   otlp?: OtlpHttpIngest;
+  /** `POST /api/v1/reflect`: one run through the pipeline; absent: the routes are not served. */
+  reflect?: ReflectRouteDeps;
 }
 
 /** The lesson routes' stores and bounds. */
@@ -99,6 +106,7 @@ export const routeRoles: Readonly<Record<string, ApiRole>> = {
   ...lessonApprovalRouteRoles,
   ...feedbackRouteRoles,
   ...otlpRouteRoles,
+  ...reflectRouteRoles,
 };
 
 class BadRequest extends Error {
@@ -270,6 +278,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       },
       ctx,
     );
+    if (deps.reflect) registerReflectRoutes(scope, deps.reflect, ctx);
     registerOtlpRoute(
       scope,
       {

@@ -7,8 +7,11 @@ type Json = Record<string, unknown>;
 
 const methods = ["get", "put", "post", "delete", "patch"] as const;
 
+const textOf = (value: unknown): string =>
+  typeof value === "string" ? value : value === undefined || value === null ? "" : JSON.stringify(value);
+
 function escape(text: unknown): string {
-  return String(text ?? "")
+  return textOf(text)
     .replaceAll("&", "&amp;")
     .replaceAll("<", "&lt;")
     .replaceAll(">", "&gt;")
@@ -23,7 +26,7 @@ function inline(text: unknown): string {
 }
 
 function paragraphs(text: unknown): string {
-  return String(text ?? "")
+  return textOf(text)
     .split(/\n\s*\n/)
     .filter((p) => p.trim() !== "")
     .map((p) => `<p>${inline(p)}</p>`)
@@ -83,7 +86,7 @@ export function renderApiReference(
     for (const method of methods) {
       const operation = item[method] as Json | undefined;
       if (!operation) continue;
-      const tag = String((operation.tags as string[] | undefined)?.[0] ?? "other");
+      const tag = (operation.tags as string[] | undefined)?.[0] ?? "other";
       if (!byTag.has(tag)) byTag.set(tag, []);
       byTag.get(tag)?.push(operationHtml(method, path, operation));
     }
