@@ -69,3 +69,32 @@ export function registerApiReference(app: FastifyInstance, document: () => Recor
     () => document(),
   );
 }
+
+function refsIn(value: unknown, found: Set<string>): void {
+  if (Array.isArray(value)) {
+    for (const item of value) refsIn(item, found);
+  } else if (typeof value === "object" && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      if (key === "$ref" && typeof item === "string") found.add(item.replace("#/components/schemas/", ""));
+      else refsIn(item, found);
+    }
+  }
+}
+
+/**
+ * The document without the component schemas nothing refers to: the zod registry holds every
+ * named schema in an input and an output form, and a client generator would make a type of each.
+ */
+export function withoutUnusedSchemas<T extends object>(document: T, keep: readonly string[] = []): T {
+  const doc = document as { components?: { schemas?: Record<string, unknown> } };
+  const schemas = doc.components?.schemas;
+  if (!schemas) return document;
+  const used = new Set<string>(keep);
+  refsIn({ ...doc, components: { ...doc.components, schemas: {} } }, used);
+  for (let size = -1; size !== used.size;) {
+    size = used.size;
+    for (const name of [...used]) refsIn(schemas[name], used);
+  }
+  const kept = Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)));
+  return { ...doc, components: { ...doc.components, schemas: kept } } as T;
+}
