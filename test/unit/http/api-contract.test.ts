@@ -68,7 +68,11 @@ const auth = { authorization: "Bearer contract-key-1" };
 const forTaskPost = (payload: object) =>
   app.inject({ method: "POST", url: "/api/v1/lessons/for-task", headers: auth, payload });
 
-type Operation = { operationId?: string; tags?: string[]; responses: Record<string, unknown> };
+interface Operation {
+  operationId?: string;
+  tags?: string[];
+  responses: Record<string, unknown>;
+}
 
 describe("the OpenAPI document", () => {
   it("is committed as docs/openapi.json, as the app generates it (npm run openapi)", async () => {
@@ -88,7 +92,7 @@ describe("the OpenAPI document", () => {
       for (const op of Object.values(ops)) expect(op.tags?.length, op.operationId).toBeGreaterThan(0);
   });
 
-  it("documents, for every authenticated operation, each status it can answer, errors as problems", async () => {
+  it("documents, for every authenticated operation, each status it can answer, errors as problems", () => {
     const doc = JSON.parse(readFileSync(openApiPath, "utf8")) as {
       paths: Record<string, Record<string, Operation>>;
     };
