@@ -16,14 +16,13 @@ import { taskEvent } from "../../support/task-events.js";
 let running = 0;
 let finish: ((run: ReflectRun) => void) | null = null;
 const reflector: RunReflector = {
-  reflect: (event: TaskCompleted) => {
+  reflect: (_event: TaskCompleted) => {
     running += 1;
     return new Promise<ReflectRun>((resolve) => {
       finish = (run) => {
         running -= 1;
         resolve(run);
       };
-      void event;
     });
   },
   get inFlight() {
