@@ -70,7 +70,7 @@ export interface ApiRoutesDeps {
   throttle?: AuthThrottle;
   /** OTLP over HTTP (`POST /v1/traces`), when the OTLP bridge runs (OTLP_TOPIC). */
   otlp?: OtlpHttpIngest;
-  /** `POST /api/v1/reflect`: one run through the pipeline; absent: the routes are not served. */
+  /** `POST /api/v1/reflect`: one run through the pipeline; absent: its routes answer 503. */
   reflect?: ReflectRouteDeps;
 }
 
@@ -278,7 +278,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       },
       ctx,
     );
-    if (deps.reflect) registerReflectRoutes(scope, deps.reflect, ctx);
+    registerReflectRoutes(scope, deps.reflect, ctx);
     registerOtlpRoute(
       scope,
       {

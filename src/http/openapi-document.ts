@@ -28,14 +28,6 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
       completeLoop: unused,
       commonIssues: unused,
       clock: { now: () => new Date(0) },
-      reflect: {
-        reflector: undefined,
-        findProcessed: unused,
-        mapping: { tenantAttribute: "", projectAttribute: "", defaultTenant: "", defaultProject: "" },
-        timeoutMs: 1,
-        maxBodyBytes: 1,
-        maxInFlight: 1,
-      },
     },
   });
   try {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { TaskCompletedV1 } from "../../domain/contracts/task-completed.js";
 import { boundedName } from "../../domain/contracts/task-completed.js";
+import { ReflectorError } from "../../domain/errors.js";
 import type { TraceMappingOptions } from "../../domain/otlp/map-trace.js";
 import { OtlpTraceRequest } from "../../domain/otlp/otlp-span.js";
 import { withOccurrences } from "../../pipeline/outcome-message.js";
@@ -65,7 +66,20 @@ function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
 }
 
 /** `POST /api/v1/reflect` and `GET /api/v1/reflect/{event_id}`: one run through the pipeline over HTTP. */
-export function registerReflectRoutes(scope: ApiScope, deps: ReflectRouteDeps, ctx: ApiContext): void {
+export function registerReflectRoutes(
+  scope: ApiScope,
+  given: ReflectRouteDeps | undefined,
+  ctx: ApiContext,
+): void {
+  // Without the pipeline (a server built for other routes) both routes answer 503.
+  const deps: ReflectRouteDeps = given ?? {
+    reflector: undefined,
+    findProcessed: () => Promise.reject(new ReflectorError("STORE_UNAVAILABLE", "reflect is not set up")),
+    mapping: { tenantAttribute: "", projectAttribute: "", defaultTenant: "", defaultProject: "" },
+    timeoutMs: 1,
+    maxBodyBytes: 1_048_576,
+    maxInFlight: 1,
+  };
   scope.post(
     "/api/v1/reflect",
     {
