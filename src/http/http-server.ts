@@ -6,7 +6,13 @@ import { z } from "zod";
 import { AttributionJson } from "../features/lessons/lesson-schemas.js";
 import type { Logger } from "../observability/logger.js";
 import { registerApiRoutes, type ApiRoutesDeps } from "./api-routes.js";
-import { apiDescription, apiTags, registerApiReference, withoutUnusedSchemas } from "./openapi-docs.js";
+import {
+  apiDescription,
+  apiTags,
+  registerApiReference,
+  withDeprecatedParameters,
+  withoutUnusedSchemas,
+} from "./openapi-docs.js";
 import { operationalAnswers } from "./operational-answers.js";
 import { answerProblems } from "./problem-details.js";
 import { checkResponses } from "./response-check.js";
@@ -116,7 +122,8 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       },
     },
     transform: jsonSchemaTransform,
-    transformObject: (document) => withoutUnusedSchemas(jsonSchemaTransformObject(document), ["Attribution"]),
+    transformObject: (document) =>
+      withDeprecatedParameters(withoutUnusedSchemas(jsonSchemaTransformObject(document), ["Attribution"])),
   });
 
   app.after(() => {

@@ -98,3 +98,17 @@ export function withoutUnusedSchemas<T extends object>(document: T, keep: readon
   const kept = Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)));
   return { ...doc, components: { ...doc.components, schemas: kept } } as T;
 }
+
+/** A parameter whose schema is deprecated is marked so on the parameter, where OpenAPI tools look. */
+export function withDeprecatedParameters<T extends object>(document: T): T {
+  const paths = (document as { paths?: Record<string, Record<string, { parameters?: unknown }>> }).paths;
+  for (const item of Object.values(paths ?? {})) {
+    for (const operation of Object.values(item)) {
+      const parameters = Array.isArray(operation.parameters) ? operation.parameters : [];
+      for (const parameter of parameters as { schema?: { deprecated?: boolean }; deprecated?: boolean }[]) {
+        if (parameter.schema?.deprecated === true) parameter.deprecated = true;
+      }
+    }
+  }
+  return document;
+}
