@@ -99,7 +99,7 @@ export function answers(
   };
   if (options.body) {
     documented[413] = problem("the body is larger than the route takes");
-    documented[415] = problem("the body is not `application/json`");
+    documented[415] = problem("the body's media type is not one the route takes (send `application/json`)");
   }
   for (const [status, schema] of Object.entries(ok)) documented[Number(status)] = schema;
   for (const [status, error] of Object.entries(errors))
