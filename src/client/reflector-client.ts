@@ -208,8 +208,8 @@ export function createReflectorClient(options: ReflectorClientOptions) {
     async lessonsForTask(
       query: LessonsForTask,
     ): Promise<{ lessons: Lesson[]; floor: number; checkedBy?: "model" | "meaning" }> {
-      const answer = await request("POST", "/api/v1/lessons/for-task", { json: query });
-      return answer.json as { lessons: Lesson[]; floor: number; checkedBy?: "model" | "meaning" };
+      const answer = await request("POST", "/api/v1/lessons/for-task", { json: forTaskBody(query) });
+      return forTaskAnswer(answer.json);
     },
 
     /**
@@ -232,7 +232,7 @@ export function createReflectorClient(options: ReflectorClientOptions) {
       const params = new URLSearchParams();
       if (search.q) params.set("q", search.q);
       if (search.tags?.length) params.set("tags", search.tags.join(","));
-      if (search.k !== undefined) params.set("k", String(search.k));
+      if (search.k !== undefined) params.set("limit", String(search.k));
       if (search.offset !== undefined) params.set("offset", String(search.offset));
       if (search.minImportance !== undefined) params.set("min_importance", String(search.minImportance));
       const query = params.toString();
@@ -244,6 +244,42 @@ export function createReflectorClient(options: ReflectorClientOptions) {
 }
 
 export type ReflectorClient = ReturnType<typeof createReflectorClient>;
+
+/** The request in the API's snake_case (its camelCase is deprecated). */
+function forTaskBody(query: LessonsForTask): Record<string, unknown> {
+  const names: Record<string, string> = {
+    agentId: "agent_id",
+    projectId: "project_id",
+    loopId: "loop_id",
+    minImportance: "min_importance",
+    minRelevance: "min_relevance",
+  };
+  return Object.fromEntries(Object.entries(query).map(([key, value]) => [names[key] ?? key, value]));
+}
+
+/** The answer, snake_case (or a server's camelCase of before), as this client's types. */
+function forTaskAnswer(json: unknown): { lessons: Lesson[]; floor: number; checkedBy?: "model" | "meaning" } {
+  const body = json as Record<string, unknown>;
+  const lessons = Array.isArray(body.lessons) ? (body.lessons as Record<string, unknown>[]) : [];
+  const pick = (o: Record<string, unknown>, snake: string, camel: string) => o[snake] ?? o[camel];
+  const checkedBy = pick(body, "checked_by", "checkedBy") as "model" | "meaning" | undefined;
+  return {
+    floor: body.floor as number,
+    ...(checkedBy !== undefined ? { checkedBy } : {}),
+    lessons: lessons.map((l): Lesson => ({
+      reflectionId: pick(l, "reflection_id", "reflectionId") as string,
+      strategyText: pick(l, "strategy_text", "strategyText") as string,
+      adjustments: l.adjustments as string[],
+      prompt: l.prompt as string,
+      relevance: l.relevance as number,
+      effectiveQuality: pick(l, "effective_quality", "effectiveQuality") as number,
+      importance: l.importance as number,
+      tags: l.tags as string[],
+      projectId: pick(l, "project_id", "projectId") as string,
+      createdAt: pick(l, "created_at", "createdAt") as string,
+    })),
+  };
+}
 
 /** How the block of lessons opens: advice from past runs, given as data, never an order. */
 export const lessonsPreamble =

@@ -162,6 +162,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     embedder: llm.embedder,
     lessonCheck: llm.lessonCheck,
     clock,
+    processor,
     isProducerConnected: () => committer.isConnected(),
     isConsuming: () => consumer.isReady(),
     isStopping: () => stopping,

@@ -22,6 +22,8 @@ import { countLessonsForTask } from "../observability/lessons-for-task-metrics.j
 import type { Logger } from "../observability/logger.js";
 import { buildOtlpHttpIngest } from "./otlp-bridge-app.js";
 import { createLoopCompleter } from "../pipeline/complete-loop.js";
+import { createRunReflector } from "../pipeline/reflect-run.js";
+import type { TaskProcessor } from "../pipeline/task-processor.js";
 import type { LessonCheck } from "../pipeline/lesson-check.js";
 import type { Clock, Embedder, ReflectionStore, ValueCodec } from "../pipeline/ports.js";
 import { buildOutputPublisher } from "./task-consumer.js";
@@ -44,6 +46,8 @@ export interface HttpApiDeps {
   /** The model's lesson check (`LESSONS_FOR_TASK_CHECK=model`); null: meaning alone chooses. */
   lessonCheck?: LessonCheck | null;
   clock: Clock;
+  /** The pipeline the consumer runs, run by `POST /api/v1/reflect` too. */
+  processor: Pick<TaskProcessor, "process">;
   /** The transactional producer carries outputs and offsets: without it nothing can commit. */
   isProducerConnected: () => boolean;
   isConsuming: () => boolean;
@@ -125,7 +129,24 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
       lessonsForTaskPerMinute: config.http.lessonsForTaskPerMinute,
       ...(config.http.auditHmacKey ? { auditKey: config.http.auditHmacKey } : {}),
       ...(otlpHttp ? { otlp: otlpHttp.ingest } : {}),
+      reflect: {
+        // The consumer's processor; its outputs go out on the API's producer, as a decision does.
+        reflector: createRunReflector({
+          processor: deps.processor,
+          publish: (outputs) => apiPublisher.publish(outputs, undefined),
+        }),
+        findProcessed: (tenantId, eventId) => deps.reflectionStore.findProcessed(tenantId, eventId),
+        mapping: {
+          tenantAttribute: config.otlp.tenantAttribute,
+          projectAttribute: config.otlp.projectAttribute,
+          defaultTenant: config.otlp.defaultTenant,
+          defaultProject: config.otlp.defaultProject,
+        },
+        ...config.http.reflect,
+        logger: deps.logger,
+      },
     },
+    validateResponses: config.http.validateResponses,
     registry: deps.registry,
     trustedProxies: config.http.trustedProxies,
     isConsuming: deps.isConsuming,

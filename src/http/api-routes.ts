@@ -23,11 +23,17 @@ import {
   type LessonSplitRoutesDeps,
 } from "../features/lessons/split-routes.js";
 import type { Logger } from "../observability/logger.js";
+import {
+  reflectRouteRoles,
+  registerReflectRoutes,
+  type ReflectRouteDeps,
+} from "../features/reflect/reflect-routes.js";
 import { Forbidden, type ApiContext } from "../features/api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
 import { createRateLimit, credentialOf } from "./rate-limit.js";
 import { otlpRouteRoles, registerOtlpRoute, type OtlpHttpIngest } from "./otlp-route.js";
+import { problemTypes } from "./problem-details.js";
 
 export interface ApiRoutesDeps {
   keys: ApiKeyring;
@@ -64,6 +70,8 @@ export interface ApiRoutesDeps {
   throttle?: AuthThrottle;
   /** OTLP over HTTP (`POST /v1/traces`), when the OTLP bridge runs (OTLP_TOPIC). */
   otlp?: OtlpHttpIngest;
+  /** `POST /api/v1/reflect`: one run through the pipeline; absent: its routes answer 503. */
+  reflect?: ReflectRouteDeps;
 }
 
 /** The lesson routes' stores and bounds. */
@@ -98,6 +106,7 @@ export const routeRoles: Readonly<Record<string, ApiRole>> = {
   ...lessonApprovalRouteRoles,
   ...feedbackRouteRoles,
   ...otlpRouteRoles,
+  ...reflectRouteRoles,
 };
 
 class BadRequest extends Error {
@@ -213,7 +222,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       }
       const status = (err as { statusCode?: unknown }).statusCode;
       if (typeof status === "number" && status >= 400 && status < 500) {
-        return reply.code(status).send({ error: "bad_request", message: (err as Error).message, issues: [] });
+        const error = problemTypes[status]?.error ?? "bad_request";
+        return reply.code(status).send({ error, message: (err as Error).message, issues: [] });
       }
       // Data Postgres refuses (a NUL byte, a value out of range) is the request's fault; what
       // Postgres said (table, constraint, values) is logged, never answered.
@@ -268,6 +278,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       },
       ctx,
     );
+    registerReflectRoutes(scope, deps.reflect, ctx);
     registerOtlpRoute(
       scope,
       {

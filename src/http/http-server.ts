@@ -1,11 +1,21 @@
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance } from "fastify";
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from "fastify-type-provider-zod";
+import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from "fastify-type-provider-zod";
 import type { Registry } from "prom-client";
 import { z } from "zod";
 import { AttributionJson } from "../features/lessons/lesson-schemas.js";
 import type { Logger } from "../observability/logger.js";
 import { registerApiRoutes, type ApiRoutesDeps } from "./api-routes.js";
+import {
+  apiDescription,
+  apiTags,
+  registerApiReference,
+  withDeprecatedParameters,
+  withoutUnusedSchemas,
+} from "./openapi-docs.js";
+import { operationalAnswers } from "./operational-answers.js";
+import { answerProblems } from "./problem-details.js";
+import { checkResponses } from "./response-check.js";
 import { observeRequests } from "./request-observer.js";
 
 export interface HealthCheck {
@@ -33,6 +43,11 @@ export interface HttpServerDeps {
   trustedProxies?: readonly string[];
   /** Where each answered request is logged (method, route, status, duration; never keys or bodies). */
   logger?: Logger;
+  /**
+   * HTTP_VALIDATE_RESPONSES: every answer is checked against the schema its route documents for
+   * its status (`response-check.ts`); a mismatch is answered 500. On in the tests.
+   */
+  validateResponses?: boolean;
 }
 
 /**
@@ -87,13 +102,18 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     trustProxy: deps.trustedProxies && deps.trustedProxies.length > 0 ? [...deps.trustedProxies] : false,
   });
   observeRequests(app, deps.registry, deps.logger);
+  answerProblems(app);
+  if (deps.validateResponses) checkResponses(app);
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  // The response schemas document the answers; they neither trim nor refuse them at run time (the
+  // tests' response check holds the answers to them).
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   // Registered first: it documents every route added after it.
   void app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
-      info: { title: "Reflector API", version: "1" },
+      info: { title: "Reflector API", version: "1", description: apiDescription },
+      tags: apiTags,
       components: {
         securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
         schemas: {
@@ -102,27 +122,26 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       },
     },
     transform: jsonSchemaTransform,
+    transformObject: (document) =>
+      withDeprecatedParameters(withoutUnusedSchemas(jsonSchemaTransformObject(document), ["Attribution"])),
   });
 
   app.after(() => {
-    app.get("/openapi.json", { schema: { summary: "This document" } }, () => app.swagger());
-    app.get("/healthz", { schema: { summary: "Alive while the process runs" } }, () => ({ status: "ok" }));
+    app.get("/openapi.json", { schema: operationalAnswers.openapi }, () => app.swagger());
+    registerApiReference(app, () => app.swagger() as unknown as Record<string, unknown>);
+    app.get("/healthz", { schema: operationalAnswers.healthz }, () => ({ status: "ok" }));
     const dependencyChecks = cachedChecks(deps.dependencies, deps.checkCacheMs ?? 1_000);
-    app.get(
-      "/readyz",
-      { schema: { summary: "Ready: consuming, and every dependency answers" } },
-      async (_request, reply) => {
-        const checks: Record<string, boolean> = {
-          consumer: deps.isConsuming(),
-          stopping: !deps.isStopping(),
-          ...(await dependencyChecks()),
-        };
-        const ready = Object.values(checks).every(Boolean);
-        return reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "not_ready", checks });
-      },
-    );
+    app.get("/readyz", { schema: operationalAnswers.readyz }, async (_request, reply) => {
+      const checks: Record<string, boolean> = {
+        consumer: deps.isConsuming(),
+        stopping: !deps.isStopping(),
+        ...(await dependencyChecks()),
+      };
+      const ready = Object.values(checks).every(Boolean);
+      return reply.code(ready ? 200 : 503).send({ status: ready ? "ready" : "not_ready", checks });
+    });
 
-    app.get("/metrics", { schema: { summary: "Prometheus metrics" } }, async (_request, reply) => {
+    app.get("/metrics", { schema: operationalAnswers.metrics }, async (_request, reply) => {
       const body = await deps.registry.metrics();
       return reply.header("content-type", deps.registry.contentType).send(body);
     });

@@ -2,7 +2,8 @@ import { createGunzip } from "node:zlib";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { classifyFailure, ReflectorError } from "../domain/errors.js";
 import type { Logger } from "../observability/logger.js";
-import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../features/api-context.js";
+import { z } from "zod";
+import { bearer, type ApiContext, type ApiScope, type RouteRoles } from "../features/api-context.js";
 import { encodeStatus, rpcCodeOf, type OtlpStatus } from "./otlp-status.js";
 import { createRateLimit, credentialOf } from "./rate-limit.js";
 
@@ -156,6 +157,30 @@ function tenantOrNull(ctx: ApiContext, request: FastifyRequest): string | null {
   }
 }
 
+/**
+ * As the OTLP/HTTP specification has them: an empty `ExportTraceServiceResponse`, and every error
+ * a `google.rpc.Status` (JSON here; protobuf for a protobuf request), not problem details.
+ */
+const RpcStatus = (description: string) =>
+  z
+    .object({ code: z.number().int(), message: z.string(), details: z.array(z.unknown()).optional() })
+    .describe(description);
+const otlpErrors: Record<number, string> = {
+  400: "not an OTLP trace export, or not valid gzip",
+  401: "no or unknown API key",
+  403: "the API key lacks the decide role, or a resource names another tenant",
+  404: "the OTLP bridge does not run here (OTLP_TOPIC unset)",
+  413: "the request is larger than the limit, or holds more spans than a request may",
+  415: "not application/x-protobuf or application/json, or an encoding other than gzip",
+  429: "the API key's requests, or the tenant's spans, are over their rate: retry after `Retry-After` seconds",
+  500: "a bug (logged)",
+  503: "the OTLP topic is unavailable: retry after `Retry-After` seconds",
+};
+const otlpAnswers: Record<number, z.ZodType> = {
+  200: z.object({}).describe("an empty ExportTraceServiceResponse"),
+  ...Object.fromEntries(Object.entries(otlpErrors).map(([status, text]) => [status, RpcStatus(text)])),
+};
+
 export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: ApiContext): void {
   const { ingest } = deps;
   const refusals = createTenantRefusals(deps.now ?? (() => Date.now()));
@@ -253,12 +278,10 @@ export function registerOtlpRoute(scope: ApiScope, deps: OtlpRouteDeps, ctx: Api
         bodyLimit: limit,
         schema: {
           summary: "OTLP/HTTP trace export (protobuf or JSON, gzip accepted); the tenant is the API key's",
+          operationId: "exportTraces",
+          tags: ["otlp"],
           security: bearer,
-          response: answers("an empty ExportTraceServiceResponse", {
-            413: "the request is larger than the limit, or holds more spans than a request may",
-            429: "the API key's requests, or the tenant's spans, are over their rate: retry after `Retry-After` seconds",
-            415: "not application/x-protobuf or application/json, or an encoding other than gzip",
-          }),
+          response: otlpAnswers,
         },
       },
       async (request, reply) => {

@@ -16,6 +16,11 @@ export interface ProcessResult {
   verdict: Verdict | null;
   decision: LoopDecision["decision"] | null;
   generatorCalls: number;
+  /**
+   * The outputs committed with the event id, whether or not this call publishes them (a
+   * `duplicate` publishes none): what an HTTP caller is answered with.
+   */
+  committed: OutboundMessage[];
 }
 
 /** The result of an event this call committed. */
@@ -27,6 +32,7 @@ export function processedResult({ memory, result, loop }: PersistedState): Proce
     verdict: judged?.verdict ?? rejudged?.verdict ?? matched?.known?.verdict ?? null,
     decision: loop.decision,
     generatorCalls: judged?.attempts ?? 0,
+    committed: result.outputs,
   };
 }
 
@@ -46,5 +52,6 @@ export function alreadyCommitted(
     verdict: null,
     decision: null,
     generatorCalls: 0,
+    committed: outputs,
   };
 }

@@ -7,6 +7,7 @@ import { lessonEffectiveness } from "../../src/domain/feedback/lesson-effectiven
 import { apiOf, failure, storeThrough, type Stored } from "../support/api-requests.js";
 import { startHarness, type Harness } from "../support/harness.js";
 import { taskEvent } from "../support/task-events.js";
+import { problem } from "../support/problems.js";
 import { waitFor } from "../support/wait-for.js";
 
 /**
@@ -83,7 +84,8 @@ describe("operational endpoints", () => {
     // printRoutes nests a path under its longest registered prefix, four characters per level.
     const stack: string[] = [];
     for (const line of h.app.http.printRoutes({ commonPrefix: false }).split("\n")) {
-      const m = /^([^/]*)(\/\S*)(?: \(([^)]+)\))?/.exec(line);
+      // A segment may continue its parent's last word ("/api/v1/reflect" then "ions").
+      const m = /^([^/\w:]*)([/\w:]\S*)(?: \(([^)]+)\))?/.exec(line);
       if (!m?.[2]) continue;
       const depth = Math.max(0, (m[1] ?? "").length / 4 - 1);
       stack.length = depth;
@@ -122,17 +124,23 @@ describe("authentication", () => {
     ["GET", "/api/v1/reflections/signatures/0123456789abcdef"],
     ["GET", "/api/v1/insights"],
     ["POST", "/api/v1/feedback"],
+    ["POST", "/api/v1/reflect"],
+    ["GET", "/api/v1/reflect/some-event"],
+    ["POST", "/api/v1/lessons/for-task"],
   ];
 
   it.each(protectedRoutes)("%s %s needs a known bearer key", async (method, url) => {
     const body = method === "POST" ? {} : undefined;
     const missing = await api(method, url, { key: null, body });
     expect(missing.status).toBe(401);
-    expect(missing.body).toEqual({ error: "unauthorized", message: "missing bearer API key" });
+    expect(missing.headers["content-type"]).toBe("application/problem+json; charset=utf-8");
+    expect(missing.body).toEqual(
+      problem(401, url, { error: "unauthorized", message: "missing bearer API key" }),
+    );
     expect(missing.headers["www-authenticate"]).toBe("Bearer");
     const unknown = await api(method, url, { key: "not-a-key-of-anyone", body });
     expect(unknown.status).toBe(401);
-    expect(unknown.body).toEqual({ error: "unauthorized", message: "unknown API key" });
+    expect(unknown.body).toEqual(problem(401, url, { error: "unauthorized", message: "unknown API key" }));
     const basic = await api(method, url, { authorization: `Basic ${keyA}`, body });
     expect(basic.status).toBe(401);
     expect(basic.body.message).toBe("missing bearer API key");
@@ -274,11 +282,12 @@ describe("reflections and signatures", () => {
     expect(importances.length === 1 || highIds.length < all.length).toBe(true);
   });
 
-  it("pages with k and offset without repeating or skipping", async () => {
-    const page1 = await api("GET", "/api/v1/reflections?k=2");
-    expect(page1.body).toMatchObject({ k: 2, offset: 0, next_offset: 2 });
-    const page2 = await api("GET", "/api/v1/reflections?k=2&offset=2");
-    expect(page2.body).toMatchObject({ k: 2, offset: 2, next_offset: null });
+  it("pages with limit and offset without repeating or skipping", async () => {
+    const page1 = await api("GET", "/api/v1/reflections?limit=2");
+    expect(page1.body).toMatchObject({ limit: 2, offset: 0, next_offset: 2 });
+    expect(page1.headers.deprecation).toBeUndefined();
+    const page2 = await api("GET", "/api/v1/reflections?limit=2&offset=2");
+    expect(page2.body).toMatchObject({ limit: 2, offset: 2, next_offset: null });
     const ids = [...(page1.body.items as { id: string }[]), ...(page2.body.items as { id: string }[])].map(
       (i) => i.id,
     );
@@ -286,17 +295,31 @@ describe("reflections and signatures", () => {
     expect(new Set(ids)).toEqual(new Set([timeout.reflectionId, lock.reflectionId, disk.reflectionId]));
   });
 
+  it("still pages with the deprecated k, saying so in a Deprecation header", async () => {
+    const page = await api("GET", "/api/v1/reflections?k=2");
+    expect(page.status).toBe(200);
+    expect(page.body).toMatchObject({ limit: 2, k: 2, offset: 0, next_offset: 2 });
+    expect(page.headers.deprecation).toBe("true");
+    expect(page.headers.sunset).toBe("Sat, 05 Jun 2027 00:00:00 GMT");
+    expect(page.headers.link).toBe('</docs#deprecations>; rel="deprecation"; type="text/html"');
+    const sources = await api("GET", `/api/v1/reflections/${timeout.reflectionId}/sources?k=1`);
+    expect(sources.status).toBe(200);
+    expect(sources.body.sources).toHaveLength(1);
+    expect(sources.headers.deprecation).toBe("true");
+  });
+
   it.each([
+    ["limit=0", "query.limit"],
+    ["limit=101", "query.limit"],
+    ["limit=2.5", "query.limit"],
+    ["limit=", "query.limit"],
+    ["limit=abc", "query.limit"],
     ["k=0", "query.k"],
-    ["k=101", "query.k"],
-    ["k=2.5", "query.k"],
-    ["k=", "query.k"],
-    ["k=abc", "query.k"],
     ["min_importance=1.5", "query.min_importance"],
     ["min_importance=-0.1", "query.min_importance"],
     ["offset=-1", "query.offset"],
     ["include_withheld=yes", "query.include_withheld"],
-    ["limit=5", "limit"],
+    ["limit=5&k=5", "query.k: k is the deprecated spelling of limit"],
     ["q=a&q=b", "query.q"],
   ])("rejects the query %s with a 400 naming %s", async (qs, field) => {
     const r = await api("GET", `/api/v1/reflections?${qs}`);
@@ -526,7 +549,12 @@ describe("feedback over HTTP", () => {
       body: { reflection_id: lesson.reflectionId, rating: "down" },
     });
     expect(r.status).toBe(404);
-    expect(r.body).toEqual({ error: "not_found", message: `no reflection ${lesson.reflectionId}` });
+    expect(r.body).toEqual(
+      problem(404, "/api/v1/feedback", {
+        error: "not_found",
+        message: `no reflection ${lesson.reflectionId}`,
+      }),
+    );
     const unknown = await api("POST", "/api/v1/feedback", {
       body: { reflection_id: randomUUID(), rating: "up" },
     });
@@ -639,7 +667,12 @@ describe("orchestrator endpoints", () => {
     expect((r.body.guardrails_status as { rerun_trigger: string[] }).rerun_trigger.length).toBeGreaterThan(0);
     const b = await api("GET", `/orchestrator/guardrails-status/${loopId}`, { key: keyB });
     expect(b.status).toBe(404);
-    expect(b.body).toEqual({ error: "not_found", message: `no loop ${loopId} for this tenant` });
+    expect(b.body).toEqual(
+      problem(404, `/orchestrator/guardrails-status/${loopId}`, {
+        error: "not_found",
+        message: `no loop ${loopId} for this tenant`,
+      }),
+    );
     expect((await api("GET", "/orchestrator/guardrails-status/never-ran")).status).toBe(404);
   });
 

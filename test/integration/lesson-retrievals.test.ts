@@ -38,10 +38,10 @@ async function lessonsFor(task: string, loopId: string) {
   const res = await fetch(`http://127.0.0.1:${String(port)}/api/v1/lessons/for-task`, {
     method: "POST",
     headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
-    body: JSON.stringify({ task, loopId, minRelevance: 0.05, minImportance: 0 }),
+    body: JSON.stringify({ task, loop_id: loopId, min_relevance: 0.05, min_importance: 0 }),
   });
   expect(res.status).toBe(200);
-  return (await res.json()) as { lessons: { reflectionId: string }[]; recordedFor: string | null };
+  return (await res.json()) as { lessons: { reflection_id: string }[]; recorded_for: string | null };
 }
 
 /** Publishes the event and waits until the consumer group committed past it. */
@@ -103,8 +103,8 @@ describe("a later task that retrieved a lesson (HTTP, Kafka, Postgres)", () => {
 
     // A new task (not a rerun) asks for lessons with the loop id it will publish under.
     const asked = await lessonsFor("Fetch the order history of a customer for analysis", "loop-later-ok");
-    expect(asked.recordedFor).toBe("loop-later-ok");
-    expect(asked.lessons.map((l) => l.reflectionId)).toContain(lessonId);
+    expect(asked.recorded_for).toBe("loop-later-ok");
+    expect(asked.lessons.map((l) => l.reflection_id)).toContain(lessonId);
 
     const success = taskEvent({
       tenantId,

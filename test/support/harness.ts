@@ -57,6 +57,8 @@ export async function startHarness(options: HarnessOptions = {}) {
     HTTP_HOST: "127.0.0.1",
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     HANDLER_RETRY_BASE_MS: "20",
+    // Every answer is held to its documented schema (a mismatch answers 500).
+    HTTP_VALIDATE_RESPONSES: "true",
     ...(options.registry ? { SCHEMA_REGISTRY_URL: inject("schemaRegistryUrl") } : {}),
     ...options.env,
   };

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../api-context.js";
 import type { Clock } from "../../pipeline/ports.js";
 import { feedbackJson } from "./feedback-json.js";
-import { FeedbackBody } from "./feedback-schemas.js";
+import { FeedbackAnswer, FeedbackBody } from "./feedback-schemas.js";
 import type { FeedbackStore } from "./feedback-store.js";
 
 export interface FeedbackRoutesDeps {
@@ -23,14 +23,20 @@ export function registerFeedbackRoutes(scope: ApiScope, deps: FeedbackRoutesDeps
     {
       schema: {
         summary: "Rate a lesson up or down",
+        operationId: "recordFeedback",
+        tags: ["feedback"],
         security: bearer,
         body: FeedbackBody,
         response: answers(
-          { 201: "recorded", 200: "the same feedback again: counted once" },
+          {
+            201: FeedbackAnswer.describe("recorded"),
+            200: FeedbackAnswer.describe("the same feedback again: counted once"),
+          },
           {
             404: "no such reflection for this tenant (another tenant's ids look absent)",
             409: "feedback_id already used for another reflection or rating",
           },
+          { body: true },
         ),
       },
     },

@@ -12,3 +12,21 @@ export const FeedbackBody = z.strictObject({
   feedback_id: id.optional().describe("idempotency key; a retry with the same id is counted once"),
   user_id: id.nullable().default(null),
 });
+
+const FeedbackCounts = z.object({
+  helpful: z.number().int(),
+  harmful: z.number().int(),
+  latest_rating: z.enum(["up", "down"]).nullable(),
+});
+
+/** The answer to a vote: the lesson's quality and counts after it (`feedback-json.ts`). */
+export const FeedbackAnswer = z
+  .object({
+    status: z.enum(["recorded", "duplicate"]),
+    reflection_id: z.string(),
+    judged_quality: z.number(),
+    effective_quality: z.number(),
+    served: z.boolean(),
+    feedback: FeedbackCounts,
+  })
+  .meta({ id: "FeedbackResult" });

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../api-context.js";
+import { ApprovalAnswer } from "./lesson-answers.js";
 import { ReflectionIdParams } from "./lesson-schemas.js";
 import type { LessonStore } from "./lesson-store.js";
 import { auditActor } from "./split-routes.js";
@@ -40,11 +41,11 @@ export function registerLessonApprovalRoute(
     {
       schema: {
         summary: "Approve a lesson for wide serving: lessons for a task serve it to other tasks at once",
+        operationId: "approveReflection",
+        tags: ["lessons"],
         security: bearer,
         params: ReflectionIdParams,
-        response: answers("the approval: `reflection_id`, `approved_at`, `approved_by`, `occurrences`", {
-          404: "no such lesson for this tenant",
-        }),
+        response: answers({ 200: ApprovalAnswer }, { 404: "no such lesson for this tenant" }, { body: true }),
       },
     },
     async (request, reply) => {

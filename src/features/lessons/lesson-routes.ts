@@ -1,6 +1,20 @@
 import type { CommonIssue } from "../../domain/evaluation/adaptive-insights.js";
 import { refusalOf } from "../../domain/quality/lesson-screen.js";
-import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../api-context.js";
+import {
+  answers,
+  bearer,
+  markDeprecated,
+  type ApiContext,
+  type ApiScope,
+  type RouteRoles,
+} from "../api-context.js";
+import {
+  InsightsAnswer,
+  ReflectionsAnswer,
+  SignatureAnswer,
+  SignatureUnseen,
+  SourcesAnswer,
+} from "./lesson-answers.js";
 import { reflectionJson, signatureJson } from "./lesson-json.js";
 import { ReflectionIdParams, ReflectionsQuery, SignatureParams, SourcesQuery } from "./lesson-schemas.js";
 import type { LessonStore } from "./lesson-store.js";
@@ -32,16 +46,18 @@ export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ct
     {
       schema: {
         summary: "Search the tenant's stored lessons",
+        operationId: "listReflections",
+        tags: ["lessons"],
         security: bearer,
         querystring: ReflectionsQuery,
-        response: answers(
-          "`items` are stored lessons; each has `attribution` (components/schemas/Attribution), null for successes",
-        ),
+        response: answers({ 200: ReflectionsAnswer }),
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const tenantId = ctx.tenantOf(request);
       const query = request.query;
+      if (query.k !== undefined) markDeprecated(reply);
+      const limit = query.limit ?? query.k ?? 10;
       // Withheld lessons are the ones feedback or outcomes took out of service: an operator's view.
       if (query.include_withheld === "true") ctx.requireRole(request, "override");
       const { items, hasMore } = await deps.store.searchReflections(tenantId, {
@@ -49,15 +65,16 @@ export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ct
         projectId: query.project,
         tags: query.tags,
         minImportance: query.min_importance,
-        limit: query.k,
+        limit,
         offset: query.offset,
         includeWithheld: query.include_withheld === "true",
       });
       return {
         items: items.map(reflectionJson),
-        k: query.k,
+        limit,
+        k: limit,
         offset: query.offset,
-        next_offset: hasMore ? query.offset + query.k : null,
+        next_offset: hasMore ? query.offset + limit : null,
       };
     },
   );
@@ -67,18 +84,20 @@ export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ct
     {
       schema: {
         summary: "The failures a lesson stands for (written for, reused by, merged into it)",
+        operationId: "listReflectionSources",
+        tags: ["lessons"],
         security: bearer,
         params: ReflectionIdParams,
         querystring: SourcesQuery,
-        response: answers("`sources`: the processed events filed under the lesson, oldest first", {
-          404: "no such lesson for this tenant",
-        }),
+        response: answers({ 200: SourcesAnswer }, { 404: "no such lesson for this tenant" }),
       },
     },
     async (request, reply) => {
       const tenantId = ctx.tenantOf(request);
       const { id } = request.params;
-      const sources = await deps.store.sourcesOf(tenantId, id, request.query.k);
+      if (request.query.k !== undefined) markDeprecated(reply);
+      const limit = request.query.limit ?? request.query.k ?? 100;
+      const sources = await deps.store.sourcesOf(tenantId, id, limit);
       if (!sources)
         return reply.code(404).send({ error: "not_found", message: `no lesson ${id} for this tenant` });
       return {
@@ -98,11 +117,11 @@ export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ct
     {
       schema: {
         summary: "Has this error signature been seen, and what is its lesson?",
+        operationId: "getSignature",
+        tags: ["lessons"],
         security: bearer,
         params: SignatureParams,
-        response: answers("seen before: the lesson, or why it is withheld", {
-          404: "never seen for this tenant (`seen_before: false`)",
-        }),
+        response: answers({ 200: SignatureAnswer }, { 404: SignatureUnseen }),
       },
     },
     async (request, reply) => {
@@ -128,8 +147,10 @@ export function registerLessonRoutes(scope: ApiScope, deps: LessonRoutesDeps, ct
     {
       schema: {
         summary: "Common issues of the tenant's recent low-quality reflections",
+        operationId: "getInsights",
+        tags: ["lessons"],
         security: bearer,
-        response: answers("the tenant's common issues"),
+        response: answers({ 200: InsightsAnswer }),
       },
     },
     async (request) => {

@@ -1,5 +1,18 @@
-import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../api-context.js";
-import { LessonsForTaskBody, type LessonsForTask } from "./lessons-for-task.js";
+import {
+  answers,
+  bearer,
+  markDeprecated,
+  type ApiContext,
+  type ApiScope,
+  type RouteRoles,
+} from "../api-context.js";
+import type { LessonsForTask } from "./lessons-for-task.js";
+import {
+  LessonsForTaskCamelCase,
+  LessonsForTaskJson,
+  LessonsForTaskRequest,
+  lessonsForTaskJson,
+} from "./lessons-for-task-spelling.js";
 
 /**
  * Loops whose served lessons one tenant may have remembered a minute, per process: each is a row
@@ -26,15 +39,20 @@ export function registerLessonsForTaskRoute(
     {
       schema: {
         summary: "Lessons that apply to a task an agent is about to do, by meaning or by a model's check",
+        operationId: "getLessonsForTask",
+        tags: ["lessons"],
         security: bearer,
-        body: LessonsForTaskBody,
+        body: LessonsForTaskRequest,
         response: answers(
-          "`lessons`: at most `limit`, best first, each with `relevance` (0–1; at or above `floor`, whatever chose them) and a `prompt` to put into the agent's prompt; withheld lessons are never served. `checkedBy`: `model` when a model chose them among the nearest in meaning (`LESSONS_FOR_TASK_CHECK=model`), `meaning` otherwise",
+          { 200: LessonsForTaskJson },
           {
-            429: "the API key asked more than `LESSONS_FOR_TASK_REQUESTS_PER_MINUTE` times a minute: retry after `Retry-After` seconds",
+            429: "too many unknown API keys from this address, or the API key asked more than `LESSONS_FOR_TASK_REQUESTS_PER_MINUTE` times a minute: retry after `Retry-After` seconds",
           },
+          { body: true },
         ),
       },
+      // A request in the deprecated camelCase is answered in camelCase (checked against this).
+      config: { deprecatedAnswers: { 200: LessonsForTaskCamelCase } },
     },
     async (request, reply) => {
       const tenantId = ctx.tenantOf(request);
@@ -62,11 +80,13 @@ export function registerLessonsForTaskRoute(
         // A remembered retrieval makes the loop's outcome move the lessons' helped / failed-again
         // counts, which is a vote: only a key with the vote role has it remembered, and a tenant
         // only so many a minute (a bound on the rows a caller can write).
+        const { body, camelCase } = request.body;
         const record =
-          request.body.loopId !== undefined &&
-          ctx.hasRole(request, "vote") &&
-          retrievals.take(tenantId) === null;
-        return await forTask.forTask(tenantId, request.body, gone.signal, record);
+          body.loopId !== undefined && ctx.hasRole(request, "vote") && retrievals.take(tenantId) === null;
+        const answer = await forTask.forTask(tenantId, body, gone.signal, record);
+        if (!camelCase) return lessonsForTaskJson(answer);
+        markDeprecated(reply);
+        return answer;
       } finally {
         request.raw.off("close", onClose);
       }

@@ -9,7 +9,15 @@ import {
   type LessonSplitStore,
   type SplitRecord,
 } from "../../domain/memory/lesson-split.js";
-import { answers, bearer, type ApiContext, type ApiScope, type RouteRoles } from "../api-context.js";
+import {
+  answers,
+  bearer,
+  ProblemJson,
+  type ApiContext,
+  type ApiScope,
+  type RouteRoles,
+} from "../api-context.js";
+import { SplitAnswer, SplitsAnswer } from "./lesson-answers.js";
 import { ReflectionIdParams } from "./lesson-schemas.js";
 
 export interface LessonSplitRoutesDeps {
@@ -100,15 +108,21 @@ export function registerLessonSplitRoute(
     {
       schema: {
         summary: "Move source failures out of a lesson that merged different causes",
+        operationId: "splitReflection",
+        tags: ["lessons"],
         security: bearer,
         params: ReflectionIdParams,
         body: SplitBody,
         response: answers(
-          "the split: `moved_event_ids`, `new_reflection_id` (null when unassigned), `remaining_sources`, `moved_signatures`",
+          { 200: SplitAnswer },
           {
+            400: ProblemJson.extend({ missing: z.array(z.string()).optional() }).describe(
+              "invalid request, or ids that are not the lesson's sources (`missing`)",
+            ),
             404: "no such lesson for this tenant",
             409: "every source was named: the lesson would stand for nothing",
           },
+          { body: true },
         ),
       },
     },
@@ -170,11 +184,11 @@ export function registerLessonSplitRoute(
     {
       schema: {
         summary: "The audit of lesson splits: who split which lesson when, and which sources moved where",
+        operationId: "listReflectionSplits",
+        tags: ["lessons"],
         security: bearer,
         querystring: SplitAuditQueryString,
-        response: answers(
-          "`splits`, newest first: `id`, `reflection_id`, `new_reflection_id` (null when unassigned), `to`, `moved_event_ids`, `moved_signatures`, `remaining_sources`, `actor`, `split_at`",
-        ),
+        response: answers({ 200: SplitsAnswer }),
       },
     },
     async (request, reply) => {

@@ -8,6 +8,7 @@ import {
   type ApiScope,
   type RouteRoles,
 } from "../api-context.js";
+import { GuardrailsStatusAnswer, LoopCompleteAnswer, OverrideAnswer } from "./loop-answers.js";
 import { guardrailsStatusJson, loopCompleteJson, orchestratorPersonaOf, overrideJson } from "./loop-json.js";
 import { LoopCompleteBody, LoopIdParams, OverrideBody } from "./loop-schemas.js";
 import type { LoopStore } from "./loop-store.js";
@@ -32,9 +33,11 @@ export function registerLoopRoutes(scope: ApiScope, deps: LoopRoutesDeps, ctx: A
     {
       schema: {
         summary: "Decide a finished loop: finalize, rerun or halt (docs/specification.md#loop-guardrails)",
+        operationId: "completeLoop",
+        tags: ["loops"],
         security: bearer,
         body: LoopCompleteBody,
-        response: answers("the decision, as published on loop.decision"),
+        response: answers({ 200: LoopCompleteAnswer }, {}, { body: true }),
       },
     },
     async (request) => {
@@ -71,9 +74,11 @@ export function registerLoopRoutes(scope: ApiScope, deps: LoopRoutesDeps, ctx: A
     {
       schema: {
         summary: "A loop's last decision and any pending override",
+        operationId: "getGuardrailsStatus",
+        tags: ["loops"],
         security: bearer,
         params: LoopIdParams,
-        response: answers("the loop's guardrails status", { 404: notFoundForTenant }),
+        response: answers({ 200: GuardrailsStatusAnswer }, { 404: notFoundForTenant }),
       },
     },
     async (request, reply) => {
@@ -95,10 +100,12 @@ export function registerLoopRoutes(scope: ApiScope, deps: LoopRoutesDeps, ctx: A
     {
       schema: {
         summary: "Override fatigue or the rerun limit for the next decision about a loop",
+        operationId: "overrideGuardrails",
+        tags: ["loops"],
         security: bearer,
         params: LoopIdParams,
         body: OverrideBody,
-        response: answers("the stored override"),
+        response: answers({ 200: OverrideAnswer }, {}, { body: true }),
       },
     },
     async (request) => {

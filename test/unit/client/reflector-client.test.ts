@@ -58,22 +58,26 @@ stub.get("/orchestrator/guardrails-status/:loopId", async (request, reply) => {
     },
   };
 });
+// The route's answer in the API's snake_case.
 stub.post("/api/v1/lessons/for-task", () => ({
   lessons: [
     {
-      reflectionId: "r-1",
+      reflection_id: "r-1",
       relevance: 0.8,
-      effectiveQuality: 0.7,
+      effective_quality: 0.7,
       importance: 0.6,
-      strategyText: "Filter by the indexed column",
+      strategy_text: "Filter by the indexed column",
       adjustments: ["add a LIMIT"],
       tags: ["sql"],
-      projectId: "p",
-      createdAt: "2026-11-26T11:00:00.000Z",
+      project_id: "p",
+      created_at: "2026-11-26T11:00:00.000Z",
       prompt: "When querying churn, filter by the indexed column and add a LIMIT.",
+      applied: { helped: 0, failed_again: 0 },
     },
   ],
   floor: 0.35,
+  checked_by: "meaning",
+  recorded_for: null,
 }));
 let baseUrl = "";
 beforeAll(async () => {
@@ -141,14 +145,27 @@ describe("the Reflector client", () => {
 
   it("fetches the lessons for a task, and for a rerun whose decision carries none", async () => {
     const client = createReflectorClient({ baseUrl, apiKey: "client-key-1" });
-    const { lessons, floor } = await client.lessonsForTask({
+    const { lessons, floor, checkedBy } = await client.lessonsForTask({
       task: "churn report",
       tools: ["postgres_query"],
+      projectId: "p",
+      minImportance: 0.2,
     });
     expect(floor).toBe(0.35);
+    expect(checkedBy).toBe("meaning");
+    // Sent in the API's snake_case, read back into the client's types.
     expect(received.find((r) => r.url === "/api/v1/lessons/for-task")?.body).toEqual({
       task: "churn report",
       tools: ["postgres_query"],
+      project_id: "p",
+      min_importance: 0.2,
+    });
+    expect(lessons[0]).toMatchObject({
+      reflectionId: "r-1",
+      strategyText: "Filter by the indexed column",
+      effectiveQuality: 0.7,
+      projectId: "p",
+      createdAt: "2026-11-26T11:00:00.000Z",
     });
     const decision = { ...(await client.waitForDecision("loop-42", { intervalMs: 10 })), lessons: [] };
     expect(await client.lessonsForRerun(decision, { task: "churn report" })).toEqual(lessons);

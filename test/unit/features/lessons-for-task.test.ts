@@ -277,14 +277,14 @@ describe("POST /api/v1/lessons/for-task", () => {
     expect(res.statusCode).toBe(200);
     const body = res.json<{ floor: number; lessons: Record<string, unknown>[] }>();
     expect(body.floor).toBe(0.05);
-    expect(body.lessons.map((l) => l.reflectionId)).toEqual([rows[0]?.id]);
+    expect(body.lessons.map((l) => l.reflection_id)).toEqual([rows[0]?.id]);
     expect(body.lessons[0]).toMatchObject({
-      strategyText: `Strategy for: ${texts.cancel}`,
+      strategy_text: `Strategy for: ${texts.cancel}`,
       adjustments: ["check the policy first"],
-      projectId: "p1",
-      createdAt: now.toISOString(),
+      project_id: "p1",
+      created_at: now.toISOString(),
       importance: 0.8,
-      effectiveQuality: 0.8,
+      effective_quality: 0.8,
     });
     expect(body.lessons[0]?.prompt).toContain('- "check the policy first"');
     expect(asked).toEqual(["tenant-u"]);
@@ -302,9 +302,9 @@ describe("POST /api/v1/lessons/for-task", () => {
   it("filters by tags: the specification's lesson query (project, text by meaning, k 5, importance 0.5, tags)", async () => {
     // The tenant's lessons as loaded by the first test: the cancel lesson, tagged "t", of project p1.
     const ids = async (tags: string[]) => {
-      const res = await post({ task: "Cancel a flight reservation", projectId: "p1", tags });
+      const res = await post({ task: "Cancel a flight reservation", project_id: "p1", tags });
       expect(res.statusCode, res.body).toBe(200);
-      return res.json<{ lessons: { reflectionId: string }[] }>().lessons.map((l) => l.reflectionId);
+      return res.json<{ lessons: { reflection_id: string }[] }>().lessons.map((l) => l.reflection_id);
     };
     expect(await ids(["t"])).toEqual([rows[0]?.id]);
     expect(await ids(["t", "refund"])).toEqual([]);
@@ -312,49 +312,54 @@ describe("POST /api/v1/lessons/for-task", () => {
   });
 
   it("returns nothing above a floor the caller raises", async () => {
-    const res = await post({ task: "Cancel a flight reservation", minRelevance: 1 });
-    expect(res.json()).toEqual({ lessons: [], floor: 1, checkedBy: "meaning", recordedFor: null });
+    const res = await post({ task: "Cancel a flight reservation", min_relevance: 1 });
+    expect(res.json()).toEqual({ lessons: [], floor: 1, checked_by: "meaning", recorded_for: null });
   });
 
   it("remembers the lessons served for the task's loop id, and nothing when none is given or none is served", async () => {
     recorded.length = 0;
     const plain = await post({ task: "Cancel a flight reservation" });
-    expect(plain.json<{ recordedFor: unknown }>().recordedFor).toBeNull();
+    expect(plain.json<{ recorded_for: unknown }>().recorded_for).toBeNull();
     expect(recorded).toEqual([]);
 
-    const res = await post({ task: "Cancel a flight reservation", loopId: "loop-later-7" });
+    const res = await post({ task: "Cancel a flight reservation", loop_id: "loop-later-7" });
     expect(res.statusCode).toBe(200);
-    const body = res.json<{ recordedFor: string; lessons: { reflectionId: string }[] }>();
-    expect(body.recordedFor).toBe("loop-later-7");
+    const body = res.json<{ recorded_for: string; lessons: { reflection_id: string }[] }>();
+    expect(body.recorded_for).toBe("loop-later-7");
     expect(body.lessons.length).toBeGreaterThan(0);
     expect(recorded).toEqual([
-      { tenantId: "tenant-u", loopId: "loop-later-7", ids: body.lessons.map((l) => l.reflectionId), at: now },
+      {
+        tenantId: "tenant-u",
+        loopId: "loop-later-7",
+        ids: body.lessons.map((l) => l.reflection_id),
+        at: now,
+      },
     ]);
 
     // Nothing served: nothing to remember.
-    await post({ task: "Cancel a flight reservation", loopId: "loop-later-8", minRelevance: 1 });
+    await post({ task: "Cancel a flight reservation", loop_id: "loop-later-8", min_relevance: 1 });
     expect(recorded).toHaveLength(1);
-    expect((await post({ task: "x", loopId: "" })).statusCode).toBe(400);
-    expect((await post({ task: "x", loopId: "l".repeat(201) })).statusCode).toBe(400);
+    expect((await post({ task: "x", loop_id: "" })).statusCode).toBe(400);
+    expect((await post({ task: "x", loop_id: "l".repeat(201) })).statusCode).toBe(400);
   });
 
   it("remembers nothing for a key without the vote role: a remembered retrieval's outcome is a vote", async () => {
     recorded.length = 0;
     const res = await post(
-      { task: "Cancel a flight reservation", loopId: "loop-read-only" },
+      { task: "Cancel a flight reservation", loop_id: "loop-read-only" },
       "reader-only-key",
     );
     expect(res.statusCode).toBe(200);
-    const body = res.json<{ recordedFor: unknown; lessons: unknown[] }>();
+    const body = res.json<{ recorded_for: unknown; lessons: unknown[] }>();
     expect(body.lessons.length).toBeGreaterThan(0);
-    expect(body.recordedFor).toBeNull();
+    expect(body.recorded_for).toBeNull();
     expect(recorded).toEqual([]);
   });
 
   it("answers 503 when the retrieval cannot be remembered, rather than serve lessons whose outcome would be lost", async () => {
     recordFails = true;
     try {
-      const res = await post({ task: "Cancel a flight reservation", loopId: "loop-later-9" });
+      const res = await post({ task: "Cancel a flight reservation", loop_id: "loop-later-9" });
       expect(res.statusCode).toBe(503);
       expect(res.headers["retry-after"]).toBe("5");
     } finally {
@@ -371,10 +376,10 @@ describe("POST /api/v1/lessons/for-task", () => {
         answers.push(
           (
             await post(
-              { task: "Cancel a flight reservation", loopId: `loop-busy-${String(i)}` },
+              { task: "Cancel a flight reservation", loop_id: `loop-busy-${String(i)}` },
               "busy-key-1",
             )
-          ).json<{ recordedFor: string | null }>(),
+          ).json<{ recorded_for: string | null }>(),
         );
     } finally {
       vi.useRealTimers();
@@ -382,8 +387,8 @@ describe("POST /api/v1/lessons/for-task", () => {
     expect(recorded.filter((r) => r.loopId.startsWith("loop-busy-")).length).toBeLessThanOrEqual(
       retrievalsPerMinute,
     );
-    expect(answers[0]?.recordedFor).toBe("loop-busy-0");
-    expect(answers.at(-1)?.recordedFor).toBeNull();
+    expect(answers[0]?.recorded_for).toBe("loop-busy-0");
+    expect(answers.at(-1)?.recorded_for).toBeNull();
   });
 });
 

@@ -5,6 +5,7 @@ import { storeError } from "../../../src/adapters/postgres/store-errors.js";
 import { ReflectorError } from "../../../src/domain/errors.js";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
+import { problem } from "../../support/problems.js";
 
 /** One object standing in for every feature's store. */
 type ApiStore = ApiRoutesDeps["stores"]["loops"] &
@@ -57,7 +58,13 @@ describe("API failures", () => {
     const res = await get("/api/v1/reflections");
     expect(res.statusCode).toBe(503);
     expect(res.headers["retry-after"]).toBe("5");
-    expect(res.json()).toEqual({ error: "unavailable", message: "a dependency is unavailable; retry later" });
+    expect(res.headers["content-type"]).toBe("application/problem+json; charset=utf-8");
+    expect(res.json()).toEqual(
+      problem(503, "/api/v1/reflections", {
+        error: "unavailable",
+        message: "a dependency is unavailable; retry later",
+      }),
+    );
     expect(logged.at(-1)).toEqual({ level: "warn", msg: "api request failed: dependency unavailable" });
   });
 
@@ -72,7 +79,12 @@ describe("API failures", () => {
     failure = new ReflectorError("INTERNAL", "invariant broken: secret detail");
     const res = await get("/api/v1/reflections/signatures/0123456789abcdef");
     expect(res.statusCode).toBe(500);
-    expect(res.json()).toEqual({ error: "internal", message: "internal error" });
+    expect(res.json()).toEqual(
+      problem(500, "/api/v1/reflections/signatures/0123456789abcdef", {
+        error: "internal",
+        message: "internal error",
+      }),
+    );
     expect(res.body).not.toContain("secret detail");
     expect(logged.at(-1)).toEqual({ level: "error", msg: "api request failed" });
   });

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
 import { routeRoles, type ApiRoutesDeps } from "../../../src/http/api-routes.js";
 import { createHttpServer } from "../../../src/http/http-server.js";
+import { problem } from "../../support/problems.js";
 
 /** One object standing in for every feature's store. */
 type ApiStore = ApiRoutesDeps["stores"]["loops"] &
@@ -65,7 +66,9 @@ describe("API key roles", () => {
       rating: "up",
     });
     expect(vote.statusCode).toBe(403);
-    expect(vote.json()).toEqual({ error: "forbidden", message: "this API key may not vote" });
+    expect(vote.json()).toEqual(
+      problem(403, "/api/v1/feedback", { error: "forbidden", message: "this API key may not vote" }),
+    );
     const decide = await call("POST", "/orchestrator/loop-complete", "reader-key-1", { loop_id: "l1" });
     expect(decide.statusCode).toBe(403);
     const override = await call("POST", "/orchestrator/override-guardrails/l1", "reader-key-1", {
@@ -83,7 +86,12 @@ describe("API key roles", () => {
       override_by: "someone",
     });
     expect(withOverride.statusCode).toBe(403);
-    expect(withOverride.json()).toEqual({ error: "forbidden", message: "this API key may not override" });
+    expect(withOverride.json()).toEqual(
+      problem(403, "/orchestrator/loop-complete", {
+        error: "forbidden",
+        message: "this API key may not override",
+      }),
+    );
     expect(reached).not.toContain("setOverride");
     expect((await call("GET", "/api/v1/insights", "decider-key-3")).statusCode).toBe(403);
   });
