@@ -2,7 +2,11 @@
  * `@reflector/client`: the TypeScript client of Reflector's HTTP API (clients/typescript packs
  * this folder). Standard `fetch` only, no dependencies.
  */
-export { createReflectorClient, type ReflectorClient, type ReflectorClientOptions } from "./reflector-client.js";
+export {
+  createReflectorClient,
+  type ReflectorClient,
+  type ReflectorClientOptions,
+} from "./reflector-client.js";
 export { ReflectorApiError, problemOf, retryAfterMs, type ProblemDetails } from "./errors.js";
 export { backoffMs, retryStatuses, type CallOptions, type RetryOptions } from "./http.js";
 export {

@@ -85,7 +85,7 @@ const fence = /<\s*\/?\s*lesson\s*>/gi;
 /** The text with every `<lesson>` and `</lesson>` taken out, also those that taking one out would form. */
 function withoutFences(text: string): string {
   let out = text;
-  for (let before = ""; before !== out; ) {
+  for (let before = ""; before !== out;) {
     before = out;
     out = out.replace(fence, "");
   }

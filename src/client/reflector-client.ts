@@ -6,7 +6,7 @@
  * TypeScript surface is camelCase, mapped at the edge (requests and answers alike).
  */
 import { ReflectorApiError } from "./errors.js";
-import { createTransport, type CallOptions, type RetryOptions } from "./http.js";
+import { createTransport, type CallOptions, type RetryOptions, type TransportOptions } from "./http.js";
 import {
   lessonsForTaskAnswerOf,
   type Lesson,
@@ -26,7 +26,7 @@ import type {
 } from "./types.js";
 import { camelKeys, operations, pathOf, snakeFields } from "./wire.js";
 
-export interface ReflectorClientOptions {
+export interface ReflectorClientOptions extends Pick<TransportOptions, "sleep" | "random"> {
   /** Where Reflector's HTTP API listens, e.g. `http://localhost:8080`. */
   baseUrl: string;
   /** A bearer API key: `decide` to send runs, `read` to read decisions and lessons, `vote` for feedback. */
@@ -59,13 +59,14 @@ export function createReflectorClient(options: ReflectorClientOptions) {
   let pagesWithK = false;
 
   /** A GET whose page size is `limit`, or `k` on a server from before `limit`. */
-  async function getPaged(path: string, query: Record<string, string | number | undefined>, call?: CallOptions) {
+  async function getPaged(
+    path: string,
+    query: Record<string, string | number | undefined>,
+    call?: CallOptions,
+  ) {
     const { limit, ...rest } = query;
     const send = (useK: boolean) =>
-      request(
-        { method: "GET", path, query: useK ? { ...rest, k: limit } : query, idempotent: true },
-        call,
-      );
+      request({ method: "GET", path, query: useK ? { ...rest, k: limit } : query, idempotent: true }, call);
     if (pagesWithK || limit === undefined) return send(pagesWithK);
     try {
       return await send(false);
@@ -87,7 +88,10 @@ export function createReflectorClient(options: ReflectorClientOptions) {
       const body =
         exportRequest instanceof Uint8Array
           ? { bytes: exportRequest, type: "application/x-protobuf" }
-          : { json: typeof exportRequest === "string" ? (JSON.parse(exportRequest) as unknown) : exportRequest };
+          : {
+              json:
+                typeof exportRequest === "string" ? (JSON.parse(exportRequest) as unknown) : exportRequest,
+            };
       await request({ method, path, body, idempotent: true }, call);
     },
 
@@ -119,7 +123,10 @@ export function createReflectorClient(options: ReflectorClientOptions) {
       const op = operations.decisionOf;
       let json: unknown;
       try {
-        ({ json } = await request({ method: op.method, path: pathOf(op, { loopId }), idempotent: true }, call));
+        ({ json } = await request(
+          { method: op.method, path: pathOf(op, { loopId }), idempotent: true },
+          call,
+        ));
       } catch (err) {
         if (err instanceof ReflectorApiError && err.status === 404) return null;
         throw err;
@@ -154,7 +161,8 @@ export function createReflectorClient(options: ReflectorClientOptions) {
       for (;;) {
         const decision = await client.decisionOf(loopId, wait.signal ? { signal: wait.signal } : {});
         if (decision) return decision;
-        if (Date.now() >= deadline) throw new Error(`no decision for loop ${loopId} within ${String(limit)} ms`);
+        if (Date.now() >= deadline)
+          throw new Error(`no decision for loop ${loopId} within ${String(limit)} ms`);
         wait.signal?.throwIfAborted();
         await sleep(wait.intervalMs ?? 500);
       }
@@ -167,7 +175,10 @@ export function createReflectorClient(options: ReflectorClientOptions) {
      */
     async loopComplete(report: LoopComplete, call?: CallOptions): Promise<LoopCompleteAnswer> {
       const { method, path } = operations.loopComplete;
-      const answer = await request({ method, path, body: { json: snakeFields(report) }, idempotent: true }, call);
+      const answer = await request(
+        { method, path, body: { json: snakeFields(report) }, idempotent: true },
+        call,
+      );
       return camelKeys(answer.json) as LoopCompleteAnswer;
     },
 
@@ -219,10 +230,16 @@ export function createReflectorClient(options: ReflectorClientOptions) {
     },
 
     /** "Have I seen this error before?": the lesson stored under a signature, or null when unknown. */
-    async reflectionBySignature(signature: string, call?: CallOptions): Promise<Record<string, unknown> | null> {
+    async reflectionBySignature(
+      signature: string,
+      call?: CallOptions,
+    ): Promise<Record<string, unknown> | null> {
       const op = operations.reflectionBySignature;
       try {
-        const answer = await request({ method: op.method, path: pathOf(op, { signature }), idempotent: true }, call);
+        const answer = await request(
+          { method: op.method, path: pathOf(op, { signature }), idempotent: true },
+          call,
+        );
         return camelKeys(answer.json) as Record<string, unknown>;
       } catch (err) {
         if (err instanceof ReflectorApiError && err.status === 404) return null;
@@ -232,7 +249,11 @@ export function createReflectorClient(options: ReflectorClientOptions) {
 
     /** The failures a stored lesson stands for, oldest first. */
     async reflectionSources(id: string, page: { limit?: number } = {}, call?: CallOptions) {
-      const answer = await getPaged(pathOf(operations.reflectionSources, { id }), { limit: page.limit }, call);
+      const answer = await getPaged(
+        pathOf(operations.reflectionSources, { id }),
+        { limit: page.limit },
+        call,
+      );
       return camelKeys(answer.json) as { sources: Record<string, unknown>[] } & Record<string, unknown>;
     },
 

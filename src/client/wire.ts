@@ -9,7 +9,8 @@ export type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}
   ? `${Head}${Capitalize<CamelCase<Tail>>}`
   : S;
 
-export const camelCase = (key: string): string => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+export const camelCase = (key: string): string =>
+  key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 export const snakeCase = (key: string): string => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** Every key of an answer, at every depth, in camelCase (keys already in camelCase stay as they are). */
@@ -65,7 +66,13 @@ export const reflectionsQueryFields = [
   "offset",
   "include_withheld",
 ] as const;
-export const feedbackRequestFields = ["reflection_id", "rating", "comment", "feedback_id", "user_id"] as const;
+export const feedbackRequestFields = [
+  "reflection_id",
+  "rating",
+  "comment",
+  "feedback_id",
+  "user_id",
+] as const;
 export const loopCompleteRequestFields = [
   "loop_id",
   "project_id",
