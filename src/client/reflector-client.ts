@@ -109,13 +109,41 @@ export function createReflectorClient(options: ReflectorClientOptions) {
      * Reflects on one run at once (`POST /api/v1/reflect`, a key with `decide`): an agent run, a
      * `task-completed` event or an OTLP/JSON export goes through the same pipeline as a Kafka
      * event; the answer holds the reflection, its verdict and the loop's decision. Idempotent by
-     * event id, so it is retried like a read.
+     * event id, so it is retried like a read. When the server's deadline passes first (`202`,
+     * `status: "pending"`), the outcome is fetched until it is there or `wait.timeoutMs` (default
+     * 120 s) passed; the pending answer is returned then.
      */
-    async reflect(run: AgentRun | object, call?: CallOptions): Promise<ReflectAnswer> {
+    async reflect(
+      run: AgentRun | object,
+      call: CallOptions & { wait?: { timeoutMs?: number; intervalMs?: number } } = {},
+    ): Promise<ReflectAnswer> {
       const json = "steps" in run && "agent" in run ? otlpJsonOfRun(run as AgentRun).request : run;
       const { method, path } = operations.reflect;
       const answer = await request({ method, path, body: { json }, idempotent: true }, call);
-      return camelKeys(answer.json) as ReflectAnswer;
+      const first = camelKeys(answer.json) as ReflectAnswer;
+      if (answer.status !== 202 || typeof first.eventId !== "string") return first;
+      const deadline = Date.now() + (call.wait?.timeoutMs ?? 120_000);
+      while (Date.now() < deadline) {
+        await sleep(call.wait?.intervalMs ?? 1_000);
+        const outcome = await client.reflectOutcome(first.eventId, call);
+        if (outcome) return outcome;
+      }
+      return first;
+    },
+
+    /** The outcome of a run reflected before (over HTTP or from Kafka) by its event id; null while there is none. */
+    async reflectOutcome(eventId: string, call?: CallOptions): Promise<ReflectAnswer | null> {
+      const op = operations.reflectOutcome;
+      try {
+        const answer = await request(
+          { method: op.method, path: pathOf(op, { event_id: eventId }), idempotent: true },
+          call,
+        );
+        return camelKeys(answer.json) as ReflectAnswer;
+      } catch (err) {
+        if (err instanceof ReflectorApiError && err.status === 404) return null;
+        throw err;
+      }
     },
 
     /** The loop's last decision, or null while it has none. */

@@ -102,10 +102,39 @@ export interface FeedbackAnswer {
   [key: string]: unknown;
 }
 
-/** What `POST /api/v1/reflect` answers: the reflection, its verdict and the loop's decision. */
+/**
+ * What `POST /api/v1/reflect` answers: the run's reflection, verdict and the loop's decision as the
+ * pipeline committed them; or, when the server's deadline passed first, `status: "pending"` with
+ * the `outcomeUrl` to fetch them from.
+ */
 export interface ReflectAnswer {
-  verdict?: string | null;
-  reflection?: Record<string, unknown> | null;
-  decision?: Record<string, unknown> | null;
+  eventId: string;
+  loopId?: string;
+  /** `processed` by this call, `replayed` (reflected before), or `pending`. */
+  status: "processed" | "replayed" | "pending";
+  verdict?: "accepted" | "accepted_with_warnings" | "rejected" | null;
+  reflectionId?: string | null;
+  stored?: boolean;
+  deduplicated?: boolean;
+  occurrences?: number | null;
+  qualityScore?: number | null;
+  signature?: string | null;
+  reflection?: {
+    reflectionText: string;
+    strategyText: string | null;
+    learning: string;
+    adjustments: string[];
+    tags: string[];
+    [key: string]: unknown;
+  } | null;
+  decision?: {
+    decision: "rerun" | "finalize" | "halt";
+    loopId: string;
+    newLoopId: string | null;
+    reason: string;
+    lessons: Lesson[];
+    [key: string]: unknown;
+  } | null;
+  outcomeUrl?: string;
   [key: string]: unknown;
 }

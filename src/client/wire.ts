@@ -133,6 +133,7 @@ export const operations = {
   feedback: { method: "POST", path: "/api/v1/feedback", body: feedbackRequestFields, answer: ["status"] },
   insights: { method: "GET", path: "/api/v1/insights", answer: ["common_issues"] },
   reflect: { method: "POST", path: "/api/v1/reflect" },
+  reflectOutcome: { method: "GET", path: "/api/v1/reflect/{event_id}" },
 } as const satisfies Record<string, Operation>;
 
 /** The path of an operation with its parameters filled in (each encoded). */

@@ -167,10 +167,19 @@ class ClientTest(unittest.TestCase):
         client.list_reflections(q="timeout", limit=3)
         self.assertEqual([s["path"] for s in SEEN], ["/api/v1/reflections?q=timeout&limit=3", "/api/v1/reflections?q=timeout&k=3"])
 
-    def test_reflect_posts_the_run_as_it_is(self):
-        SCRIPT.append((200, {"verdict": "accepted_with_warnings"}, {}))
+    def test_reflect_posts_the_run_as_it_is_and_waits_for_a_pending_outcome(self):
+        SCRIPT.append((200, {"event_id": "e-1", "status": "processed", "verdict": "accepted_with_warnings"}, {}))
         self.assertEqual(self.client().reflect({"eventId": "e-1"})["verdict"], "accepted_with_warnings")
         self.assertEqual((SEEN[0]["method"], SEEN[0]["path"], json.loads(SEEN[0]["body"])), ("POST", "/api/v1/reflect", {"eventId": "e-1"}))
+        SEEN.clear()
+        SCRIPT.extend([
+            (202, {"event_id": "e 2", "status": "pending", "outcome_url": "/api/v1/reflect/e%202"}, {"Retry-After": "1"}),
+            (404, {"error": "not_found", "message": "not yet"}, {}),
+            (200, {"event_id": "e 2", "status": "replayed", "verdict": "rejected"}, {}),
+        ])
+        outcome = self.client().reflect({"eventId": "e 2"}, interval=0.01)
+        self.assertEqual((outcome["status"], outcome["verdict"]), ("replayed", "rejected"))
+        self.assertEqual([s["path"] for s in SEEN[1:]], ["/api/v1/reflect/e%202", "/api/v1/reflect/e%202"])
 
     def test_lessons_are_framed_as_advice_given_as_data(self):
         self.assertEqual(lessons_prompt([]), "")

@@ -237,19 +237,34 @@ describe("the wire", () => {
     ]);
   });
 
-  it("reflects on a run: an agent run goes as an OTLP export, an event as it is", async () => {
-    script = [
-      json(200, {
-        verdict: "accepted_with_warnings",
-        loop_decision: { decision: "rerun", new_loop_id: "l_r1" },
-      }),
-    ];
+  it("reflects on a run: an agent run goes as an OTLP export, an event as it is; a pending answer is waited for", async () => {
+    const outcome = {
+      event_id: "e-1",
+      status: "processed",
+      verdict: "accepted_with_warnings",
+      decision: { decision: "rerun", new_loop_id: "l_r1", lessons: [] },
+    };
+    script = [json(200, outcome)];
     const answer = await client().reflect({ loopId: "l", agent: "a", task: "t", steps: [] });
     expect(seen[0]).toMatchObject({ method: "POST", url: "/api/v1/reflect" });
     expect(JSON.parse(seen[0]?.body ?? "")).toHaveProperty("resourceSpans");
-    expect(answer).toMatchObject({ verdict: "accepted_with_warnings", loopDecision: { newLoopId: "l_r1" } });
-    script = [json(200, {})];
-    await client().reflect({ eventId: "e-1", loopId: "l" });
-    expect(JSON.parse(seen[1]?.body ?? "")).toEqual({ eventId: "e-1", loopId: "l" });
+    expect(answer).toMatchObject({ verdict: "accepted_with_warnings", decision: { newLoopId: "l_r1" } });
+    seen.length = 0;
+    script = [
+      json(
+        202,
+        { event_id: "e 1", status: "pending", outcome_url: "/api/v1/reflect/e%201" },
+        { "retry-after": "1" },
+      ),
+      json(404, { error: "not_found", message: "no run e 1 reflected for this tenant (yet)" }),
+      json(200, { ...outcome, event_id: "e 1", status: "replayed" }),
+    ];
+    const waited = await client().reflect({ eventId: "e 1", loopId: "l" }, { wait: { intervalMs: 1 } });
+    expect(JSON.parse(seen[0]?.body ?? "")).toEqual({ eventId: "e 1", loopId: "l" });
+    expect(seen.slice(1).map((s) => `${s.method} ${s.url}`)).toEqual([
+      "GET /api/v1/reflect/e%201",
+      "GET /api/v1/reflect/e%201",
+    ]);
+    expect(waited).toMatchObject({ eventId: "e 1", status: "replayed", verdict: "accepted_with_warnings" });
   });
 });

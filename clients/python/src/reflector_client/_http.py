@@ -12,7 +12,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from .errors import ReflectorApiError, problem_of, retry_after_seconds
 
@@ -59,15 +59,19 @@ class Transport:
             req.add_header("Content-Type", content_type)
         try:
             with urllib.request.urlopen(req, timeout=timeout) as response:
-                text = response.read().decode("utf-8")
+                status, text = response.status, response.read().decode("utf-8")
         except urllib.error.HTTPError as err:
             raw = err.read().decode("utf-8", errors="replace")
             raise ReflectorApiError(
                 err.code, problem_of(raw), raw, retry_after_seconds(err.headers.get("Retry-After"))
             ) from None
-        return json.loads(text) if text else None
+        return status, (json.loads(text) if text else None)
 
-    def request(
+    def request(self, method: str, path: str, **options: Any) -> Any:
+        """The JSON answer (see ``exchange``)."""
+        return self.exchange(method, path, **options)[1]
+
+    def exchange(
         self,
         method: str,
         path: str,
@@ -78,8 +82,8 @@ class Transport:
         content_type: Optional[str] = None,
         idempotent: bool,
         timeout: Optional[float] = None,
-    ) -> Any:
-        """The JSON answer, retried as the policy says; raises the last error when no retry is left."""
+    ) -> Tuple[int, Any]:
+        """The status and JSON answer, retried as the policy says; raises the last error when no retry is left."""
         params = {k: _text(v) for k, v in (query or {}).items() if v is not None}
         url = self.base_url + path + ("?" + urllib.parse.urlencode(params) if params else "")
         if json_body is not None:

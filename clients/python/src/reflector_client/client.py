@@ -79,13 +79,39 @@ class ReflectorClient:
         self.send_otlp(export)
         return trace_id
 
-    def reflect(self, run: Mapping[str, Any], *, timeout: Optional[float] = None) -> Dict[str, Any]:
+    def reflect(
+        self, run: Mapping[str, Any], *, timeout: Optional[float] = None, wait: float = 120.0, interval: float = 1.0
+    ) -> Dict[str, Any]:
         """Reflects on one run at once (POST /api/v1/reflect, a key with ``decide``).
 
         ``run`` is a task-completed event or an OTLP/JSON export; the answer holds the reflection,
         its verdict and the loop's decision. Idempotent by event id, so it is retried like a read.
+        When the server's deadline passes first (202, ``status: "pending"``), the outcome is
+        fetched until it is there or ``wait`` seconds passed; the pending answer is returned then.
         """
-        return self._http.request("POST", "/api/v1/reflect", json_body=run, idempotent=True, timeout=timeout)
+        status, answer = self._http.exchange(
+            "POST", "/api/v1/reflect", json_body=run, idempotent=True, timeout=timeout
+        )
+        if status != 202 or not isinstance(answer, dict) or "event_id" not in answer:
+            return answer
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            time.sleep(interval)
+            outcome = self.reflect_outcome(answer["event_id"])
+            if outcome is not None:
+                return outcome
+        return answer
+
+    def reflect_outcome(self, event_id: str) -> Optional[Dict[str, Any]]:
+        """The outcome of a run reflected before (over HTTP or from Kafka) by its event id; None while there is none."""
+        try:
+            return self._http.request(
+                "GET", "/api/v1/reflect/" + urllib.parse.quote(event_id, safe=""), idempotent=True
+            )
+        except ReflectorApiError as err:
+            if err.status == 404:
+                return None
+            raise
 
     def decision_of(self, loop_id: str) -> Optional[Dict[str, Any]]:
         """The loop's guardrails status once it has a decision (``decision``, ``new_loop_id``, ...), else None."""
