@@ -13,7 +13,9 @@ let script: Scripted[] = [];
 const seen: { method: string; url: string; body: string }[] = [];
 const server = createServer((req, res) => {
   let body = "";
-  req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+  req.on("data", (chunk: Buffer) => {
+    body += chunk.toString();
+  });
   req.on("end", () => {
     seen.push({ method: req.method ?? "", url: req.url ?? "", body });
     const next = script.shift();
@@ -26,7 +28,14 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   baseUrl = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(
+  () =>
+    new Promise<void>((resolve) =>
+      server.close(() => {
+        resolve();
+      }),
+    ),
+);
 beforeEach(() => {
   script = [];
   seen.length = 0;
@@ -121,7 +130,9 @@ describe("retries", () => {
     const abort = new AbortController();
     script = [slow];
     const call = client().insights({ signal: abort.signal });
-    setTimeout(() => abort.abort(), 20);
+    setTimeout(() => {
+      abort.abort();
+    }, 20);
     await expect(call).rejects.toThrow();
     expect(waits).toEqual([]);
   });

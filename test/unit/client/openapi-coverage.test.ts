@@ -31,6 +31,7 @@ import { clientCoverageProblems, type OpenApiDocument } from "../../support/open
  */
 
 // Type-level: each request and answer type has exactly the wire list's fields, in camelCase.
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- the usual exact type equality
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Fields<L extends readonly string[]> = CamelCase<L[number]>;
 const sameFields: [
