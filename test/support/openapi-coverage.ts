@@ -1,5 +1,4 @@
-import { operations, snakeCase, type Operation } from "../../src/client/wire.js";
-import { lessonFields } from "../../src/client/wire.js";
+import { lessonFields, operations, snakeCase, type Operation } from "../../src/client/wire.js";
 
 /**
  * Does the TypeScript client cover the API as its OpenAPI document describes it? For each
