@@ -56,7 +56,8 @@ function runAgent(prompt: string): Omit<AgentRun, "loopId" | "agent" | "task"> {
 /** The lessons for the rerun: those the decision carries, else those for the task. */
 async function lessonsFor(decision: LoopDecision): Promise<Lesson[]> {
   try {
-    return await client.lessonsForRerun(decision, { task, tools });
+    // The rerun's loop id: the lessons served are remembered for it, and its outcome counts for them.
+    return await client.lessonsForRerun(decision, { task, tools, loopId: decision.newLoopId ?? undefined });
   } catch (err) {
     // A Reflector without lessons for a task (before that endpoint): the lessons about the tool.
     if (!(err instanceof ReflectorApiError) || err.status !== 404) throw err;

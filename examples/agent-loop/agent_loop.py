@@ -47,7 +47,8 @@ def run_agent(prompt):
 def lessons_for(decision):
     """The lessons the decision carries, else the lessons for the task."""
     try:
-        return client.lessons_for_rerun(decision, TASK, tools=TOOLS)
+        # The rerun's loop id: the lessons served are remembered for it, and its outcome counts for them.
+        return client.lessons_for_rerun(decision, TASK, tools=TOOLS, loop_id=decision["new_loop_id"])
     except ReflectorApiError as err:
         if err.status != 404:
             raise
