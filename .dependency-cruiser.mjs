@@ -18,7 +18,7 @@ export default {
       name: "client-stands-alone",
       severity: "error",
       comment:
-        "The TypeScript client (src/client) is what agents import: it uses fetch and its own types only, never the server's code or packages. Copy the few shapes it needs instead.",
+        "The TypeScript client (src/client, packed as @reflector/client by clients/typescript) is what agents install: it uses fetch and its own types only, never the server's code or packages. Copy the few shapes it needs instead.",
       from: { path: "^src/client/" },
       to: {
         pathNot: "^src/client/",

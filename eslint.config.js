@@ -3,7 +3,18 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", ".services/", "coverage/", "bin/", "helm/", "schemas/"] },
+  {
+    ignores: [
+      "dist/",
+      "clients/typescript/dist/",
+      "node_modules/",
+      ".services/",
+      "coverage/",
+      "bin/",
+      "helm/",
+      "schemas/",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   ...tseslint.configs.stylisticTypeChecked,

@@ -5,6 +5,8 @@
  *
  *   REFLECTOR_URL=http://localhost:8080 REFLECTOR_API_KEY=… npx tsx examples/agent-loop/agent-loop.ts
  *
+ * It imports the client as agents install it, `@reflector/client` (clients/typescript; inside this
+ * repository tsconfig.json maps the name to src/client).
  * The key needs the `decide` role (to send traces) and `read` (decisions and lessons); Reflector
  * needs OTLP_TOPIC set (POST /v1/traces feeds its OTLP bridge). The "agent" is a stand-in for a
  * model: it pages through the orders table only when its prompt tells it to, and otherwise runs
@@ -18,7 +20,7 @@ import {
   type AgentRun,
   type Lesson,
   type LoopDecision,
-} from "../../src/client/reflector-client.js";
+} from "@reflector/client";
 
 const client = createReflectorClient({
   baseUrl: process.env.REFLECTOR_URL ?? "http://127.0.0.1:8080",
@@ -54,14 +56,15 @@ function runAgent(prompt: string): Omit<AgentRun, "loopId" | "agent" | "task"> {
 /** The lessons for the rerun: those the decision carries, else those for the task. */
 async function lessonsFor(decision: LoopDecision): Promise<Lesson[]> {
   try {
-    return await client.lessonsForRerun(decision, { task, tools });
+    // The rerun's loop id: the lessons served are remembered for it, and its outcome counts for them.
+    return await client.lessonsForRerun(decision, { task, tools, loopId: decision.newLoopId ?? undefined });
   } catch (err) {
     // A Reflector without lessons for a task (before that endpoint): the lessons about the tool.
     if (!(err instanceof ReflectorApiError) || err.status !== 404) throw err;
-    const { items } = await client.searchLessons({ q: tools[0] ?? "", k: 3 });
+    const { items } = await client.listReflections({ q: tools[0] ?? "", limit: 3 });
     return items.map((item) => {
-      const strategyText = typeof item.strategy_text === "string" ? item.strategy_text : "";
-      return { reflectionId: String(item.id), strategyText, adjustments: [], prompt: strategyText };
+      const strategyText = item.strategyText ?? "";
+      return { reflectionId: item.id, strategyText, adjustments: [], prompt: strategyText };
     });
   }
 }

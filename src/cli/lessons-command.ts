@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { createReflectorClient, ReflectorApiError, type Lesson } from "../client/reflector-client.js";
+import { createReflectorClient, ReflectorApiError, type Lesson, type StoredLesson } from "../client/index.js";
 
 /**
  * `reflector lessons`: the tenant's lessons from the shell, over the HTTP API (the API key names
@@ -43,11 +43,11 @@ function taskLines(
   );
 }
 
-function searchLines(items: readonly Record<string, unknown>[], next: number | null): string[] {
+function searchLines(items: readonly StoredLesson[], next: number | null): string[] {
   if (items.length === 0) return ["no lesson found"];
   const lines = items.flatMap((item, i) => [
-    `${String(i + 1)}. ${String(item.id)}  [${(item.tags as string[] | undefined)?.join(", ") ?? ""}]  quality ${Number(item.effective_quality ?? 0).toFixed(2)}${item.served === false ? "  (withheld)" : ""}`,
-    `   ${[item.strategy_text, item.learning, item.reflection_text].find((t) => typeof t === "string") ?? ""}`,
+    `${String(i + 1)}. ${item.id}  [${item.tags?.join(", ") ?? ""}]  quality ${(item.effectiveQuality ?? 0).toFixed(2)}${item.served === false ? "  (withheld)" : ""}`,
+    `   ${[item.strategyText, item.learning, item.reflectionText].find((t) => typeof t === "string") ?? ""}`,
   ]);
   if (next !== null) lines.push(`… more: --offset ${String(next)}`);
   return lines;
@@ -80,13 +80,13 @@ export async function lessonsOutput(
     return { lines: taskLines(answer.lessons, answer.floor, answer.checkedBy), json: answer };
   }
   const tags = list(options.tags);
-  const answer = await client.searchLessons({
+  const answer = await client.listReflections({
     ...(options.q ? { q: options.q } : {}),
     ...(tags?.length ? { tags } : {}),
-    ...(options.limit !== undefined ? { k: options.limit } : {}),
+    ...(options.limit !== undefined ? { limit: options.limit } : {}),
     ...(options.offset !== undefined ? { offset: options.offset } : {}),
   });
-  return { lines: searchLines(answer.items, answer.next_offset), json: answer };
+  return { lines: searchLines(answer.items, answer.nextOffset), json: answer };
 }
 
 export class LessonsUsageError extends Error {}
@@ -110,7 +110,7 @@ export function registerLessonsCommand(program: Command): void {
     .option("--tags <list>", "comma-separated tags that must all match")
     .option("--limit <n>", "at most this many", Number)
     .option("--offset <n>", "skip this many (search only)", Number)
-    .option("--json", "print the API's JSON answer", false)
+    .option("--json", "print the answer as JSON (camelCase keys)", false)
     .action(async (options: LessonsOptions & { offset?: number }) => {
       try {
         const printed = await lessonsOutput(options);

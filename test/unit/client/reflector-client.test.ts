@@ -8,7 +8,7 @@ import {
   otlpJsonOfRun,
   ReflectorApiError,
   type AgentRun,
-} from "../../../src/client/reflector-client.js";
+} from "../../../src/client/index.js";
 import { TaskCompletedV1 } from "../../../src/domain/contracts/index.js";
 import { mapTraceToTask } from "../../../src/domain/otlp/map-trace.js";
 import { parseOtlpTraceRequest } from "../../../src/domain/otlp/otlp-span.js";

@@ -159,6 +159,16 @@ describe("docker-compose.yml's agent loop", () => {
     expect(readdirSync(`${root}${source ?? ""}`)).toContain(script.split("/").at(-1));
     expect(read(local)).toContain("POST /v1/traces");
   });
+
+  it("gives the loop script the repository's Python client, mounted read-only on its import path", () => {
+    const script = read("examples/agent-loop/agent_loop.py");
+    expect(script).toMatch(/^from reflector_client import /m);
+    const mounts = (loop.volumes ?? []).map((v) => v.split(":"));
+    const client = mounts.find(([source]) => source === "./clients/python");
+    expect(client?.[2]).toBe("ro");
+    expect(loop.environment?.PYTHONPATH).toBe(`${client?.[1] ?? "?"}/src`);
+    expect(readdirSync(`${root}clients/python/src`)).toContain("reflector_client");
+  });
 });
 
 describe("Dockerfile", () => {
