@@ -7,6 +7,10 @@ import {
   type FeedbackRoutesDeps,
 } from "../features/feedback/feedback-routes.js";
 import {
+  answerFeedbackRouteRoles,
+  registerAnswerFeedbackRoute,
+} from "../features/feedback/answer-feedback-routes.js";
+import {
   lessonRouteRoles,
   registerLessonRoutes,
   type LessonRoutesDeps,
@@ -97,6 +101,7 @@ export const routeRoles: Readonly<Record<string, ApiRole>> = {
   ...lessonSplitRouteRoles,
   ...lessonApprovalRouteRoles,
   ...feedbackRouteRoles,
+  ...answerFeedbackRouteRoles,
   ...otlpRouteRoles,
 };
 
@@ -268,6 +273,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       },
       ctx,
     );
+    registerAnswerFeedbackRoute(scope, { store: deps.stores.feedback, clock: deps.clock }, ctx);
     registerOtlpRoute(
       scope,
       {
