@@ -84,6 +84,7 @@ function buildProcessing(
     metrics,
     clock,
     tracer: overrides.tracer,
+    logger: parts.logger,
   });
   return { llm, llmMetrics, generator, guardrails, reflectionStore, processor };
 }

@@ -76,7 +76,51 @@ export interface SpendGate {
 
 /** Receives every judged reflection, for the quality metrics. */
 export interface QualityObserver {
-  observe(judgement: { validation: ValidationResult; verdict: Verdict; attempts: number }): void;
+  /**
+   * `succeeded`: the improvement loop's final reflection meets every threshold a rewrite works
+   * towards (`improvementLoopSucceeded`, src/domain/quality/loop-success.ts).
+   */
+  observe(judgement: {
+    validation: ValidationResult;
+    verdict: Verdict;
+    attempts: number;
+    succeeded: boolean;
+  }): void;
+}
+
+/** Which event a reflection's lifecycle is about. */
+export interface LifecycleSubject {
+  tenantId: string;
+  projectId: string;
+  eventId: string;
+  loopId: string;
+}
+
+/**
+ * The named lifecycle of a generated reflection, for the logs (src/observability/reflection-log.ts):
+ * generation started, each attempt of the improvement loop judged, the loop's end, the verdict,
+ * a failed generation, the lesson stored.
+ */
+export interface ReflectionLifecycle {
+  generationStarted(subject: LifecycleSubject, facts: { outcome: string; eventCount: number }): void;
+  attemptJudged(
+    subject: LifecycleSubject,
+    attempt: { attempt: number; maxAttempts: number; validation: ValidationResult },
+  ): void;
+  generated(
+    subject: LifecycleSubject,
+    result: {
+      reflection: Reflection;
+      attempts: number;
+      maxAttempts: number;
+      validation: ValidationResult;
+      verdict: Verdict;
+      succeeded: boolean;
+      generator: string;
+    },
+  ): void;
+  generationFailed(subject: LifecycleSubject, error: unknown): void;
+  stored(subject: LifecycleSubject, lesson: { reflectionId: string; importance: number }): void;
 }
 
 /** What a text is to an embedder: a task asking for lessons (query), or stored text (passage). */

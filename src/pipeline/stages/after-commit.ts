@@ -1,7 +1,13 @@
 import type { AppliedOutcomeStore } from "../../domain/feedback/applied-outcome.js";
 import type { TaskCompleted } from "../../domain/contracts/index.js";
 import { recordAppliedOutcomes, recordCommittedOutcomes } from "../lesson-outcomes.js";
-import type { Clock, OutboundMessage, SignatureIndex, StoredReflection } from "../ports.js";
+import type {
+  Clock,
+  OutboundMessage,
+  ReflectionLifecycle,
+  SignatureIndex,
+  StoredReflection,
+} from "../ports.js";
 import type { MemoryOutcome, PersistedState } from "../processing-state.js";
 import type { StageTimer } from "../stage-timer.js";
 
@@ -10,6 +16,8 @@ export interface AfterCommitDeps {
   timer: StageTimer;
   /** Whether the lessons a rerun carried helped (counted after the rerun commits); absent: not counted. */
   appliedOutcomes?: AppliedOutcomeStore;
+  /** The reflection's named lifecycle (`reflection_stored`), logged; absent: not logged. */
+  lifecycle?: ReflectionLifecycle;
 }
 
 /**
@@ -26,6 +34,14 @@ export async function afterCommit(deps: AfterCommitDeps, state: PersistedState):
   const occurrences = result.occurrences;
   const refreshed = remembered && occurrences !== null ? { ...remembered, occurrences } : null;
   await deps.timer.time("index", () => deps.index.markProcessed(event.tenantId, event.eventId, refreshed));
+  const created = memory?.created;
+  if (created && deps.lifecycle) {
+    const subject = { tenantId: event.tenantId, projectId: event.projectId, eventId: event.eventId };
+    deps.lifecycle.stored(
+      { ...subject, loopId: event.loopId },
+      { reflectionId: created.id, importance: created.reflection.importance },
+    );
+  }
   const applied = deps.appliedOutcomes;
   if (applied)
     await deps.timer.time("lesson-outcomes", () => recordAppliedOutcomes(applied, event, memory, now));
