@@ -26,6 +26,8 @@ import {
   registerLessonSplitRoute,
   type LessonSplitRoutesDeps,
 } from "../features/lessons/split-routes.js";
+import { registerStrategyRoutes, strategyRouteRoles } from "../features/strategies/strategy-routes.js";
+import type { StrategyStore } from "../features/strategies/strategy-store.js";
 import type { Logger } from "../observability/logger.js";
 import { Forbidden, type ApiContext } from "../features/api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
@@ -42,6 +44,8 @@ export interface ApiRoutesDeps {
     feedback: FeedbackRoutesDeps["store"];
     /** Splitting a merged lesson; without it the split route answers 503. */
     lessonSplits?: LessonSplitRoutesDeps["store"];
+    /** Strategies as memories; without it the strategy routes answer 503. */
+    strategies?: StrategyStore;
   };
   completeLoop: LoopRoutesDeps["completeLoop"];
   /** The guardrails' thresholds, shown by the loop endpoints; absent: the defaults. */
@@ -102,6 +106,7 @@ export const routeRoles: Readonly<Record<string, ApiRole>> = {
   ...lessonApprovalRouteRoles,
   ...feedbackRouteRoles,
   ...answerFeedbackRouteRoles,
+  ...strategyRouteRoles,
   ...otlpRouteRoles,
 };
 
@@ -274,6 +279,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       ctx,
     );
     registerAnswerFeedbackRoute(scope, { store: deps.stores.feedback, clock: deps.clock }, ctx);
+    registerStrategyRoutes(scope, { store: deps.stores.strategies }, ctx);
     registerOtlpRoute(
       scope,
       {
