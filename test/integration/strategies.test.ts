@@ -62,13 +62,13 @@ afterAll(async () => {
 
 const api = apiOf(() => h, keyA);
 
-type Strategy = {
+interface Strategy {
   strategy_id: string;
   reflection_id: string;
   strategy_text: string;
   importance: number;
   tags: string[];
-};
+}
 const itemsOf = (body: Record<string, unknown>) => body.items as Strategy[];
 
 describe("GET /api/v1/strategies", () => {
