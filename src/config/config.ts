@@ -5,6 +5,11 @@ import { parseApiKeys, type ApiGrant } from "./api-keys-setting.js";
 import { httpSecurityEnv, httpSecurityOf, type HttpSecurityConfig } from "./http-security-settings.js";
 import type { ReflectionMode } from "../domain/select-for-reflection.js";
 import { qualityOverridesOf, qualitySettingsEnv, type QualitySettings } from "./quality-settings.js";
+import {
+  promptSettingsEnv,
+  reflectionInstructionsOf,
+  type ReflectionInstructionsSetting,
+} from "./prompt-settings.js";
 import { llmConfigOf, llmEnv, llmProblems, type LlmConfig } from "./llm-settings.js";
 import { lifecycleEnv, lifecycleOf, type LifecycleConfig } from "./lifecycle-settings.js";
 import { otlpBoundTenant, otlpConfigOf, otlpEnv, otlpProblems, type OtlpConfig } from "./otlp-settings.js";
@@ -59,6 +64,7 @@ const CoreEnvSchema = z.object({
   HTTP_HOST: z.string().min(1).default("0.0.0.0"),
   ...httpSecurityEnv,
   ...qualitySettingsEnv,
+  ...promptSettingsEnv,
   /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
   API_KEYS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -189,6 +195,8 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfi
   /** REFLECTOR_MODE, or `off` when REFLECTIVE_MEMORY_ENABLED is false. */
   mode: ReflectionMode;
   quality: QualitySettings;
+  /** REFLECTOR_PROMPTS_FILE: the task set for a failure and a success, in place of Reflector's. */
+  reflectionInstructions?: ReflectionInstructionsSetting;
   /** When a stored lesson fits a trace, and when a new lesson is a stored one again. */
   memory: MemoryConfig;
   handler: { maxAttempts: number; retryBaseMs: number };
@@ -250,9 +258,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const parsed = EnvSchema.safeParse(present);
   const apiKeys = readApiKeys(present.API_KEYS);
   const quality = qualityOverridesOf(present.QUALITY_CONFIG_FILE);
+  const prompts = reflectionInstructionsOf(present.REFLECTOR_PROMPTS_FILE);
   const crossProblems = [
     ...apiKeys.problems,
     ...quality.problems,
+    ...prompts.problems,
     ...crossFieldProblems(present),
     ...securedConnectionsProblems(present),
   ];
@@ -328,6 +338,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       depthMode: e.REFLECTOR_DEPTH_MODE,
       ...(quality.overrides ? { overrides: quality.overrides } : {}),
     },
+    ...(prompts.instructions ? { reflectionInstructions: prompts.instructions } : {}),
     memory: {
       reuseMinSimilarity: e.MEMORY_REUSE_MIN_SIMILARITY,
       mergeMinSimilarity: e.MEMORY_MERGE_MIN_SIMILARITY,

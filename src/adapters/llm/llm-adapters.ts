@@ -28,6 +28,8 @@ export interface LlmSettings {
   /** The check's own concurrent requests (default 4) and how many more may wait (default 16). */
   lessonCheckConcurrency?: number;
   lessonCheckQueue?: number;
+  /** REFLECTOR_PROMPTS_FILE: the task set for a failure and a success, in place of the defaults. */
+  reflectionInstructions?: { failure?: string; success?: string } | undefined;
   openai: {
     apiKey: string | undefined;
     baseUrl: string | undefined;
@@ -122,6 +124,7 @@ export function createLlmAdapters(
           ...policy,
           client: getClient(),
           model: openai.model,
+          instructions: settings.reflectionInstructions,
           ...(openai.promptMaxTokens !== undefined ? { promptMaxTokens: openai.promptMaxTokens } : {}),
           ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
         })
