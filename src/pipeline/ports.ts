@@ -74,6 +74,13 @@ export interface SpendGate {
   reserve?(tenantId: string, tokens: number): Promise<boolean>;
 }
 
+export type { LifecycleSubject, ReflectionLifecycle } from "./reflection-lifecycle.js";
+export type {
+  AnswerFeedbackInput,
+  AnswerFeedbackResult,
+  RatedAnswer,
+} from "../domain/feedback/answer-feedback.js";
+
 /** Receives every judged reflection, for the quality metrics. */
 export interface QualityObserver {
   /**
@@ -86,41 +93,6 @@ export interface QualityObserver {
     attempts: number;
     succeeded: boolean;
   }): void;
-}
-
-/** Which event a reflection's lifecycle is about. */
-export interface LifecycleSubject {
-  tenantId: string;
-  projectId: string;
-  eventId: string;
-  loopId: string;
-}
-
-/**
- * The named lifecycle of a generated reflection, for the logs (src/observability/reflection-log.ts):
- * generation started, each attempt of the improvement loop judged, the loop's end, the verdict,
- * a failed generation, the lesson stored.
- */
-export interface ReflectionLifecycle {
-  generationStarted(subject: LifecycleSubject, facts: { outcome: string; eventCount: number }): void;
-  attemptJudged(
-    subject: LifecycleSubject,
-    attempt: { attempt: number; maxAttempts: number; validation: ValidationResult },
-  ): void;
-  generated(
-    subject: LifecycleSubject,
-    result: {
-      reflection: Reflection;
-      attempts: number;
-      maxAttempts: number;
-      validation: ValidationResult;
-      verdict: Verdict;
-      succeeded: boolean;
-      generator: string;
-    },
-  ): void;
-  generationFailed(subject: LifecycleSubject, error: unknown): void;
-  stored(subject: LifecycleSubject, lesson: { reflectionId: string; importance: number }): void;
 }
 
 /** What a text is to an embedder: a task asking for lessons (query), or stored text (passage). */
@@ -394,32 +366,6 @@ export type FeedbackResult =
       harmful: number;
       latestRating: Rating | null;
     };
-
-/** One vote on an agent's answer: the answer of one loop, as its self-evaluation judged it. */
-export interface AnswerFeedbackInput {
-  feedbackId: string;
-  loopId: string;
-  rating: Rating;
-  comment: string | null;
-  userId: string | null;
-  /** When the user gave it; the latest vote decides the answer's effective quality. */
-  at: Date;
-}
-
-/** The loop's answer as evaluated and as users rate it now. */
-export interface RatedAnswer {
-  eventId: string;
-  judgedQuality: number;
-  effectiveQuality: number;
-  /** The effective quality is below the retry line (0.5): a 👎 always asks for another answer. */
-  shouldRetry: boolean;
-}
-
-export type AnswerFeedbackResult =
-  /** The tenant has no evaluated answer of that loop. */
-  | { status: "not_found" }
-  | { status: "conflict"; loopId: string; rating: Rating }
-  | { status: "recorded" | "duplicate"; loopId: string; latestRating: Rating; answers: RatedAnswer[] };
 
 /** New lessons per tenant a minute (LESSONS_NEW_PER_MINUTE), and who hears of one refused. */
 export interface NewLessonLimit {
