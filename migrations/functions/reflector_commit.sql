@@ -41,12 +41,12 @@ BEGIN
     INSERT INTO reflections AS t (id, tenant_id, project_id, signature, signature_type, reflection_text,
       strategy_text, learning, importance, confidence, quality_score, verdict, metrics, violations, tags,
       error_category, patterns, adjustments, generator, attempts, embedding, source_event_id, outcome,
-      first_seen_at, last_seen_at, embedding_model, attribution, source_vector)
+      first_seen_at, last_seen_at, embedding_model, attribution, source_vector, metadata)
     SELECT r.id, r.tenant_id, r.project_id, r.signature, r.signature_type, r.reflection_text,
       r.strategy_text, r.learning, r.importance, r.confidence, r.quality_score, r.verdict, r.metrics,
       r.violations, r.tags, r.error_category, r.patterns, r.adjustments, r.generator, r.attempts,
       r.embedding, r.source_event_id, r.outcome, r.first_seen_at, r.last_seen_at, r.embedding_model,
-      r.attribution, r.source_vector
+      r.attribution, r.source_vector, coalesce(r.metadata, '{}')
       FROM jsonb_populate_record(NULL::reflections, u->'reflection') AS r
     ON CONFLICT (tenant_id, signature) DO UPDATE
       SET occurrences = t.occurrences + 1,

@@ -19,6 +19,7 @@ import { buildSpendLimitedLlm } from "./spend-limited-llm.js";
 import { buildTaskConsumer } from "./task-consumer.js";
 import { buildTaskProcessor } from "./task-processor.js";
 import type { Config } from "../config/config.js";
+import { evaluatorCostWarning } from "../config/llm-settings.js";
 import { defaultGuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import type { Logger } from "../observability/logger.js";
 import { createMetrics, type Metrics } from "../observability/metrics.js";
@@ -84,6 +85,7 @@ function buildProcessing(
     metrics,
     clock,
     tracer: overrides.tracer,
+    logger: parts.logger,
   });
   return { llm, llmMetrics, generator, guardrails, reflectionStore, processor };
 }
@@ -215,6 +217,8 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
         },
         "reflector started",
       );
+      const costly = evaluatorCostWarning(config);
+      if (costly) logger.warn({ model: config.openai.model }, costly);
     },
 
     /** The consumer or the feedback consumer stopped for good; may be registered before `start`. */

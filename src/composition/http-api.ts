@@ -4,6 +4,7 @@ import { createKafkaHealthCheck } from "../adapters/kafka/kafka-health.js";
 import { createProducer } from "../adapters/kafka/producers.js";
 import type { SizeLimits } from "../adapters/kafka/record-size.js";
 import { createPgLessonStore } from "../adapters/postgres/pg-lesson-store.js";
+import { createPgStrategyStore } from "../adapters/postgres/pg-strategy-store.js";
 import {
   buildLessonSplits,
   type buildPostgresPool,
@@ -95,7 +96,11 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
     logger: deps.logger,
     api: {
       keys: createApiKeyring(config.http.apiKeys),
-      stores: { ...deps.readStores, lessonSplits: buildLessonSplits(deps.pool, config, redis) },
+      stores: {
+        ...deps.readStores,
+        lessonSplits: buildLessonSplits(deps.pool, config, redis),
+        strategies: createPgStrategyStore(deps.pool),
+      },
       guardrails: deps.guardrails,
       completeLoop: createLoopCompleter({
         store: deps.reflectionStore,

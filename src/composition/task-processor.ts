@@ -10,7 +10,9 @@ import type { Config } from "../config/config.js";
 import type { GuardrailConfig } from "../domain/guardrails/guardrail-config.js";
 import { countAppliedOutcomes } from "../observability/applied-outcome-metrics.js";
 import type { Metrics } from "../observability/metrics.js";
+import type { Logger } from "../observability/logger.js";
 import { createQualityMetrics } from "../observability/quality-metrics.js";
+import { createReflectionLog } from "../observability/reflection-log.js";
 import { countRefusedNewLessons } from "../observability/tenant-limit-metrics.js";
 import { withSpans } from "../observability/traced-stage-timer.js";
 import type { Clock, ReflectionGenerator, ReflectionStore, SpendGate } from "../pipeline/ports.js";
@@ -29,6 +31,8 @@ export interface TaskProcessorDeps {
   metrics: Metrics;
   clock: Clock;
   tracer?: Tracer | undefined;
+  /** Where the reflection lifecycle's named events are logged; absent: not logged. */
+  logger?: Logger;
 }
 
 /** The processor of task events over the stores, the signature cache and the LLM adapters. */
@@ -38,6 +42,7 @@ export function buildTaskProcessor(config: Config, deps: TaskProcessorDeps): Tas
     store: deps.store,
     answerEvaluator: deps.llm.answerEvaluator,
     observer: createQualityMetrics(metrics.registry, metrics.qualityScore),
+    ...(deps.logger ? { lifecycle: createReflectionLog(deps.logger) } : {}),
     index: createRedisSignatureIndex(deps.redis, { keyPrefix: config.redis.keyPrefix }),
     generator: deps.generator,
     causeJudge: deps.llm.causeJudge,

@@ -5,6 +5,11 @@ import { parseApiKeys, type ApiGrant } from "./api-keys-setting.js";
 import { httpSecurityEnv, httpSecurityOf, type HttpSecurityConfig } from "./http-security-settings.js";
 import type { ReflectionMode } from "../domain/select-for-reflection.js";
 import { qualityOverridesOf, qualitySettingsEnv, type QualitySettings } from "./quality-settings.js";
+import {
+  promptSettingsEnv,
+  reflectionInstructionsOf,
+  type ReflectionInstructionsSetting,
+} from "./prompt-settings.js";
 import { llmConfigOf, llmEnv, llmProblems, type LlmConfig } from "./llm-settings.js";
 import { lifecycleEnv, lifecycleOf, type LifecycleConfig } from "./lifecycle-settings.js";
 import { otlpBoundTenant, otlpConfigOf, otlpEnv, otlpProblems, type OtlpConfig } from "./otlp-settings.js";
@@ -59,6 +64,7 @@ const CoreEnvSchema = z.object({
   HTTP_HOST: z.string().min(1).default("0.0.0.0"),
   ...httpSecurityEnv,
   ...qualitySettingsEnv,
+  ...promptSettingsEnv,
   /** `key:tenant` pairs for the HTTP API's bearer keys; unset = the /api and /orchestrator routes answer 401. */
   API_KEYS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -93,9 +99,8 @@ const CoreEnvSchema = z.object({
   TOPIC_REFLECTION_FEEDBACK: topicName.default("reflection.feedback"),
   /** How often a scrape may re-count lessons by effectiveness verdict (one aggregate query). */
   LESSON_METRICS_REFRESH_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
-  // Most in-flight events wait (Redis, the running group commit, the Kafka transaction) rather
-  // than compute: more of them make larger groups and transactions (docs/benchmarks.md, e2e).
-  // LLM calls have their own cap (LLM_MAX_CONCURRENT_CALLS).
+  // Most in-flight events wait (Redis, the group commit, the Kafka transaction) rather than compute: more
+  // make larger groups and transactions (docs/benchmarks.md, e2e); LLM_MAX_CONCURRENT_CALLS caps calls.
   CONSUMER_MAX_IN_FLIGHT: z.coerce.number().int().min(1).max(10_000).default(256),
   CONSUMER_MAX_IN_FLIGHT_PER_PARTITION: z.coerce.number().int().min(1).max(10_000).default(64),
   CONSUMER_MAX_IN_FLIGHT_PER_TENANT: z.coerce.number().int().min(0).max(10_000).default(0),
@@ -136,7 +141,6 @@ const CoreEnvSchema = z.object({
   PRUNE_MAX_IMPORTANCE: z.coerce.number().min(0).max(1).default(0.3),
   // ---- Secured connections: TLS, SASL and credentials (src/config/secured-connections.ts) ----
   ...SecuredConnectionsSchema.shape,
-
   // ---- OTLP ingest bridge (src/config/otlp-settings.ts) ----
   ...otlpEnv,
 });
@@ -190,6 +194,8 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfi
   /** REFLECTOR_MODE, or `off` when REFLECTIVE_MEMORY_ENABLED is false. */
   mode: ReflectionMode;
   quality: QualitySettings;
+  /** REFLECTOR_PROMPTS_FILE: the task set for a failure and a success, in place of Reflector's. */
+  reflectionInstructions?: ReflectionInstructionsSetting;
   /** When a stored lesson fits a trace, and when a new lesson is a stored one again. */
   memory: MemoryConfig;
   handler: { maxAttempts: number; retryBaseMs: number };
@@ -199,7 +205,6 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfi
     maxInFlightPerPartition: number;
     /** Events one tenant may have in flight at once; 0 for no share. */
     maxInFlightPerTenant: number;
-    /** How long a fetched batch is pumped before kafkajs may fetch again (its running events carry over). */
     batchRoundMs: number;
     retryTopicDelayMs: number;
     transactionalId: string;
@@ -253,9 +258,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const parsed = EnvSchema.safeParse(present);
   const apiKeys = readApiKeys(present.API_KEYS);
   const quality = qualityOverridesOf(present.QUALITY_CONFIG_FILE);
+  const prompts = reflectionInstructionsOf(present.REFLECTOR_PROMPTS_FILE);
   const crossProblems = [
     ...apiKeys.problems,
     ...quality.problems,
+    ...prompts.problems,
     ...crossFieldProblems(present),
     ...securedConnectionsProblems(present),
   ];
@@ -308,10 +315,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     schemaRegistry: secured.schemaRegistry,
     databaseUrl: e.DATABASE_URL,
     databaseSslCaFile: secured.databaseSslCaFile,
-    // Every in-flight event needs a connection for its transaction (and up to three at once for
-    // its reads); a pool much smaller than the in-flight limit makes events queue for connections
-    // (and, past connectionTimeoutMillis, look like a Postgres outage). Capped so that a few pods
-    // stay under Postgres' default max_connections of 100 (docs/benchmarks.md).
+    // Each in-flight event needs a connection for its transaction (up to three for its reads): a much smaller
+    // pool queues events (past connectionTimeoutMillis, a Postgres outage). Capped so that a few pods stay
+    // under Postgres' default max_connections of 100 (docs/benchmarks.md).
     databasePoolMax: e.PG_POOL_MAX ?? Math.min(e.CONSUMER_MAX_IN_FLIGHT, 32),
     redis: { url: e.REDIS_URL, keyPrefix: e.REDIS_KEY_PREFIX, tlsCaFile: secured.redisTlsCaFile },
     http: {
@@ -331,6 +337,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       depthMode: e.REFLECTOR_DEPTH_MODE,
       ...(quality.overrides ? { overrides: quality.overrides } : {}),
     },
+    ...(prompts.instructions ? { reflectionInstructions: prompts.instructions } : {}),
     memory: {
       reuseMinSimilarity: e.MEMORY_REUSE_MIN_SIMILARITY,
       mergeMinSimilarity: e.MEMORY_MERGE_MIN_SIMILARITY,

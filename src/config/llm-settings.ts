@@ -67,6 +67,11 @@ export const llmEnv = {
   REFLECTOR_EMBEDDING_MODEL_DIR: z.string().min(1).optional(),
   REFLECTOR_EVALUATOR_MODEL: z.string().min(1).optional(),
   /**
+   * `max_completion_tokens` of each answer self-evaluation request: its scores and a few short
+   * issues need far less than a reflection (the specification's cap: 500).
+   */
+  REFLECTOR_EVALUATOR_MAX_TOKENS: z.coerce.number().int().min(100).max(100_000).default(500),
+  /**
    * How "lessons for a task" chooses: `meaning` (the default), by the embedder's relevance and the
    * rare words the tasks share; `model`, a model reads the nearest lessons and says which apply
    * (one chat request per call; meaning alone when it gives no usable answer).
@@ -116,6 +121,8 @@ export interface LlmConfig {
     embeddingModel: string | undefined;
     /** Model of the answer self-evaluation (a lighter one is fine); defaults to `model`. */
     evaluatorModel: string | undefined;
+    /** `max_completion_tokens` of each answer self-evaluation request (`REFLECTOR_EVALUATOR_MAX_TOKENS`). */
+    evaluatorMaxTokens: number;
     /** Model of the lessons-for-task check; defaults to `model`. */
     lessonCheckModel: string | undefined;
     /** Model of the model judge (`REFLECTOR_JUDGE=model`); defaults to `model`. */
@@ -168,6 +175,7 @@ export function llmConfigOf(e: LlmEnv): LlmConfig {
       circuitOpenMs: e.LLM_CIRCUIT_OPEN_MS,
       embeddingModel: e.REFLECTOR_EMBEDDING_MODEL,
       evaluatorModel: e.REFLECTOR_EVALUATOR_MODEL,
+      evaluatorMaxTokens: e.REFLECTOR_EVALUATOR_MAX_TOKENS,
       lessonCheckModel: e.REFLECTOR_LESSON_CHECK_MODEL,
       judgeModel: e.REFLECTOR_JUDGE_MODEL,
       inputPricePerMTokUsd: e.LLM_INPUT_PRICE_PER_MTOK_USD,
@@ -251,4 +259,13 @@ export function llmProblems(env: Record<string, string | undefined>): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * The warning start-up logs when the answer self-evaluation would run on the generator's model:
+ * scoring an answer needs no more than a lighter model of the same endpoint, which costs a fraction.
+ */
+export function evaluatorCostWarning(config: Pick<LlmConfig, "generator" | "openai">): string | null {
+  if (config.generator !== "openai" || config.openai.evaluatorModel !== undefined) return null;
+  return `the answer self-evaluation runs on REFLECTOR_MODEL (${config.openai.model ?? "unset"}): name a lighter, cheaper model of the endpoint in REFLECTOR_EVALUATOR_MODEL`;
 }

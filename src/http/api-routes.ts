@@ -7,6 +7,10 @@ import {
   type FeedbackRoutesDeps,
 } from "../features/feedback/feedback-routes.js";
 import {
+  answerFeedbackRouteRoles,
+  registerAnswerFeedbackRoute,
+} from "../features/feedback/answer-feedback-routes.js";
+import {
   lessonRouteRoles,
   registerLessonRoutes,
   type LessonRoutesDeps,
@@ -22,13 +26,15 @@ import {
   registerLessonSplitRoute,
   type LessonSplitRoutesDeps,
 } from "../features/lessons/split-routes.js";
+import { registerStrategyRoutes, strategyRouteRoles } from "../features/strategies/strategy-routes.js";
+import type { StrategyStore } from "../features/strategies/strategy-store.js";
 import type { Logger } from "../observability/logger.js";
 import {
   reflectRouteRoles,
   registerReflectRoutes,
   type ReflectRouteDeps,
 } from "../features/reflect/reflect-routes.js";
-import { Forbidden, type ApiContext } from "../features/api-context.js";
+import { Forbidden, type ApiContext, type ApiScope } from "../features/api-context.js";
 import type { ApiGrant, ApiKeyring, ApiRole } from "./api-keys.js";
 import { createAuthThrottle, type AuthThrottle } from "./auth-throttle.js";
 import { createRateLimit, credentialOf } from "./rate-limit.js";
@@ -44,6 +50,8 @@ export interface ApiRoutesDeps {
     feedback: FeedbackRoutesDeps["store"];
     /** Splitting a merged lesson; without it the split route answers 503. */
     lessonSplits?: LessonSplitRoutesDeps["store"];
+    /** Strategies as memories; without it the strategy routes answer 503. */
+    strategies?: StrategyStore;
   };
   completeLoop: LoopRoutesDeps["completeLoop"];
   /** The guardrails' thresholds, shown by the loop endpoints; absent: the defaults. */
@@ -105,6 +113,8 @@ export const routeRoles: Readonly<Record<string, ApiRole>> = {
   ...lessonSplitRouteRoles,
   ...lessonApprovalRouteRoles,
   ...feedbackRouteRoles,
+  ...answerFeedbackRouteRoles,
+  ...strategyRouteRoles,
   ...otlpRouteRoles,
   ...reflectRouteRoles,
 };
@@ -134,6 +144,17 @@ function loopRoutesDeps(deps: ApiRoutesDeps): LoopRoutesDeps {
     completeLoop: deps.completeLoop,
     guardrails: deps.guardrails ?? defaultGuardrailConfig,
   };
+}
+
+/** The operator's lesson routes whose every change is audited: a split and an approval. */
+function registerAuditedLessonRoutes(scope: ApiScope, deps: ApiRoutesDeps, ctx: ApiContext): void {
+  const auditLogger = deps.logger?.info ? { info: deps.logger.info.bind(deps.logger) } : undefined;
+  const audit = {
+    ...(deps.auditKey ? { auditKey: deps.auditKey } : {}),
+    ...(auditLogger ? { logger: auditLogger } : {}),
+  };
+  registerLessonSplitRoute(scope, { store: deps.stores.lessonSplits, ...audit }, ctx);
+  registerLessonApprovalRoute(scope, { store: deps.stores.lessons, clock: deps.clock, ...audit }, ctx);
 }
 
 /**
@@ -249,26 +270,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
 
     registerLoopRoutes(scope, loopRoutesDeps(deps), ctx);
     registerLessonRoutes(scope, lessonRoutesDeps(deps), ctx);
-    const auditLogger = deps.logger?.info ? { info: deps.logger.info.bind(deps.logger) } : undefined;
-    registerLessonSplitRoute(
-      scope,
-      {
-        store: deps.stores.lessonSplits,
-        ...(deps.auditKey ? { auditKey: deps.auditKey } : {}),
-        ...(auditLogger ? { logger: auditLogger } : {}),
-      },
-      ctx,
-    );
-    registerLessonApprovalRoute(
-      scope,
-      {
-        store: deps.stores.lessons,
-        clock: deps.clock,
-        ...(deps.auditKey ? { auditKey: deps.auditKey } : {}),
-        ...(auditLogger ? { logger: auditLogger } : {}),
-      },
-      ctx,
-    );
+    registerAuditedLessonRoutes(scope, deps, ctx);
     registerFeedbackRoutes(
       scope,
       {
@@ -279,6 +281,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiRoutesDeps): vo
       ctx,
     );
     registerReflectRoutes(scope, deps.reflect, ctx);
+    registerAnswerFeedbackRoute(scope, { store: deps.stores.feedback, clock: deps.clock }, ctx);
+    registerStrategyRoutes(scope, { store: deps.stores.strategies }, ctx);
     registerOtlpRoute(
       scope,
       {

@@ -32,7 +32,8 @@ export const deprecations = {
 export const apiTags = [
   { name: "reflect", description: "Reflect one run over HTTP, through the same pipeline as a Kafka event" },
   { name: "lessons", description: "The stored lessons: search, lessons for a task, signatures, splits" },
-  { name: "feedback", description: "Users' votes on lessons" },
+  { name: "feedback", description: "Users' votes on lessons and on agents' answers" },
+  { name: "strategies", description: "Each lesson's strategy, searchable as a memory of its own" },
   { name: "loops", description: "The orchestrator endpoints: decide a finished loop, its guardrails" },
   { name: "otlp", description: "OTLP/HTTP trace export (errors as google.rpc.Status, as OTLP specifies)" },
   { name: "operations", description: "Liveness, readiness, metrics and this document" },

@@ -12,7 +12,9 @@ const unitBuckets = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1];
  *   rejected / accepted_with_warnings count → reflector_reflections_total{verdict}
  *   pattern invalid count / validity avg → reflector_patterns_invalid_total, reflector_reflection_pattern_validity
  *   improvement loop iterations avg / success rate → reflector_improvement_loop_iterations,
- *     reflector_improvement_loop_runs_total{result}
+ *     reflector_improvement_loop_runs_total{result}: success when the loop reached a reflection
+ *     that meets the thresholds it works towards (improvementLoopSucceeded), not merely one that
+ *     was not rejected; the rejection rate is its `verdict` label
  */
 export function createQualityMetrics(registry: Registry, qualityScore: Histogram): QualityObserver {
   const histogram = (name: string, help: string, buckets = unitBuckets) =>
@@ -39,14 +41,16 @@ export function createQualityMetrics(registry: Registry, qualityScore: Histogram
   });
   const loopRuns = new Counter({
     name: "reflector_improvement_loop_runs_total",
-    help: "Improvement loops by result: success when the final reflection was not rejected.",
-    labelNames: ["result"] as const,
+    help: "Improvement loops by result (success: the final reflection meets the completeness, depth, actionability and relevance thresholds and is not quarantined) and by the final reflection's verdict.",
+    labelNames: ["result", "verdict"] as const,
     registers: [registry],
   });
-  for (const result of ["success", "failure"]) loopRuns.inc({ result }, 0);
+  for (const result of ["success", "failure"])
+    for (const verdict of ["accepted", "accepted_with_warnings", "rejected"])
+      loopRuns.inc({ result, verdict }, 0);
 
   return {
-    observe({ validation, verdict, attempts }) {
+    observe({ validation, verdict, attempts, succeeded }) {
       const m = validation.metrics;
       qualityScore.observe(validation.qualityScore);
       depth.observe(m.depthScore);
@@ -55,7 +59,7 @@ export function createQualityMetrics(registry: Registry, qualityScore: Histogram
       if (m.patternValidity !== null) patternValidity.observe(m.patternValidity);
       invalidPatterns.inc(validation.invalidPatterns.length);
       iterations.observe(attempts);
-      loopRuns.inc({ result: verdict === "rejected" ? "failure" : "success" });
+      loopRuns.inc({ result: succeeded ? "success" : "failure", verdict });
     },
   };
 }

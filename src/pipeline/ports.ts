@@ -74,9 +74,25 @@ export interface SpendGate {
   reserve?(tenantId: string, tokens: number): Promise<boolean>;
 }
 
+export type { LifecycleSubject, ReflectionLifecycle } from "./reflection-lifecycle.js";
+export type {
+  AnswerFeedbackInput,
+  AnswerFeedbackResult,
+  RatedAnswer,
+} from "../domain/feedback/answer-feedback.js";
+
 /** Receives every judged reflection, for the quality metrics. */
 export interface QualityObserver {
-  observe(judgement: { validation: ValidationResult; verdict: Verdict; attempts: number }): void;
+  /**
+   * `succeeded`: the improvement loop's final reflection meets every threshold a rewrite works
+   * towards (`improvementLoopSucceeded`, src/domain/quality/loop-success.ts).
+   */
+  observe(judgement: {
+    validation: ValidationResult;
+    verdict: Verdict;
+    attempts: number;
+    succeeded: boolean;
+  }): void;
 }
 
 /** What a text is to an embedder: a task asking for lessons (query), or stored text (passage). */

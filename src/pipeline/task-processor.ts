@@ -15,6 +15,7 @@ import type {
   NewLessonLimit,
   QualityObserver,
   ReflectionGenerator,
+  ReflectionLifecycle,
   ReflectionStore,
   SignatureIndex,
   SpendGate,
@@ -37,6 +38,8 @@ export interface TaskProcessorDeps {
   store: ReflectionStore;
   answerEvaluator: AnswerEvaluator;
   observer?: QualityObserver;
+  /** The reflection's named lifecycle, logged (generation, attempts, verdict, storage); absent: not logged. */
+  lifecycle?: ReflectionLifecycle;
   index: SignatureIndex;
   generator: ReflectionGenerator;
   embedder: Embedder;

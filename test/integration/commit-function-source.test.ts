@@ -6,6 +6,17 @@ import { ensureDatabase, migrate, migrationsDir } from "../../src/adapters/postg
 import { createPgReflectionStore } from "../../src/adapters/postgres/pg-reflection-store.js";
 import { withOccurrences } from "../../src/pipeline/outcome-message.js";
 import { createFakeIndex, createOfflineProcessor } from "../support/fakes.js";
+
+/**
+ * The store on a database migrated only up to the migration under test. Every migration applies
+ * the functions' one source file as it is today, so the columns today's function writes are added
+ * as the later migrations add them (`reflections.metadata`, 1732000026200); adaptive prompting's
+ * insights, read from columns later migrations add, are none.
+ */
+async function storeAt(pool: pg.Pool) {
+  await pool.query("ALTER TABLE reflections ADD COLUMN IF NOT EXISTS metadata jsonb NOT NULL DEFAULT '{}'");
+  return { ...createPgReflectionStore(pool), commonIssues: () => Promise.resolve([]) };
+}
 import { taskEvent } from "../support/task-events.js";
 
 // A database of its own: the migration under test is rolled back and applied again.
@@ -59,7 +70,7 @@ describe("the commit functions applied from their source file (1732000021000)", 
       // A worker that did not see the lesson another had just stored (it reads no lesson) stores
       // it again: its outputs, built before its commit, say a first occurrence; the commit counts
       // a second, deduplicated.
-      const store = createPgReflectionStore(pool);
+      const store = await storeAt(pool);
       const unaware = {
         ...store,
         findBySignature: () => Promise.resolve(null),
@@ -156,7 +167,7 @@ describe("the cheaper commit (1732000024000)", () => {
 
       // One lesson counted three times by the new function (the tenant check that moved into its
       // UPDATE: test/contract/reflection-store.contract.ts).
-      const store = createPgReflectionStore(pool);
+      const store = await storeAt(pool);
       const worker = () => createOfflineProcessor({ store, index: createFakeIndex().index });
       const tenantId = `t-${randomUUID().slice(0, 8)}`;
       for (const event of [taskEvent({ tenantId }), taskEvent({ tenantId }), taskEvent({ tenantId })])

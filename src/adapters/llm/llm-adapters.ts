@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import type { LessonCheck } from "../../pipeline/lesson-check.js";
 import type { AnswerEvaluator, Embedder, ReflectionGenerator } from "../../pipeline/ports.js";
 import { createHeuristicAnswerEvaluator } from "./heuristic-answer-evaluator.js";
-import { createOpenAiAnswerEvaluator } from "./openai-answer-evaluator.js";
+import { createOpenAiAnswerEvaluator, defaultEvaluatorMaxTokens } from "./openai-answer-evaluator.js";
 import { createHeuristicGenerator } from "./heuristic-generator.js";
 import { createCircuitBreaker, type CircuitBreakerOptions } from "./circuit-breaker.js";
 import { FairSlots } from "./fair-slots.js";
@@ -28,6 +28,8 @@ export interface LlmSettings {
   /** The check's own concurrent requests (default 4) and how many more may wait (default 16). */
   lessonCheckConcurrency?: number;
   lessonCheckQueue?: number;
+  /** REFLECTOR_PROMPTS_FILE: the task set for a failure and a success, in place of the defaults. */
+  reflectionInstructions?: { failure?: string; success?: string } | undefined;
   openai: {
     apiKey: string | undefined;
     baseUrl: string | undefined;
@@ -35,6 +37,8 @@ export interface LlmSettings {
     embeddingModel: string | undefined;
     /** Model for the answer self-evaluation; defaults to `model`. */
     evaluatorModel?: string | undefined;
+    /** `max_completion_tokens` of each answer self-evaluation request (default 500). */
+    evaluatorMaxTokens?: number;
     /** Model of the lessons-for-task check; defaults to `model`. */
     lessonCheckModel?: string | undefined;
     /** Model of the model judge; defaults to `model`. */
@@ -120,6 +124,7 @@ export function createLlmAdapters(
           ...policy,
           client: getClient(),
           model: openai.model,
+          instructions: settings.reflectionInstructions,
           ...(openai.promptMaxTokens !== undefined ? { promptMaxTokens: openai.promptMaxTokens } : {}),
           ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
         })
@@ -136,7 +141,7 @@ export function createLlmAdapters(
           ...policy,
           client: getClient(),
           model: evaluatorModel,
-          ...(openai.maxOutputTokens !== undefined ? { maxOutputTokens: openai.maxOutputTokens } : {}),
+          maxOutputTokens: openai.evaluatorMaxTokens ?? defaultEvaluatorMaxTokens,
         })
       : createHeuristicAnswerEvaluator();
   // An agent waits for this one: a failed request is not retried, meaning alone answers instead.

@@ -9,6 +9,7 @@ import {
 import type { AnswerEvaluator } from "../../pipeline/ports.js";
 import { askJsonChat, type ChatMessage } from "./json-chat.js";
 import type { LlmCallPolicy } from "./llm-call.js";
+import { cutMiddle } from "../../domain/contracts/cut-text.js";
 import { dataBlock, encodeData } from "./prompts.js";
 
 export interface OpenAiAnswerEvaluatorOptions extends LlmCallPolicy {
@@ -16,9 +17,27 @@ export interface OpenAiAnswerEvaluatorOptions extends LlmCallPolicy {
   /** A lighter model than the one that answers is enough; any chat model works. */
   model: string;
   randomToken?: () => string;
-  /** `max_completion_tokens` of each request (`LLM_MAX_OUTPUT_TOKENS`, default 2,000). */
+  /** `max_completion_tokens` of each request (`REFLECTOR_EVALUATOR_MAX_TOKENS`, default 500). */
   maxOutputTokens?: number;
 }
+
+/** The answer's cap the specification gives the self-evaluation: scores and a few short issues. */
+export const defaultEvaluatorMaxTokens = 500;
+
+/**
+ * What one evaluation request may carry, in characters (about 3 a token): with the output cap, an
+ * evaluation costs at most about 4,000 tokens in and 500 out whatever the agent sent. A longer
+ * question or answer keeps its head and tail around a cut marker; verification results beyond the
+ * first 20 are left out.
+ */
+export const evaluatorInputLimits = {
+  question: 2_000,
+  answer: 6_000,
+  taskText: 1_000,
+  critique: 1_000,
+  claim: 300,
+  verificationResults: 20,
+} as const;
 
 /**
  * What the model must return; quality and shouldRetry are computed here, not trusted. Each named
@@ -43,7 +62,7 @@ function systemPrompt(canary: string, nonce: string): string {
     "- confidence: how certain is it that the answer is correct, given the context and its verification results?",
     "- relevance: does the answer directly answer the question?",
     "- completeness: is the answer thorough enough for every part of the question?",
-    "List the issues you find and what would improve the answer.",
+    "List the issues you find and what would improve the answer: at most 5 of each, each under 25 words.",
     'Reply with ONE JSON object: {"confidence": n, "relevance": n, "completeness": n, "issues": [..], "improvements": [..], "shouldRetry": bool}. Nothing else.',
   ].join("\n");
 }
@@ -55,10 +74,11 @@ function systemPrompt(canary: string, nonce: string): string {
  * over and its result says `heuristic`. Outages still surface, so the consumer can wait.
  */
 export function createOpenAiAnswerEvaluator(options: OpenAiAnswerEvaluatorOptions): AnswerEvaluator {
+  const capped = { ...options, maxOutputTokens: options.maxOutputTokens ?? defaultEvaluatorMaxTokens };
   const randomToken = options.randomToken ?? (() => randomBytes(12).toString("hex"));
 
   async function ask(messages: ChatMessage[], canary: string, tenantId: string) {
-    return askJsonChat({ ...options, tenantId }, "openai answer evaluator", messages, ({ raw }) => {
+    return askJsonChat({ ...capped, tenantId }, "openai answer evaluator", messages, ({ raw }) => {
       let parsed: ReturnType<typeof ModelEvaluation.safeParse> | null = null;
       try {
         parsed = raw.includes(canary) ? null : ModelEvaluation.safeParse(JSON.parse(raw));
@@ -85,19 +105,26 @@ export function createOpenAiAnswerEvaluator(options: OpenAiAnswerEvaluatorOption
       if (!question || !answer) return null;
       const canary = `canary-${randomToken()}`;
       const nonce = randomToken().slice(0, 16);
+      const limits = evaluatorInputLimits;
+      const cut = (text: string | undefined, max: number) =>
+        text === undefined ? undefined : cutMiddle(text, max);
       const context = {
-        task: event.task.description,
-        goal: event.task.goal,
-        verificationResults: event.verificationResults,
-        critique: event.evaluation?.critique,
+        task: cut(event.task.description, limits.taskText),
+        goal: cut(event.task.goal, limits.taskText),
+        verificationResults: event.verificationResults?.slice(0, limits.verificationResults).map((v) => ({
+          status: v.status,
+          claimText: cut(v.claimText, limits.claim),
+          conflictReason: cut(v.conflictReason, limits.claim),
+        })),
+        critique: cut(event.evaluation?.critique, limits.critique),
       };
       const messages: ChatMessage[] = [
         { role: "system", content: systemPrompt(canary, nonce) },
         {
           role: "user",
           content: [
-            dataBlock("question", nonce, question),
-            dataBlock("answer", nonce, answer),
+            dataBlock("question", nonce, cutMiddle(question, limits.question)),
+            dataBlock("answer", nonce, cutMiddle(answer, limits.answer)),
             dataBlock("context", nonce, context),
           ].join("\n"),
         },

@@ -14,6 +14,7 @@ import {
   repairPrompt,
   type PromptGuidance,
   type PromptSecrets,
+  type ReflectionInstructions,
 } from "./prompts.js";
 import { parseReflectionOutput, type ParsedOutput } from "./reflection-output.js";
 import { estimateChatTokens } from "./token-estimate.js";
@@ -29,6 +30,8 @@ export interface OpenAiGeneratorOptions extends LlmCallPolicy {
   promptMaxTokens?: number;
   /** `max_completion_tokens` of each request (`LLM_MAX_OUTPUT_TOKENS`, default 2,000). */
   maxOutputTokens?: number;
+  /** The task set for a failure and a success (`REFLECTOR_PROMPTS_FILE`); the defaults otherwise. */
+  instructions?: Partial<ReflectionInstructions> | undefined;
 }
 
 /**
@@ -80,7 +83,11 @@ export function createOpenAiGenerator(options: OpenAiGeneratorOptions): Reflecti
     async generate(request): Promise<Reflection> {
       const secrets: PromptSecrets = { canary: `canary-${randomToken()}`, nonce: randomToken().slice(0, 16) };
       const located = request.located ?? locateFailure(request.event);
-      const prompt = buildReflectionPrompt(request, secrets, guidance, { maxTokens, located });
+      const prompt = buildReflectionPrompt(request, secrets, guidance, {
+        maxTokens,
+        located,
+        instructions: options.instructions,
+      });
       const withAttribution = (reflection: Reflection): Reflection =>
         request.event.outcome === "success"
           ? reflection

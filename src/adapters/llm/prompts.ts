@@ -247,29 +247,47 @@ function feedbackLines(request: GenerationRequest, detail: Detail): string[] {
   return lines;
 }
 
+/**
+ * The task the model is set, for a failure and for a success: the extension point of the failure
+ * and success prompts (`REFLECTOR_PROMPTS_FILE`, or `instructions` of `createOpenAiGenerator`).
+ * `{outcome}` in the failure text becomes the task's outcome. What a replacement cannot change is
+ * Reflector's: the security rules and the JSON answer's keys (the system message), the trace's data
+ * block, the retry's problems and the adaptive-prompting line, which frame these instructions.
+ */
+export interface ReflectionInstructions {
+  failure: string;
+  success: string;
+}
+
+export const defaultReflectionInstructions: ReflectionInstructions = {
+  failure: [
+    "Reflect on a task that did not succeed (outcome: {outcome}).",
+    "1. Find the decisive step: the earliest one whose correction would have changed the outcome.",
+    "2. Explain what went wrong there and why, with the agent, tool and values involved.",
+    "3. Write a lesson for this kind of task that prevents it next time.",
+    "4. Give specific, executable adjustments.",
+  ].join("\n"),
+  success: [
+    "Reflect on a task that SUCCEEDED.",
+    "1. Identify which strategies or approaches led to the success.",
+    "2. Decide whether it is a reusable pattern worth remembering.",
+    "3. Write a concise insight about the effective approach, and adjustments that make it the default.",
+  ].join("\n"),
+};
+
 export function userPrompt(
   request: GenerationRequest,
   secrets: PromptSecrets,
-  options: TraceDataOptions,
+  options: TraceDataOptions & { instructions?: Partial<ReflectionInstructions> | undefined },
 ): string {
   const detail = options.detail ?? fullDetail;
   const success = request.event.outcome === "success";
+  const instructions = { ...defaultReflectionInstructions, ...options.instructions };
   const intro = success
-    ? [
-        "Reflect on a task that SUCCEEDED.",
-        "1. Identify which strategies or approaches led to the success.",
-        "2. Decide whether it is a reusable pattern worth remembering.",
-        "3. Write a concise insight about the effective approach, and adjustments that make it the default.",
-      ]
-    : [
-        `Reflect on a task that did not succeed (outcome: ${request.event.outcome}).`,
-        "1. Find the decisive step: the earliest one whose correction would have changed the outcome.",
-        "2. Explain what went wrong there and why, with the agent, tool and values involved.",
-        "3. Write a lesson for this kind of task that prevents it next time.",
-        "4. Give specific, executable adjustments.",
-      ];
+    ? instructions.success
+    : instructions.failure.replaceAll("{outcome}", request.event.outcome);
   return [
-    ...intro,
+    intro,
     "",
     "The task's goal and description, its execution events and its error (category, message, context) are in this data block:",
     dataBlock("trace-data", secrets.nonce, traceData(request, options)),
@@ -284,6 +302,8 @@ export interface PromptOptions {
   maxTokens?: number;
   /** Where the failure is attributed; computed from the event when not given. */
   located?: LocatedFailure;
+  /** The task set for a failure and a success, in place of the default ones. */
+  instructions?: Partial<ReflectionInstructions> | undefined;
 }
 
 export interface BuiltPrompt extends ReflectionPrompt {
@@ -313,10 +333,12 @@ export function buildReflectionPrompt(
   const none: StepSelection = { entries: [], shown: 0, omitted: event.events.length };
 
   for (const detail of details) {
-    let budget = available - measure(userPrompt(request, secrets, { steps: none, detail, located }));
+    const { instructions } = options;
+    let budget =
+      available - measure(userPrompt(request, secrets, { steps: none, detail, located, instructions }));
     for (let attempt = 0; attempt < 8 && budget > 0; attempt += 1) {
       const steps = fitSteps(event.events, focus, budget);
-      const user = userPrompt(request, secrets, { steps, detail, located });
+      const user = userPrompt(request, secrets, { steps, detail, located, instructions });
       const tokens = measure(user);
       if (tokens <= available) return { system, user, estimatedTokens: tokens };
       budget -= tokens - available + Math.ceil(budget * 0.05);
@@ -326,7 +348,11 @@ export function buildReflectionPrompt(
   const summary: StepSelection =
     last >= 0 ? { entries: [summariseGap(event.events, 0, last)], shown: 0, omitted: last + 1 } : none;
   // The guess's evidence is left out too: at this size every character counts.
-  const user = userPrompt(request, secrets, { steps: summary, detail: details.at(-1) });
+  const user = userPrompt(request, secrets, {
+    steps: summary,
+    detail: details.at(-1),
+    instructions: options.instructions,
+  });
   return { system, user, estimatedTokens: measure(user) };
 }
 

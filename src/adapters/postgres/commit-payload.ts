@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { recordMetadata } from "../../domain/memory/record-metadata.js";
 import { strategyImportance } from "../../domain/memory/strategy-importance.js";
 import { stableId } from "../../domain/stable-id.js";
 import type { NewReflection, OutboundMessage, UnitOfWork } from "../../pipeline/ports.js";
@@ -95,6 +96,7 @@ export function commitPayload(
       last_seen_at: decidedAt,
       embedding_model: embeddingModel,
       source_vector: r.sourceVector,
+      metadata: recordMetadata(event, unit.signature ?? "", unit.decidedAt),
     };
     // Written only when the upsert inserted: the strategy row then belongs to `r.id`.
     if (r.reflection.strategyText) {

@@ -2,7 +2,8 @@ import type pg from "pg";
 import { qualityAfterOutcomes, type AppliedOutcome } from "../../domain/feedback/applied-outcome.js";
 import { effectiveQuality, isServed, type Rating } from "../../domain/feedback/effective-quality.js";
 import { ReflectorError } from "../../domain/errors.js";
-import type { FeedbackInput, FeedbackResult } from "../../pipeline/ports.js";
+import type { AnswerFeedbackInput, FeedbackInput, FeedbackResult } from "../../pipeline/ports.js";
+import { recordAnswerFeedback } from "./pg-answer-feedback.js";
 import { inTransaction } from "./in-transaction.js";
 import { withStoreErrors as guarded } from "./store-errors.js";
 
@@ -144,6 +145,10 @@ export function createPgFeedbackStore(pool: pg.Pool) {
      */
     recordFeedback: (tenantId: string, input: FeedbackInput) =>
       guarded(() => inTransaction(pool, (client) => recordFeedbackIn(client, tenantId, input))),
+
+    /** One vote on a loop's answer: moves its self-evaluation's effective quality (pg-answer-feedback.ts). */
+    recordAnswerFeedback: (tenantId: string, input: AnswerFeedbackInput) =>
+      recordAnswerFeedback(pool, tenantId, input),
 
     /** The lessons the decision about `loopId` carried, read from the outputs it committed. */
     lessonsCarriedTo: (tenantId: string, loopId: string) =>

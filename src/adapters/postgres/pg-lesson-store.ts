@@ -9,6 +9,7 @@ import {
   type EffectivenessThresholds,
 } from "../../domain/feedback/lesson-effectiveness.js";
 import type { ReflectionQuery, ReflectionView } from "../../domain/lessons/lesson-view.js";
+import type { RecordMetadata } from "../../domain/memory/record-metadata.js";
 import { withStoreErrors as guarded } from "./store-errors.js";
 
 /**
@@ -41,11 +42,13 @@ interface ViewRow {
   rank: number | null;
   strategy_id: string | null;
   strategy_importance: number | null;
+  /** '{}' for lessons stored before the metadata was kept. */
+  metadata: RecordMetadata | Record<string, never>;
 }
 
 const viewColumns = `id, signature, project_id, reflection_text, strategy_text, learning, importance, confidence,
   quality_score, effective_quality, feedback_rating, verdict, tags, error_category, attribution, occurrences,
-  first_seen_at, last_seen_at, helpful_count, harmful_count,
+  first_seen_at, last_seen_at, helpful_count, harmful_count, metadata,
   (SELECT s.id FROM strategies s WHERE s.reflection_id = reflections.id) AS strategy_id,
   (SELECT s.importance FROM strategies s WHERE s.reflection_id = reflections.id)::float8 AS strategy_importance`;
 
@@ -83,6 +86,8 @@ function toView(row: ViewRow, now: Date, thresholds: EffectivenessThresholds): R
       thresholds,
     ),
     rank: row.rank,
+    // Lessons stored before the metadata was kept hold '{}'.
+    metadata: "outcome" in row.metadata ? (row.metadata as RecordMetadata) : null,
   };
 }
 

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { patternMetadata } from "../../domain/memory/record-metadata.js";
 import type { DreamSource } from "../../domain/maintenance/dream-groups.js";
 import { stableId } from "../../domain/stable-id.js";
 import type {
@@ -63,9 +64,9 @@ async function upsertPattern(client: pg.PoolClient, id: string, p: NewPattern): 
     `INSERT INTO reflections (id, tenant_id, project_id, signature, signature_type, reflection_text,
        strategy_text, learning, importance, confidence, quality_score, verdict, metrics, violations, tags,
        error_category, patterns, adjustments, generator, attempts, embedding, source_event_id, outcome,
-       first_seen_at, last_seen_at, embedding_model, kind, occurrences)
+       first_seen_at, last_seen_at, embedding_model, kind, occurrences, metadata)
      VALUES ($1,$2,$3,$4,'pattern',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,'partial',
-       $22,$22,$23,'pattern',$24)
+       $22,$22,$23,'pattern',$24,$25)
      ON CONFLICT (tenant_id, signature) DO UPDATE SET
        reflection_text = EXCLUDED.reflection_text, strategy_text = EXCLUDED.strategy_text,
        learning = EXCLUDED.learning, importance = EXCLUDED.importance, confidence = EXCLUDED.confidence,
@@ -74,7 +75,7 @@ async function upsertPattern(client: pg.PoolClient, id: string, p: NewPattern): 
        patterns = EXCLUDED.patterns, adjustments = EXCLUDED.adjustments, generator = EXCLUDED.generator,
        attempts = EXCLUDED.attempts, embedding = EXCLUDED.embedding, source_event_id = EXCLUDED.source_event_id,
        last_seen_at = EXCLUDED.last_seen_at, embedding_model = EXCLUDED.embedding_model,
-       occurrences = EXCLUDED.occurrences
+       occurrences = EXCLUDED.occurrences, metadata = EXCLUDED.metadata
      RETURNING (xmax = 0) AS inserted`,
     [
       id,
@@ -105,6 +106,7 @@ async function upsertPattern(client: pg.PoolClient, id: string, p: NewPattern): 
         1,
         p.group.sources.reduce((sum, s) => sum + s.occurrences, 0),
       ),
+      JSON.stringify(patternMetadata(p.group, p.at)),
     ],
   );
   return res.rows[0]?.inserted === true;

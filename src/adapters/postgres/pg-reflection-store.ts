@@ -2,6 +2,8 @@ import type pg from "pg";
 import type { Attribution, Reflection } from "../../domain/contracts/index.js";
 import {
   extractCommonIssues,
+  answerRatedDown,
+  lessonRatedDown,
   lowQualityBelow,
   recentLowQualityLimit,
 } from "../../domain/evaluation/adaptive-insights.js";
@@ -225,13 +227,28 @@ export function createPgReflectionStore(
 
     commonIssues: (tenantId) =>
       withStoreErrors(async () => {
+        // Users' votes count as evaluations: an answer whose effective quality a 👎 lowered, and a
+        // lesson users rated down, are low-quality results with the rating (and the user's comment,
+        // read only through the insights' closed vocabulary) among their issues.
         const res = await pool.query<{ issues: string[] }>(
           `(SELECT violations AS issues FROM reflection_judgements
              WHERE tenant_id = $1 AND quality_score < $2 ORDER BY created_at DESC LIMIT $3)
            UNION ALL
-           (SELECT issues FROM answer_evaluations
-             WHERE tenant_id = $1 AND quality < $2 ORDER BY created_at DESC LIMIT $3)`,
-          [tenantId, lowQualityBelow, recentLowQualityLimit],
+           (SELECT issues || CASE WHEN feedback_rating = 'down'
+                                  THEN jsonb_build_array($4::text) || CASE WHEN feedback_comment IS NULL THEN '[]'
+                                                                      ELSE jsonb_build_array(feedback_comment) END
+                                  ELSE '[]' END AS issues
+              FROM answer_evaluations
+             WHERE tenant_id = $1 AND coalesce(effective_quality, quality) < $2
+             ORDER BY greatest(created_at, feedback_at) DESC LIMIT $3)
+           UNION ALL
+           (SELECT r.violations || jsonb_build_array($5::text)
+                   || coalesce((SELECT jsonb_build_array(f.comment) FROM reflection_feedback f
+                                 WHERE f.tenant_id = r.tenant_id AND f.reflection_id = r.id AND f.rating = 'down'
+                                   AND f.comment IS NOT NULL ORDER BY f.created_at DESC LIMIT 1), '[]') AS issues
+              FROM reflections r
+             WHERE r.tenant_id = $1 AND r.feedback_rating = 'down' ORDER BY r.updated_at DESC LIMIT $3)`,
+          [tenantId, lowQualityBelow, recentLowQualityLimit, answerRatedDown, lessonRatedDown],
         );
         return extractCommonIssues(res.rows.map((r) => r.issues));
       }),

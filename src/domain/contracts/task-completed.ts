@@ -210,6 +210,11 @@ export const TaskCompletedV1 = z
       )
       .max(500)
       .optional(),
+    /**
+     * Memories the agent relates to this task (the lessons it was served, its own memory ids):
+     * kept with the lesson written for it as `related_memory_ids`.
+     */
+    relatedMemoryIds: z.array(nonEmpty.max(200)).max(50).optional(),
     /** The agent's own evaluator pass: its critique and whether it revised the answer. */
     evaluation: z
       .object({

@@ -9,6 +9,13 @@ export const lowQualityBelow = 0.6;
 /** How many recent low-quality items are read (of each kind). */
 export const recentLowQualityLimit = 10;
 
+/**
+ * The issue a user's 👎 adds to an answer's self-evaluation, and to a lesson, when adaptive
+ * prompting reads them: users' votes reach the generator's prompt as their own insight.
+ */
+export const answerRatedDown = "Answer rated down by a user";
+export const lessonRatedDown = "Lesson rated down by a user";
+
 export interface CommonIssue {
   issue: string;
   count: number;
@@ -64,6 +71,8 @@ export function extractCommonIssues(
  * issue that matches none is left out.
  */
 const vocabulary: readonly (readonly [RegExp, string])[] = [
+  [/^answer rated down by a user$/, "Answers users rated down"],
+  [/^lesson rated down by a user$/, "Lessons users rated down"],
   [/^incomplete reflection$/, "Incomplete reflection"],
   [/^shallow reflection$/, "Shallow reflection"],
   [/^not actionable$/, "Not actionable"],

@@ -1,6 +1,7 @@
 import type { Attribution } from "../contracts/index.js";
 import type { Rating } from "../feedback/effective-quality.js";
 import type { LessonEffectiveness } from "../feedback/lesson-effectiveness.js";
+import type { RecordMetadata } from "../memory/record-metadata.js";
 
 /** A stored lesson as the read side shows it: the judged lesson, user feedback and effectiveness. */
 export interface ReflectionView {
@@ -36,6 +37,11 @@ export interface ReflectionView {
    * store does not read it.
    */
   strategy?: { id: string; importance: number } | null;
+  /**
+   * What the lesson keeps of the event it was written for (docs/specification.md#the-records-metadata);
+   * null for lessons stored before it was kept, absent when the store does not read it.
+   */
+  metadata?: RecordMetadata | null;
 }
 
 export interface ReflectionQuery {

@@ -55,6 +55,7 @@ export function reflectionJson(view: ReflectionView) {
     feedback: feedbackCountsJson(view.feedback),
     effectiveness: effectivenessJson(view.effectiveness),
     rank: view.rank,
+    metadata: view.metadata ?? null,
   };
 }
 
@@ -76,6 +77,7 @@ export function signatureJson(signature: string, found: ReflectionView) {
           judged_quality: found.judgedQuality,
           effective_quality: found.effectiveQuality,
           attribution: attributionJson(found.attribution),
+          metadata: found.metadata ?? null,
         }
       : null,
     lesson_withheld: found.served

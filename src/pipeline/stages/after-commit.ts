@@ -1,7 +1,13 @@
 import type { AppliedOutcomeStore } from "../../domain/feedback/applied-outcome.js";
 import type { TaskCompleted } from "../../domain/contracts/index.js";
 import { recordAppliedOutcomes, recordCommittedOutcomes } from "../lesson-outcomes.js";
-import type { Clock, OutboundMessage, SignatureIndex, StoredReflection } from "../ports.js";
+import type {
+  Clock,
+  OutboundMessage,
+  ReflectionLifecycle,
+  SignatureIndex,
+  StoredReflection,
+} from "../ports.js";
 import type { MemoryOutcome, PersistedState } from "../processing-state.js";
 import type { StageTimer } from "../stage-timer.js";
 
@@ -10,6 +16,8 @@ export interface AfterCommitDeps {
   timer: StageTimer;
   /** Whether the lessons a rerun carried helped (counted after the rerun commits); absent: not counted. */
   appliedOutcomes?: AppliedOutcomeStore;
+  /** The reflection's named lifecycle (`reflection_stored`), logged; absent: not logged. */
+  lifecycle?: ReflectionLifecycle;
 }
 
 /**
@@ -25,6 +33,14 @@ export async function afterCommit(deps: AfterCommitDeps, state: PersistedState):
   const remembered = memory ? cachedAfterCommit(memory) : null;
   const occurrences = result.occurrences;
   const refreshed = remembered && occurrences !== null ? { ...remembered, occurrences } : null;
+  const created = memory?.created;
+  if (created && deps.lifecycle) {
+    const subject = { tenantId: event.tenantId, projectId: event.projectId, eventId: event.eventId };
+    deps.lifecycle.stored(
+      { ...subject, loopId: event.loopId },
+      { reflectionId: created.id, importance: created.reflection.importance },
+    );
+  }
   const applied = deps.appliedOutcomes;
   // Independent (the cache in Redis, the outcomes in Postgres): the event's outputs wait for the slower only.
   await Promise.all([

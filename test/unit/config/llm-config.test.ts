@@ -109,6 +109,7 @@ describe("LLM configuration", () => {
       circuitOpenMs: 10_000,
       embeddingModel: "text-embedding-3-small",
       evaluatorModel: undefined,
+      evaluatorMaxTokens: 500,
       lessonCheckModel: undefined,
       inputPricePerMTokUsd: 0.15,
       outputPricePerMTokUsd: 0.6,
