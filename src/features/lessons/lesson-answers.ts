@@ -23,6 +23,32 @@ const Effectiveness = z.object({
   verdict: z.enum(["effective", "ineffective", "insufficient_data"]),
 });
 
+/** What a stored lesson keeps of the event it was written for; null for lessons stored before it was kept. */
+export const RecordMetadataJson = z
+  .object({
+    outcome: z.string(),
+    task_description: z.string(),
+    event_count: z.number().int(),
+    session_id: z.string().nullable(),
+    agent_id: z.string(),
+    task_id: z.string(),
+    context: z.object({
+      error_signature: z.string(),
+      original_query: z.string().nullable(),
+      iteration_count: z.number().int().nullable(),
+      quality_improvement: z.number().nullable(),
+      reflection_context: z.string(),
+    }),
+    relationships: z.object({
+      source_event_id: z.string(),
+      source_step_ids: z.array(z.string()),
+      related_memory_ids: z.array(z.string()),
+    }),
+    generated_at: z.string(),
+  })
+  .nullable()
+  .meta({ id: "RecordMetadata" });
+
 export const LessonJson = z
   .object({
     id: z.string(),
@@ -48,6 +74,7 @@ export const LessonJson = z
     feedback: FeedbackCounts,
     effectiveness: Effectiveness,
     rank: z.number().nullable(),
+    metadata: RecordMetadataJson,
   })
   .meta({ id: "Lesson" });
 
@@ -93,6 +120,7 @@ export const SignatureAnswer = z
         judged_quality: unit,
         effective_quality: unit,
         attribution: Attribution,
+        metadata: RecordMetadataJson,
       })
       .nullable(),
     lesson_withheld: z
