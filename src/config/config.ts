@@ -7,6 +7,7 @@ import type { ReflectionMode } from "../domain/select-for-reflection.js";
 import { qualityOverridesOf, qualitySettingsEnv, type QualitySettings } from "./quality-settings.js";
 import { llmConfigOf, llmEnv, llmProblems, type LlmConfig } from "./llm-settings.js";
 import { lifecycleEnv, lifecycleOf, type LifecycleConfig } from "./lifecycle-settings.js";
+import { lessonsIndexEnv, lessonsIndexOf, type LessonsIndexConfig } from "./lessons-index-settings.js";
 import { otlpBoundTenant, otlpConfigOf, otlpEnv, otlpProblems, type OtlpConfig } from "./otlp-settings.js";
 import {
   spendAndTenancyConfig,
@@ -119,6 +120,7 @@ const CoreEnvSchema = z.object({
   TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
   TOPIC_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
   ...lifecycleEnv,
+  ...lessonsIndexEnv,
   HANDLER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
   HANDLER_RETRY_BASE_MS: z.coerce.number().int().min(1).default(200),
   KAFKA_FROM_BEGINNING: boolFlag.default(true),
@@ -145,7 +147,7 @@ const EnvSchema = CoreEnvSchema.extend(TracingEnvSchema.shape);
 
 export type Env = z.infer<typeof EnvSchema>;
 
-export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfig {
+export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfig, LessonsIndexConfig {
   kafka: {
     brokers: string[];
     clientId: string;
@@ -351,6 +353,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxCrashingRecords: e.CONSUMER_MAX_CRASHING_RECORDS,
     },
     ...lifecycleOf(e),
+    ...lessonsIndexOf(e),
     tracing: tracingConfigOf(e),
     lagRefreshMs: e.LAG_REFRESH_MS,
     guardrails: {
