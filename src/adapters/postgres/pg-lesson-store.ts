@@ -118,6 +118,7 @@ async function readLessonVectors(
   tenantId: string,
   embeddingModel: string,
   since: Date | null,
+  page?: { afterId: string | null; limit: number },
 ) {
   const res = await pool.query<LessonVectorRow>(
     // The task the lesson was written for: its episode text up to the outcome line (as
@@ -131,8 +132,9 @@ async function readLessonVectors(
                JOIN loop_traces l ON l.tenant_id = p.tenant_id AND l.loop_id = p.loop_id
               WHERE p.tenant_id = reflections.tenant_id AND p.event_id = reflections.source_event_id) AS task
        FROM reflections
-      WHERE tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)`,
-    [tenantId, embeddingModel, since],
+      WHERE tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)
+      ${page ? "AND ($4::uuid IS NULL OR id > $4::uuid) ORDER BY id LIMIT $5" : ""}`,
+    page ? [tenantId, embeddingModel, since, page.afterId, page.limit] : [tenantId, embeddingModel, since],
   );
   return res.rows.map((r) => ({
     id: r.id,

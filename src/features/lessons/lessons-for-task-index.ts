@@ -51,8 +51,17 @@ export interface LessonVectorRow {
 export interface LessonVectorSource {
   /** The tenant's lessons with vectors of `embeddingModel`: how many, and the latest change. */
   lessonVersion(tenantId: string, embeddingModel: string): Promise<{ count: number; latest: Date | null }>;
-  /** Those lessons changed at or after `since` (all of them when null). */
-  lessonVectors(tenantId: string, embeddingModel: string, since: Date | null): Promise<LessonVectorRow[]>;
+  /**
+   * Those lessons changed at or after `since` (all of them when null); with `page`, at most
+   * `limit` of them in order of id, after `afterId` (the index reads a tenant a page at a time, so
+   * that a large tenant's rows are never all in memory at once).
+   */
+  lessonVectors(
+    tenantId: string,
+    embeddingModel: string,
+    since: Date | null,
+    page?: { afterId: string | null; limit: number },
+  ): Promise<LessonVectorRow[]>;
 }
 
 export interface LessonIndexOptions {
@@ -86,7 +95,8 @@ export interface LessonIndexOptions {
  */
 export const defaultIndexMaxBytes = 200 * 1024 * 1024;
 
-interface TenantLessons {
+/** What is held of a tenant's lessons. */
+interface Held {
   lessons: Map<string, IndexedLesson>;
   /** Lessons the tenant has (with vectors) that are not held: over its share of the budget. */
   notHeld: Set<string>;
@@ -94,6 +104,16 @@ interface TenantLessons {
   bytes: number;
   /** How many of these lessons' tasks have each word. */
   rarity: WordRarity;
+}
+
+const emptyHeld = (): Held => ({
+  lessons: new Map(),
+  notHeld: new Set(),
+  bytes: 0,
+  rarity: new WordRarity(),
+});
+
+interface TenantLessons extends Held {
   latest: Date | null;
   checkedAt: number;
   loaded: boolean;
@@ -101,6 +121,9 @@ interface TenantLessons {
   /** Why the last refresh failed; null once one succeeds. */
   failure: Error | null;
 }
+
+/** Rows read from the source at once. */
+const pageRows = 2_000;
 
 /** How far back a refresh reads before the latest change it has seen. */
 const overlapMs = 5_000;
@@ -127,7 +150,7 @@ function indexed(row: LessonVectorRow): IndexedLesson | null {
   };
 }
 
-function put(entry: TenantLessons, id: string, lesson: IndexedLesson | null): void {
+function put(entry: Held, id: string, lesson: IndexedLesson | null): void {
   const old = entry.lessons.get(id);
   if (old) {
     entry.bytes -= lessonBytes(old);
@@ -147,7 +170,7 @@ function put(entry: TenantLessons, id: string, lesson: IndexedLesson | null): vo
  * Keeps the tenant within `maxBytes`: its least valuable lessons (`byValue`) are let go and known
  * by id only. A row with no usable vector is not a lesson held, nor one let go.
  */
-function trim(entry: TenantLessons, maxBytes: number): void {
+function trim(entry: Held, maxBytes: number): void {
   if (entry.bytes <= maxBytes) return;
   const worst = [...entry.lessons.values()].sort(byValue).reverse();
   for (const lesson of worst) {
@@ -164,6 +187,21 @@ function latestOf(rows: readonly LessonVectorRow[], since: Date | null): Date | 
   return latest;
 }
 
+/** The rows changed at or after `from` (all when null), handed to `each` a page at a time. */
+async function readPages(
+  read: (page: { afterId: string | null; limit: number }) => Promise<LessonVectorRow[]>,
+  each: (rows: LessonVectorRow[]) => void,
+): Promise<void> {
+  let afterId: string | null = null;
+  for (;;) {
+    const rows = await read({ afterId, limit: pageRows });
+    each(rows);
+    const last = rows.at(-1);
+    if (rows.length < pageRows || !last) return;
+    afterId = last.id;
+  }
+}
+
 export function createLessonIndex(options: LessonIndexOptions) {
   const { source, embeddingModel, clock } = options;
   const refreshMs = options.refreshMs ?? 1_000;
@@ -178,22 +216,24 @@ export function createLessonIndex(options: LessonIndexOptions) {
     // A change committed late by a transaction that began earlier carries an earlier time: the
     // overlap reads it again (rows are replaced by id, so twice is harmless).
     const from = since ? new Date(since.getTime() - overlapMs) : null;
-    const rows = await source.lessonVectors(tenantId, embeddingModel, from);
     const wasNotHeld = entry.notHeld.size;
-    if (full) {
-      entry.lessons = new Map();
-      entry.notHeld = new Set();
-      entry.bytes = 0;
-      entry.rarity = new WordRarity();
-    }
-    // A row with no usable vector cannot match a task; it still counts, so it is not reloaded.
-    for (const row of rows) {
-      put(entry, row.id, indexed(row));
-      // Trimmed as it grows, so that a tenant far over its share never holds all of it at once.
-      if (entry.bytes > tenantMaxBytes * 1.25) trim(entry, tenantMaxBytes);
-    }
-    trim(entry, tenantMaxBytes);
-    entry.latest = latestOf(rows, since);
+    // A full read is built apart and put in place at once: queries meanwhile see the old lessons.
+    const target = full ? emptyHeld() : entry;
+    let latest = since;
+    const read = (page: { afterId: string | null; limit: number }) =>
+      source.lessonVectors(tenantId, embeddingModel, from, page);
+    await readPages(read, (rows) => {
+      // A row with no usable vector cannot match a task; it still counts, so it is not reloaded.
+      for (const row of rows) {
+        put(target, row.id, indexed(row));
+        // Trimmed as it grows, so that a tenant far over its share never holds all of it at once.
+        if (target.bytes > tenantMaxBytes * 1.25) trim(target, tenantMaxBytes);
+      }
+      latest = latestOf(rows, latest);
+    });
+    trim(target, tenantMaxBytes);
+    if (full) Object.assign(entry, target);
+    entry.latest = latest;
     if (entry.notHeld.size > 0 && (full || wasNotHeld === 0))
       options.onNotHeld?.({
         tenantId,

@@ -116,4 +116,40 @@ describe("the lessons index's byte budget", () => {
     expect(after.length + index.size().notHeld).toBe(40);
     expect(fake.fullReads.get("big")).toBe(1);
   });
+
+  it("reads a tenant a page at a time, and puts a full read in place only once it is whole", async () => {
+    const rows = rowsOf("paged", 4_500).sort((a, b) => (a.id < b.id ? -1 : 1));
+    const pages: (string | null)[] = [];
+    let gate: Promise<void> | null = null;
+    const source: LessonVectorSource = {
+      lessonVersion: () => Promise.resolve({ count: rows.length, latest: lessonsNow }),
+      lessonVectors: async (_tenant, _model, _since, page) => {
+        pages.push(page?.afterId ?? null);
+        if (pages.length > 3) await gate;
+        const after = page?.afterId ?? null;
+        const from = after === null ? 0 : rows.findIndex((r) => r.id > after);
+        return rows.slice(from, from + (page?.limit ?? rows.length));
+      },
+    };
+    let t = lessonsNow.getTime();
+    const index = createLessonIndex({
+      source,
+      embeddingModel: "m",
+      clock: { now: () => new Date(t) },
+      refreshMs: 10,
+      maxBytes: 1024 ** 3,
+    });
+    expect([...(await index.lessonsOf("paged"))]).toHaveLength(4_500);
+    expect(pages).toEqual([null, rows[1_999]?.id, rows[3_999]?.id]);
+    // A lesson left: everything is read again; while its pages arrive, the old lessons are served.
+    rows.pop();
+    let open: () => void = () => undefined;
+    gate = new Promise<void>((resolve) => (open = resolve));
+    t += 20;
+    await index.lessonsOf("paged");
+    expect([...(await index.lessonsOf("paged"))]).toHaveLength(4_500);
+    open();
+    await index.settled("paged");
+    expect([...(await index.lessonsOf("paged"))]).toHaveLength(4_499);
+  });
 });
