@@ -120,6 +120,12 @@ async function readLessonVectors(
   since: Date | null,
   page?: { afterId: string | null; limit: number },
 ) {
+  // A page: the ids first (sorted alone, without the rows' vectors), then those rows by key.
+  const which = page
+    ? `id IN (SELECT id FROM reflections
+               WHERE tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)
+                 AND ($4::uuid IS NULL OR id > $4::uuid) ORDER BY id LIMIT $5)`
+    : "tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)";
   const res = await pool.query<LessonVectorRow>(
     // The task the lesson was written for: its episode text up to the outcome line (as
     // taskOfEpisode in src/features/lessons/task-words.ts reads it), found by primary keys.
@@ -132,8 +138,7 @@ async function readLessonVectors(
                JOIN loop_traces l ON l.tenant_id = p.tenant_id AND l.loop_id = p.loop_id
               WHERE p.tenant_id = reflections.tenant_id AND p.event_id = reflections.source_event_id) AS task
        FROM reflections
-      WHERE tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)
-      ${page ? "AND ($4::uuid IS NULL OR id > $4::uuid) ORDER BY id LIMIT $5" : ""}`,
+      WHERE ${which}${page ? " AND tenant_id = $1 ORDER BY id" : ""}`,
     page ? [tenantId, embeddingModel, since, page.afterId, page.limit] : [tenantId, embeddingModel, since],
   );
   return res.rows.map((r) => ({

@@ -123,7 +123,7 @@ interface TenantLessons extends Held {
 }
 
 /** Rows read from the source at once. */
-const pageRows = 2_000;
+const pageRows = 5_000;
 
 /** How far back a refresh reads before the latest change it has seen. */
 const overlapMs = 5_000;

@@ -118,7 +118,7 @@ describe("the lessons index's byte budget", () => {
   });
 
   it("reads a tenant a page at a time, and puts a full read in place only once it is whole", async () => {
-    const rows = rowsOf("paged", 4_500).sort((a, b) => (a.id < b.id ? -1 : 1));
+    const rows = rowsOf("paged", 11_000).sort((a, b) => (a.id < b.id ? -1 : 1));
     const pages: (string | null)[] = [];
     let gate: Promise<void> | null = null;
     const source: LessonVectorSource = {
@@ -139,17 +139,17 @@ describe("the lessons index's byte budget", () => {
       refreshMs: 10,
       maxBytes: 1024 ** 3,
     });
-    expect([...(await index.lessonsOf("paged"))]).toHaveLength(4_500);
-    expect(pages).toEqual([null, rows[1_999]?.id, rows[3_999]?.id]);
+    expect([...(await index.lessonsOf("paged"))]).toHaveLength(11_000);
+    expect(pages).toEqual([null, rows[4_999]?.id, rows[9_999]?.id]);
     // A lesson left: everything is read again; while its pages arrive, the old lessons are served.
     rows.pop();
     let open: () => void = () => undefined;
     gate = new Promise<void>((resolve) => (open = resolve));
     t += 20;
     await index.lessonsOf("paged");
-    expect([...(await index.lessonsOf("paged"))]).toHaveLength(4_500);
+    expect([...(await index.lessonsOf("paged"))]).toHaveLength(11_000);
     open();
     await index.settled("paged");
-    expect([...(await index.lessonsOf("paged"))]).toHaveLength(4_499);
+    expect([...(await index.lessonsOf("paged"))]).toHaveLength(10_999);
   });
 });
