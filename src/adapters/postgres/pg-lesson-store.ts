@@ -266,8 +266,12 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
      * null): the served text, the effective quality, and the one vector a task is compared with,
      * the source trace's (the lesson text's for lessons stored before traces were compared).
      */
-    lessonVectors: (tenantId: string, embeddingModel: string, since: Date | null) =>
-      guarded(() => readLessonVectors(pool, tenantId, embeddingModel, since)),
+    lessonVectors: (
+      tenantId: string,
+      embeddingModel: string,
+      since: Date | null,
+      page?: { afterId: string | null; limit: number },
+    ) => guarded(() => readLessonVectors(pool, tenantId, embeddingModel, since, page)),
 
     /**
      * Stored lessons by effectiveness verdict (all tenants unless one is named), for the metrics

@@ -197,7 +197,8 @@ async function readPages(
     const rows = await read({ afterId, limit: pageRows });
     each(rows);
     const last = rows.at(-1);
-    if (rows.length < pageRows || !last) return;
+    // A short page is the last; so is one that does not move on (a source that reads no pages).
+    if (rows.length !== pageRows || !last || (afterId !== null && last.id <= afterId)) return;
     afterId = last.id;
   }
 }

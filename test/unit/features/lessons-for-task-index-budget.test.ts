@@ -152,4 +152,16 @@ describe("the lessons index's byte budget", () => {
     await index.settled("paged");
     expect([...(await index.lessonsOf("paged"))]).toHaveLength(10_999);
   });
+
+  it("reads a source that gives every row at once (no pages) once", async () => {
+    const fake = fakeSource(new Map([["whole", rowsOf("whole", 6_000)]]));
+    const index = createLessonIndex({
+      source: fake.source,
+      embeddingModel: "m",
+      clock: { now: () => lessonsNow },
+      maxBytes: 1024 ** 3,
+    });
+    expect([...(await index.lessonsOf("whole"))]).toHaveLength(6_000);
+    expect(fake.fullReads.get("whole")).toBe(1);
+  });
 });
