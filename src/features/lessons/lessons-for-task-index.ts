@@ -90,8 +90,8 @@ export interface LessonIndexOptions {
 /**
  * 200 MiB: the chart's pod limit is 1 GiB and the processor's peak RSS under a 1,000,000-event
  * backlog is 734 MiB (`npm run bench -- rss`), which leaves about 290 MiB; 200 MiB of lessons is
- * about 80,000 lessons of 384 dimensions (about 2.6 KB each: `bench/lessons-for-task-scale.ts` measured
- * +26 MiB of heap for 10,000 lessons against 25 MiB estimated).
+ * about 70,000 lessons of 384 dimensions (about 3 KB each as estimated; `bench/lessons-for-task-scale.ts`
+ * measures the heap against the estimate).
  */
 export const defaultIndexMaxBytes = 200 * 1024 * 1024;
 
