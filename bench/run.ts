@@ -1,6 +1,6 @@
 /**
  * All benchmarks, one after the other: `npm run bench`, or one of them:
- * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|hot-path-cpu|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|memory-kafka|calibration|judge|model-bound|otlp|otlp-http|otlp-http-stall|tracing|max-events|lessons-for-task|tenant-isolation|idle-cpu`. Each prints its
+ * `npm run bench -- e2e|floor|llm|calls|calls-recorded|attribution|generalisation|held-out-model|hot-path-cpu|prompt-coverage|latency|rss|embeddings|embedder-quality|cheap|memory|memory-real|memory-kafka|calibration|judge|model-bound|otlp|otlp-http|otlp-http-stall|tracing|max-events|lessons-for-task|tenant-isolation|idle-cpu|lessons-for-task-scale`. Each prints its
  * ratio measured in the same run.
  */
 import { benchCalibration } from "./calibration.js";
@@ -16,6 +16,7 @@ import { benchIdleCpu } from "./idle-cpu.js";
 import { benchJudge } from "./judge.js";
 import { benchLatency } from "./latency.js";
 import { benchLessonsForTask } from "./lessons-for-task.js";
+import { benchLessonsForTaskScale } from "./lessons-for-task-scale.js";
 import { benchAttribution } from "./attribution.js";
 import { benchLlmBound, benchLlmCalls, benchLlmCallsRecorded } from "./llm.js";
 import { benchMaxEvents } from "./max-events.js";
@@ -60,6 +61,7 @@ const all: Record<string, () => Promise<BenchResult>> = {
   "model-bound": () => benchModelBound(),
   "max-events": () => benchMaxEvents(),
   "lessons-for-task": () => benchLessonsForTask(),
+  "lessons-for-task-scale": () => benchLessonsForTaskScale(),
   "tenant-isolation": () => benchTenantIsolation(),
   "idle-cpu": () => benchIdleCpu(),
 };

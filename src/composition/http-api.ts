@@ -20,6 +20,7 @@ import { createApiKeyring } from "../http/api-keys.js";
 import { createHttpServer } from "../http/http-server.js";
 import type { createFeedbackMetrics } from "../observability/feedback-metrics.js";
 import { countLessonsForTask } from "../observability/lessons-for-task-metrics.js";
+import { registerLessonIndexGauges } from "../observability/lessons-index-metrics.js";
 import type { Logger } from "../observability/logger.js";
 import { buildOtlpHttpIngest } from "./otlp-bridge-app.js";
 import { createLoopCompleter } from "../pipeline/complete-loop.js";
@@ -69,6 +70,28 @@ function otlpBridgeCheck(bridge: NonNullable<HttpApiDeps["otlpBridge"]>) {
 }
 
 /**
+ * The lessons held in memory for lessons for a task, bounded by `LESSONS_INDEX_MAX_BYTES`, with
+ * their gauges and a warning when one tenant alone is over half of it (docs/api.md).
+ */
+function buildLessonIndex(config: Config, deps: HttpApiDeps) {
+  const maxBytes = config.lessonsIndexMaxBytes;
+  const index = createLessonIndex({
+    source: createPgLessonStore(deps.pool, { clock: deps.clock }),
+    embeddingModel: deps.embedder.name,
+    clock: deps.clock,
+    maxBytes,
+    onNotHeld: ({ tenantId, held, notHeld, bytes }) => {
+      deps.logger.warn(
+        { tenantId, held, notHeld, bytes, maxBytes },
+        "lessons for a task: the tenant's lessons are over half of LESSONS_INDEX_MAX_BYTES; its least valuable are not held and not served",
+      );
+    },
+  });
+  registerLessonIndexGauges(index, deps.registry);
+  return index;
+}
+
+/**
  * The HTTP server (API, OTLP over HTTP when the bridge runs, metrics, health) with the producers
  * and the checks it needs; `connect` before listening, `close` after.
  */
@@ -92,6 +115,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
         redis,
       })
     : null;
+  const lessonIndex = buildLessonIndex(config, deps);
   const http = createHttpServer({
     logger: deps.logger,
     api: {
@@ -111,11 +135,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
       commonIssues: (tenantId) => deps.reflectionStore.commonIssues(tenantId),
       lessonsForTask: countLessonsForTask(
         createLessonsForTask({
-          index: createLessonIndex({
-            source: createPgLessonStore(deps.pool, { clock }),
-            embeddingModel: deps.embedder.name,
-            clock,
-          }),
+          index: lessonIndex,
           embedder: deps.embedder,
           clock,
           minOccurrences: config.lessonServeMinOccurrences,

@@ -12,6 +12,8 @@ import {
 } from "./prompt-settings.js";
 import { llmConfigOf, llmEnv, llmProblems, type LlmConfig } from "./llm-settings.js";
 import { lifecycleEnv, lifecycleOf, type LifecycleConfig } from "./lifecycle-settings.js";
+import { maintenanceEnv, maintenanceOf, type MaintenanceSettings } from "./maintenance-settings.js";
+import { lessonsIndexEnv, lessonsIndexOf, type LessonsIndexConfig } from "./lessons-index-settings.js";
 import { otlpBoundTenant, otlpConfigOf, otlpEnv, otlpProblems, type OtlpConfig } from "./otlp-settings.js";
 import {
   spendAndTenancyConfig,
@@ -124,6 +126,7 @@ const CoreEnvSchema = z.object({
   TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
   TOPIC_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(10).default(1),
   ...lifecycleEnv,
+  ...lessonsIndexEnv,
   HANDLER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
   HANDLER_RETRY_BASE_MS: z.coerce.number().int().min(1).default(200),
   KAFKA_FROM_BEGINNING: boolFlag.default(true),
@@ -134,11 +137,7 @@ const CoreEnvSchema = z.object({
   GUARDRAIL_MAX_RERUNS: z.coerce.number().int().min(0).max(100).default(3),
   GUARDRAIL_FATIGUE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.5),
   GUARDRAIL_BIAS_REPETITION_THRESHOLD: z.coerce.number().int().min(1).max(100).default(3),
-  DREAM_INTERVAL_MS: z.coerce.number().int().min(0).default(0),
-  DREAM_MIN_IMPORTANCE: z.coerce.number().min(0).max(1).default(0.7),
-  PRUNE_INTERVAL_MS: z.coerce.number().int().min(0).default(0),
-  PRUNE_OLDER_THAN_DAYS: z.coerce.number().int().min(1).default(90),
-  PRUNE_MAX_IMPORTANCE: z.coerce.number().min(0).max(1).default(0.3),
+  ...maintenanceEnv,
   // ---- Secured connections: TLS, SASL and credentials (src/config/secured-connections.ts) ----
   ...SecuredConnectionsSchema.shape,
   // ---- OTLP ingest bridge (src/config/otlp-settings.ts) ----
@@ -149,7 +148,7 @@ const EnvSchema = CoreEnvSchema.extend(TracingEnvSchema.shape);
 
 export type Env = z.infer<typeof EnvSchema>;
 
-export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfig {
+export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfig, LessonsIndexConfig {
   kafka: {
     brokers: string[];
     clientId: string;
@@ -227,13 +226,7 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfi
     biasRepetitionThreshold: number;
   };
   /** Dreaming and pruning; interval 0 = not scheduled in the processor. */
-  maintenance: {
-    dreamIntervalMs: number;
-    dreamMinImportance: number;
-    pruneIntervalMs: number;
-    pruneOlderThanDays: number;
-    pruneMaxImportance: number;
-  };
+  maintenance: MaintenanceSettings;
   /** The OTLP ingest bridge (docs/otlp-ingest.md); `topic` undefined = not run by `start`. */
   otlp: OtlpConfig;
 }
@@ -358,6 +351,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxCrashingRecords: e.CONSUMER_MAX_CRASHING_RECORDS,
     },
     ...lifecycleOf(e),
+    ...lessonsIndexOf(e),
     tracing: tracingConfigOf(e),
     lagRefreshMs: e.LAG_REFRESH_MS,
     guardrails: {
@@ -367,13 +361,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       fatigueCriticalThreshold: e.GUARDRAIL_FATIGUE_THRESHOLD,
       biasRepetitionThreshold: e.GUARDRAIL_BIAS_REPETITION_THRESHOLD,
     },
-    maintenance: {
-      dreamIntervalMs: e.DREAM_INTERVAL_MS,
-      dreamMinImportance: e.DREAM_MIN_IMPORTANCE,
-      pruneIntervalMs: e.PRUNE_INTERVAL_MS,
-      pruneOlderThanDays: e.PRUNE_OLDER_THAN_DAYS,
-      pruneMaxImportance: e.PRUNE_MAX_IMPORTANCE,
-    },
+    maintenance: maintenanceOf(e),
     otlp: otlpConfigOf(e, otlpBound.tenant),
   });
 }

@@ -123,7 +123,14 @@ async function readLessonVectors(
   tenantId: string,
   embeddingModel: string,
   since: Date | null,
+  page?: { afterId: string | null; limit: number },
 ) {
+  // A page: the ids first (sorted alone, without the rows' vectors), then those rows by key.
+  const which = page
+    ? `id IN (SELECT id FROM reflections
+               WHERE tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)
+                 AND ($4::uuid IS NULL OR id > $4::uuid) ORDER BY id LIMIT $5)`
+    : "tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)";
   const res = await pool.query<LessonVectorRow>(
     // The task the lesson was written for: its episode text up to the outcome line (as
     // taskOfEpisode in src/features/lessons/task-words.ts reads it), found by primary keys.
@@ -136,8 +143,8 @@ async function readLessonVectors(
                JOIN loop_traces l ON l.tenant_id = p.tenant_id AND l.loop_id = p.loop_id
               WHERE p.tenant_id = reflections.tenant_id AND p.event_id = reflections.source_event_id) AS task
        FROM reflections
-      WHERE tenant_id = $1 AND embedding_model = $2 AND ($3::timestamptz IS NULL OR updated_at >= $3)`,
-    [tenantId, embeddingModel, since],
+      WHERE ${which}${page ? " AND tenant_id = $1 ORDER BY id" : ""}`,
+    page ? [tenantId, embeddingModel, since, page.afterId, page.limit] : [tenantId, embeddingModel, since],
   );
   return res.rows.map((r) => ({
     id: r.id,
@@ -264,8 +271,12 @@ export function createPgLessonStore(pool: pg.Pool, options: PgLessonStoreOptions
      * null): the served text, the effective quality, and the one vector a task is compared with,
      * the source trace's (the lesson text's for lessons stored before traces were compared).
      */
-    lessonVectors: (tenantId: string, embeddingModel: string, since: Date | null) =>
-      guarded(() => readLessonVectors(pool, tenantId, embeddingModel, since)),
+    lessonVectors: (
+      tenantId: string,
+      embeddingModel: string,
+      since: Date | null,
+      page?: { afterId: string | null; limit: number },
+    ) => guarded(() => readLessonVectors(pool, tenantId, embeddingModel, since, page)),
 
     /**
      * Stored lessons by effectiveness verdict (all tenants unless one is named), for the metrics

@@ -1,3 +1,4 @@
+import { byValue, idBytes, lessonBytes } from "./lessons-for-task-budget.js";
 import { unitVector, type IndexedLesson } from "./lessons-for-task-rank.js";
 import { WordRarity, wordsOf } from "./task-words.js";
 
@@ -11,6 +12,11 @@ import { WordRarity, wordsOf } from "./task-words.js";
  * moved it reads the rows changed since, and reads them all again when the count still differs (a
  * lesson was deleted or merged away). Feedback, merges and new lessons are thus served about
  * `refreshMs` plus one refresh late; queries never wait on it.
+ *
+ * Bounds: at most `maxTenants` tenants and `maxBytes` of estimated heap (lessons-for-task-budget.ts);
+ * beyond either, the least recently asked tenants are dropped (and loaded again when next asked).
+ * One tenant alone holds at most half of `maxBytes`: beyond that, its most valuable lessons are held
+ * and the rest are known by id only, never served, and reported (`onNotHeld`, `size().notHeld`).
  */
 
 /** One stored lesson as Postgres gives it to the index (vectors of this process's embedder only). */
@@ -45,8 +51,17 @@ export interface LessonVectorRow {
 export interface LessonVectorSource {
   /** The tenant's lessons with vectors of `embeddingModel`: how many, and the latest change. */
   lessonVersion(tenantId: string, embeddingModel: string): Promise<{ count: number; latest: Date | null }>;
-  /** Those lessons changed at or after `since` (all of them when null). */
-  lessonVectors(tenantId: string, embeddingModel: string, since: Date | null): Promise<LessonVectorRow[]>;
+  /**
+   * Those lessons changed at or after `since` (all of them when null); with `page`, at most
+   * `limit` of them in order of id, after `afterId` (the index reads a tenant a page at a time, so
+   * that a large tenant's rows are never all in memory at once).
+   */
+  lessonVectors(
+    tenantId: string,
+    embeddingModel: string,
+    since: Date | null,
+    page?: { afterId: string | null; limit: number },
+  ): Promise<LessonVectorRow[]>;
 }
 
 export interface LessonIndexOptions {
@@ -59,12 +74,46 @@ export interface LessonIndexOptions {
   maxTenants?: number;
   /** While refreshes fail, lessons this old are still served (default 60 s); older, the query fails. */
   maxStaleMs?: number;
+  /**
+   * Estimated bytes all tenants' lessons may take (LESSONS_INDEX_MAX_BYTES, default
+   * `defaultIndexMaxBytes`); least recently asked tenants are dropped beyond it, and one tenant
+   * alone holds at most half of it.
+   */
+  maxBytes?: number;
+  /**
+   * Told when a load leaves some of a tenant's lessons not held (the tenant alone is over half of
+   * `maxBytes`): on every full load that does, and when an update first does.
+   */
+  onNotHeld?: (event: { tenantId: string; held: number; notHeld: number; bytes: number }) => void;
 }
 
-interface TenantLessons {
+/**
+ * 200 MiB: the chart's pod limit is 1 GiB and the processor's peak RSS under a 1,000,000-event
+ * backlog is 734 MiB (`npm run bench -- rss`), which leaves about 290 MiB; 200 MiB of lessons is
+ * about 70,000 lessons of 384 dimensions (about 3 KB each as estimated; `bench/lessons-for-task-scale.ts`
+ * measures the heap against the estimate).
+ */
+export const defaultIndexMaxBytes = 200 * 1024 * 1024;
+
+/** What is held of a tenant's lessons. */
+interface Held {
   lessons: Map<string, IndexedLesson>;
+  /** Lessons the tenant has (with vectors) that are not held: over its share of the budget. */
+  notHeld: Set<string>;
+  /** Estimated bytes of `lessons` and `notHeld`. */
+  bytes: number;
   /** How many of these lessons' tasks have each word. */
   rarity: WordRarity;
+}
+
+const emptyHeld = (): Held => ({
+  lessons: new Map(),
+  notHeld: new Set(),
+  bytes: 0,
+  rarity: new WordRarity(),
+});
+
+interface TenantLessons extends Held {
   latest: Date | null;
   checkedAt: number;
   loaded: boolean;
@@ -72,6 +121,9 @@ interface TenantLessons {
   /** Why the last refresh failed; null once one succeeds. */
   failure: Error | null;
 }
+
+/** Rows read from the source at once. */
+const pageRows = 5_000;
 
 /** How far back a refresh reads before the latest change it has seen. */
 const overlapMs = 5_000;
@@ -98,15 +150,35 @@ function indexed(row: LessonVectorRow): IndexedLesson | null {
   };
 }
 
-function put(entry: TenantLessons, id: string, lesson: IndexedLesson | null): void {
+function put(entry: Held, id: string, lesson: IndexedLesson | null): void {
   const old = entry.lessons.get(id);
-  if (old?.taskWords?.length) entry.rarity.remove(old.taskWords);
+  if (old) {
+    entry.bytes -= lessonBytes(old);
+    if (old.taskWords?.length) entry.rarity.remove(old.taskWords);
+  }
+  if (entry.notHeld.delete(id)) entry.bytes -= idBytes(id);
   if (!lesson) {
     entry.lessons.delete(id);
     return;
   }
   entry.lessons.set(id, lesson);
+  entry.bytes += lessonBytes(lesson);
   if (lesson.taskWords?.length) entry.rarity.add(lesson.taskWords);
+}
+
+/**
+ * Keeps the tenant within `maxBytes`: its least valuable lessons (`byValue`) are let go and known
+ * by id only. A row with no usable vector is not a lesson held, nor one let go.
+ */
+function trim(entry: Held, maxBytes: number): void {
+  if (entry.bytes <= maxBytes) return;
+  const worst = [...entry.lessons.values()].sort(byValue).reverse();
+  for (const lesson of worst) {
+    if (entry.bytes <= maxBytes) break;
+    put(entry, lesson.id, null);
+    entry.notHeld.add(lesson.id);
+    entry.bytes += idBytes(lesson.id);
+  }
 }
 
 function latestOf(rows: readonly LessonVectorRow[], since: Date | null): Date | null {
@@ -115,11 +187,29 @@ function latestOf(rows: readonly LessonVectorRow[], since: Date | null): Date | 
   return latest;
 }
 
+/** The rows changed at or after `from` (all when null), handed to `each` a page at a time. */
+async function readPages(
+  read: (page: { afterId: string | null; limit: number }) => Promise<LessonVectorRow[]>,
+  each: (rows: LessonVectorRow[]) => void,
+): Promise<void> {
+  let afterId: string | null = null;
+  for (;;) {
+    const rows = await read({ afterId, limit: pageRows });
+    each(rows);
+    const last = rows.at(-1);
+    // A short page is the last; so is one that does not move on (a source that reads no pages).
+    if (rows.length !== pageRows || !last || (afterId !== null && last.id <= afterId)) return;
+    afterId = last.id;
+  }
+}
+
 export function createLessonIndex(options: LessonIndexOptions) {
   const { source, embeddingModel, clock } = options;
   const refreshMs = options.refreshMs ?? 1_000;
   const maxTenants = options.maxTenants ?? 64;
   const maxStaleMs = options.maxStaleMs ?? 60_000;
+  const maxBytes = options.maxBytes ?? defaultIndexMaxBytes;
+  const tenantMaxBytes = Math.floor(maxBytes / 2);
   const tenants = new Map<string, TenantLessons>();
 
   async function load(tenantId: string, entry: TenantLessons, full: boolean): Promise<void> {
@@ -127,14 +217,31 @@ export function createLessonIndex(options: LessonIndexOptions) {
     // A change committed late by a transaction that began earlier carries an earlier time: the
     // overlap reads it again (rows are replaced by id, so twice is harmless).
     const from = since ? new Date(since.getTime() - overlapMs) : null;
-    const rows = await source.lessonVectors(tenantId, embeddingModel, from);
-    if (full) {
-      entry.lessons = new Map();
-      entry.rarity = new WordRarity();
-    }
-    // A row with no usable vector cannot match a task; it still counts, so it is not reloaded.
-    for (const row of rows) put(entry, row.id, indexed(row));
-    entry.latest = latestOf(rows, since);
+    const wasNotHeld = entry.notHeld.size;
+    // A full read is built apart and put in place at once: queries meanwhile see the old lessons.
+    const target = full ? emptyHeld() : entry;
+    let latest = since;
+    const read = (page: { afterId: string | null; limit: number }) =>
+      source.lessonVectors(tenantId, embeddingModel, from, page);
+    await readPages(read, (rows) => {
+      // A row with no usable vector cannot match a task; it still counts, so it is not reloaded.
+      for (const row of rows) {
+        put(target, row.id, indexed(row));
+        // Trimmed as it grows, so that a tenant far over its share never holds all of it at once.
+        if (target.bytes > tenantMaxBytes * 1.25) trim(target, tenantMaxBytes);
+      }
+      latest = latestOf(rows, latest);
+    });
+    trim(target, tenantMaxBytes);
+    if (full) Object.assign(entry, target);
+    entry.latest = latest;
+    if (entry.notHeld.size > 0 && (full || wasNotHeld === 0))
+      options.onNotHeld?.({
+        tenantId,
+        held: entry.lessons.size,
+        notHeld: entry.notHeld.size,
+        bytes: entry.bytes,
+      });
   }
 
   async function refresh(tenantId: string, entry: TenantLessons): Promise<void> {
@@ -142,17 +249,30 @@ export function createLessonIndex(options: LessonIndexOptions) {
     const moved = (version.latest?.getTime() ?? 0) !== (entry.latest?.getTime() ?? 0);
     if (moved) await load(tenantId, entry, false);
     // Rows that left (pruned, deleted) do not show in `updated_at`: the count tells.
-    if (version.count !== entry.lessons.size) await load(tenantId, entry, true);
+    if (version.count !== entry.lessons.size + entry.notHeld.size) await load(tenantId, entry, true);
+  }
+
+  function bytesHeld(): number {
+    let bytes = 0;
+    for (const t of tenants.values()) bytes += t.bytes;
+    return bytes;
+  }
+
+  /** Drops the least recently asked tenants (never `keep`) while over either bound. */
+  function bound(keep: string): void {
+    let bytes = bytesHeld();
+    for (const [id, entry] of tenants) {
+      if (tenants.size <= maxTenants && bytes <= maxBytes) break;
+      if (id === keep) continue;
+      tenants.delete(id);
+      bytes -= entry.bytes;
+    }
   }
 
   function remember(tenantId: string, entry: TenantLessons): void {
     tenants.delete(tenantId);
     tenants.set(tenantId, entry);
-    while (tenants.size > maxTenants) {
-      const oldest = tenants.keys().next().value;
-      if (oldest === undefined) break;
-      tenants.delete(oldest);
-    }
+    bound(tenantId);
   }
 
   function start(tenantId: string, entry: TenantLessons): void {
@@ -163,6 +283,8 @@ export function createLessonIndex(options: LessonIndexOptions) {
           entry.loaded = true;
           entry.checkedAt = clock.now().getTime();
           entry.failure = null;
+          // Held again only while still remembered (a tenant dropped meanwhile stays dropped).
+          if (tenants.get(tenantId) === entry) bound(tenantId);
         },
         (err: unknown) => {
           entry.failure = err instanceof Error ? err : new Error(String(err));
@@ -183,6 +305,8 @@ export function createLessonIndex(options: LessonIndexOptions) {
     async lessonsOf(tenantId: string): Promise<Iterable<IndexedLesson>> {
       const entry = tenants.get(tenantId) ?? {
         lessons: new Map<string, IndexedLesson>(),
+        notHeld: new Set<string>(),
+        bytes: 0,
         rarity: new WordRarity(),
         latest: null,
         checkedAt: 0,
@@ -213,11 +337,18 @@ export function createLessonIndex(options: LessonIndexOptions) {
     async settled(tenantId: string): Promise<void> {
       await tenants.get(tenantId)?.refreshing;
     },
-    /** Tenants held and their lessons (for tests and the benchmark). */
-    size(): { tenants: number; lessons: number } {
+    /**
+     * Tenants held, their lessons held, those known but not held (tenants over their share of the
+     * bytes) and the estimated bytes (the metrics, tests and the benchmark).
+     */
+    size(): { tenants: number; lessons: number; notHeld: number; bytes: number } {
       let lessons = 0;
-      for (const t of tenants.values()) lessons += t.lessons.size;
-      return { tenants: tenants.size, lessons };
+      let notHeld = 0;
+      for (const t of tenants.values()) {
+        lessons += t.lessons.size;
+        notHeld += t.notHeld.size;
+      }
+      return { tenants: tenants.size, lessons, notHeld, bytes: bytesHeld() };
     },
   };
 }
