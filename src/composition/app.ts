@@ -169,6 +169,7 @@ export function createApp(config: Config, logger: Logger, overrides: AppOverride
     isConsuming: () => consumer.isReady(),
     isStopping: () => stopping,
     otlpBridge,
+    metrics,
   });
   const http = api.http;
 

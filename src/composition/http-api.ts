@@ -20,6 +20,7 @@ import { createApiKeyring } from "../http/api-keys.js";
 import { createHttpServer } from "../http/http-server.js";
 import type { createFeedbackMetrics } from "../observability/feedback-metrics.js";
 import { countLessonsForTask } from "../observability/lessons-for-task-metrics.js";
+import { countCommittedOutputs, type Metrics } from "../observability/metrics.js";
 import { registerLessonIndexGauges } from "../observability/lessons-index-metrics.js";
 import type { Logger } from "../observability/logger.js";
 import { buildOtlpHttpIngest } from "./otlp-bridge-app.js";
@@ -27,7 +28,7 @@ import { createLoopCompleter } from "../pipeline/complete-loop.js";
 import { createRunReflector } from "../pipeline/reflect-run.js";
 import type { TaskProcessor } from "../pipeline/task-processor.js";
 import type { LessonCheck } from "../pipeline/lesson-check.js";
-import type { Clock, Embedder, ReflectionStore, ValueCodec } from "../pipeline/ports.js";
+import type { Clock, Embedder, OutboundMessage, ReflectionStore, ValueCodec } from "../pipeline/ports.js";
 import { buildOutputPublisher } from "./task-consumer.js";
 
 export interface HttpApiDeps {
@@ -39,6 +40,8 @@ export interface HttpApiDeps {
   codec: ValueCodec;
   limits: SizeLimits;
   registry: Registry;
+  /** The processor's outcome counters: a run reflected over HTTP counts in them as a consumed one does. */
+  metrics?: Pick<Metrics, "verdicts" | "decisions" | "generatorCalls">;
   logger: Logger;
   reflectionStore: ReflectionStore;
   readStores: ReturnType<typeof buildReadStores>;
@@ -59,6 +62,12 @@ export interface HttpApiDeps {
    * in its group and its publisher connected (`otlp_bridge`), as the standalone bridge's own does.
    */
   otlpBridge?: { isConsuming: () => boolean; isPublisherConnected: () => boolean } | null;
+}
+
+function countedIn(metrics: NonNullable<HttpApiDeps["metrics"]>) {
+  return (outputs: readonly OutboundMessage[], generatorCalls: number) => {
+    countCommittedOutputs(metrics, outputs, generatorCalls);
+  };
 }
 
 /** Ready while the in-process OTLP bridge consumes and can publish what it assembles. */
@@ -159,6 +168,7 @@ export function buildHttpApi(config: Config, deps: HttpApiDeps) {
         reflector: createRunReflector({
           processor: deps.processor,
           publish: (outputs) => apiPublisher.publish(outputs, undefined),
+          ...(deps.metrics ? { counted: countedIn(deps.metrics) } : {}),
         }),
         findProcessed: (tenantId, eventId) => deps.reflectionStore.findProcessed(tenantId, eventId),
         mapping: {

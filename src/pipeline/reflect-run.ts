@@ -32,6 +32,11 @@ export interface RunReflectorDeps {
   processor: Pick<TaskProcessor, "process">;
   /** Publishes outputs on their topics, as the Kafka path does. */
   publish(outputs: OutboundMessage[]): Promise<void>;
+  /**
+   * Counts what a run processed here published (verdicts, decisions, generator calls), as the
+   * Kafka path counts its events' outputs once they are committed; not called for a replay.
+   */
+  counted?(outputs: readonly OutboundMessage[], generatorCalls: number): void;
 }
 
 export function createRunReflector(deps: RunReflectorDeps) {
@@ -41,6 +46,7 @@ export function createRunReflector(deps: RunReflectorDeps) {
   async function run(event: TaskCompleted): Promise<ReflectRun> {
     const result = await deps.processor.process(event, httpSourceRecord);
     if (result.outputs.length > 0) await deps.publish(result.outputs);
+    if (result.status === "processed") deps.counted?.(result.outputs, result.generatorCalls);
     return {
       status: result.status === "processed" ? "processed" : "replayed",
       event,

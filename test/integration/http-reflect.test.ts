@@ -52,9 +52,17 @@ async function stored(eventId: string) {
   return { rows: rows.rowCount ?? 0, decisions: published, outcomes };
 }
 
+/** What the processor's outcome counters hold now, summed over their labels. */
+async function counted() {
+  const sum = async (metric: { get(): Promise<{ values: { value: number }[] }> }) =>
+    (await metric.get()).values.reduce((total, v) => total + v.value, 0);
+  return { verdicts: await sum(h.app.metrics.verdicts), decisions: await sum(h.app.metrics.decisions) };
+}
+
 describe("POST /api/v1/reflect", () => {
   it("reflects a run through the pipeline and answers the reflection, the verdict and the decision", async () => {
     const event = run1("a");
+    const before = await counted();
     const res = await api("POST", "/api/v1/reflect", { body: event });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({
@@ -72,6 +80,15 @@ describe("POST /api/v1/reflect", () => {
     const decision = h.on(h.config.topics.loopDecision, (c) => c.value?.sourceEventId === event.eventId)[0];
     expect(decision?.value?.decisionId).toBe((res.body.decision as { decision_id: string }).decision_id);
     expect(await stored(event.eventId)).toEqual({ rows: 1, decisions: 1, outcomes: 1 });
+    // Counted as a consumed event's outputs are: one verdict, one decision.
+    const after = await counted();
+    expect({
+      verdicts: after.verdicts - before.verdicts,
+      decisions: after.decisions - before.decisions,
+    }).toEqual({
+      verdicts: 1,
+      decisions: 1,
+    });
   });
 
   it("answers the first outcome to a replay, and the same run on Kafka afterwards changes and publishes nothing", async () => {
