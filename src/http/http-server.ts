@@ -14,6 +14,7 @@ import {
   withoutUnusedSchemas,
 } from "./openapi-docs.js";
 import { operationalAnswers } from "./operational-answers.js";
+import { registerProblemPages } from "./problem-pages.js";
 import { answerProblems } from "./problem-details.js";
 import { checkResponses } from "./response-check.js";
 import { observeRequests } from "./request-observer.js";
@@ -129,6 +130,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   app.after(() => {
     app.get("/openapi.json", { schema: operationalAnswers.openapi }, () => app.swagger());
     registerApiReference(app, () => app.swagger() as unknown as Record<string, unknown>);
+    registerProblemPages(app);
     app.get("/healthz", { schema: operationalAnswers.healthz }, () => ({ status: "ok" }));
     const dependencyChecks = cachedChecks(deps.dependencies, deps.checkCacheMs ?? 1_000);
     app.get("/readyz", { schema: operationalAnswers.readyz }, async (_request, reply) => {
