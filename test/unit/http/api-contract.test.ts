@@ -1,17 +1,14 @@
 import { readFileSync } from "node:fs";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import Fastify from "fastify";
-import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { openApiPath } from "../../../src/cli/write-openapi.js";
 import type { LessonsForTask } from "../../../src/features/lessons/lessons-for-task.js";
-import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
-import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
-import { createHttpServer } from "../../../src/http/http-server.js";
 import { renderOpenApiDocument } from "../../../src/http/openapi-document.js";
 import { answerProblems } from "../../../src/http/problem-details.js";
 import { checkResponses } from "../../../src/http/response-check.js";
+import { apiTestServer } from "../../support/api-server.js";
 import { problem } from "../../support/problems.js";
 
 /**
@@ -40,26 +37,11 @@ const forTask = {
     return Promise.resolve({ floor: 0.28, checkedBy: "meaning", lessons: [lesson], recordedFor: null });
   },
 } as unknown as LessonsForTask;
-const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not used")) });
-const stores = unused as ApiRoutesDeps["stores"]["loops"] &
-  ApiRoutesDeps["stores"]["lessons"] &
-  ApiRoutesDeps["stores"]["feedback"];
-
-const app = createHttpServer({
-  registry: new Registry(),
-  isConsuming: () => true,
-  isStopping: () => false,
-  dependencies: [],
-  validateResponses: true,
-  api: {
-    keys: createApiKeyring(parseApiKeys("contract-key-1:tenant-c:read+vote")),
-    stores: { loops: stores, lessons: stores, feedback: stores },
-    completeLoop: () => Promise.reject(new Error("not used")),
-    commonIssues: () => Promise.resolve([{ issue: "no citation", count: 2 }]),
-    lessonsForTask: forTask,
-    clock: { now: () => new Date() },
-  },
-});
+const app = apiTestServer(
+  "contract-key-1:tenant-c:read+vote",
+  { commonIssues: () => Promise.resolve([{ issue: "no citation", count: 2 }]), lessonsForTask: forTask },
+  { validateResponses: true },
+);
 afterAll(async () => {
   await app.close();
 });

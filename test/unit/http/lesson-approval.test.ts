@@ -1,23 +1,16 @@
 import { createHmac } from "node:crypto";
-import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
-import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
-import { createHttpServer } from "../../../src/http/http-server.js";
+import { apiTestServer, unusedStore, type AnyApiStore } from "../../support/api-server.js";
 
 /**
  * An operator's approval of a lesson for wide serving (`POST /api/v1/reflections/:id/approve`):
  * the `override` role only, scoped to the key's tenant, audited by a keyed fingerprint of the key.
  */
-type ApiStore = ApiRoutesDeps["stores"]["loops"] &
-  ApiRoutesDeps["stores"]["lessons"] &
-  ApiRoutesDeps["stores"]["feedback"];
 
 const lessonId = "6f1c2d3e-4a5b-4c6d-8e7f-901234567890";
 const approvedAt = new Date("2026-12-05T04:00:00.000Z");
 const asked: { tenantId: string; id: string; actor: string }[] = [];
-const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not used")) }) as ApiStore;
-const lessons: ApiStore = Object.assign(Object.create(unused) as ApiStore, {
+const lessons: AnyApiStore = Object.assign(Object.create(unusedStore) as AnyApiStore, {
   approveForServing: (tenantId: string, id: string, actor: string, at: Date) => {
     asked.push({ tenantId, id, actor });
     if (tenantId !== "tenant-u" || id !== lessonId) return Promise.resolve(null);
@@ -27,25 +20,15 @@ const lessons: ApiStore = Object.assign(Object.create(unused) as ApiStore, {
 
 const auditKey = "audit-key-of-this-test-0123456789abcdef";
 const logged: object[] = [];
-const app = createHttpServer({
-  registry: new Registry(),
-  isConsuming: () => true,
-  isStopping: () => false,
-  dependencies: [],
-  api: {
-    keys: createApiKeyring(
-      parseApiKeys(
-        "operator-key:tenant-u:read+override,reader-key:tenant-u:read+vote+decide,other-key:tenant-v:read+override",
-      ),
-    ),
-    stores: { loops: unused, lessons, feedback: unused },
-    completeLoop: () => Promise.reject(new Error("not used")),
-    commonIssues: () => Promise.resolve([]),
+const app = apiTestServer(
+  "operator-key:tenant-u:read+override,reader-key:tenant-u:read+vote+decide,other-key:tenant-v:read+override",
+  {
+    stores: { loops: unusedStore, lessons, feedback: unusedStore },
     clock: { now: () => approvedAt },
     auditKey,
     logger: { info: (obj: object) => logged.push(obj), warn: () => undefined, error: () => undefined },
   },
-});
+);
 
 afterAll(async () => {
   await app.close();

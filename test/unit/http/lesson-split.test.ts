@@ -1,4 +1,3 @@
-import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
 import { createHash, createHmac } from "node:crypto";
 import type {
@@ -8,13 +7,7 @@ import type {
   SplitResult,
   LessonSplitStore,
 } from "../../../src/domain/memory/lesson-split.js";
-import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
-import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
-import { createHttpServer } from "../../../src/http/http-server.js";
-
-type ApiStore = ApiRoutesDeps["stores"]["loops"] &
-  ApiRoutesDeps["stores"]["lessons"] &
-  ApiRoutesDeps["stores"]["feedback"];
+import { apiTestServer, unusedStore } from "../../support/api-server.js";
 
 const lessonId = "6f1c2d3e-4a5b-4c6d-8e7f-901234567890";
 const asked: SplitRequest[] = [];
@@ -53,39 +46,18 @@ const splits: LessonSplitStore = {
     });
   },
 };
-const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not used")) }) as ApiStore;
 
 const auditKey = "audit-key-of-this-test-0123456789abcdef";
 const logged: object[] = [];
 
-const app = createHttpServer({
-  registry: new Registry(),
-  isConsuming: () => true,
-  isStopping: () => false,
-  dependencies: [],
-  api: {
-    keys: createApiKeyring(
-      parseApiKeys(
-        "operator-key:tenant-u:read+override,reader-key:tenant-u:read,other-key:tenant-v:read+override",
-      ),
-    ),
-    stores: {
-      loops: unused,
-      lessons: unused,
-      feedback: unused,
-      lessonSplits: splits,
-    },
-    completeLoop: () => Promise.reject(new Error("not used")),
-    commonIssues: () => Promise.resolve([]),
-    clock: { now: () => new Date() },
+const app = apiTestServer(
+  "operator-key:tenant-u:read+override,reader-key:tenant-u:read,other-key:tenant-v:read+override",
+  {
+    stores: { loops: unusedStore, lessons: unusedStore, feedback: unusedStore, lessonSplits: splits },
     auditKey,
-    logger: {
-      info: (obj: object) => logged.push(obj),
-      warn: () => undefined,
-      error: () => undefined,
-    },
+    logger: { info: (obj: object) => logged.push(obj), warn: () => undefined, error: () => undefined },
   },
-});
+);
 
 afterAll(async () => {
   await app.close();

@@ -1,9 +1,6 @@
-import { Registry } from "prom-client";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
-import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
-import { createHttpServer } from "../../../src/http/http-server.js";
 import type { LessonsForTask } from "../../../src/features/lessons/lessons-for-task.js";
+import { apiTestServer } from "../../support/api-server.js";
 
 /**
  * `POST /api/v1/lessons/for-task` has a rate per API key (LESSONS_FOR_TASK_REQUESTS_PER_MINUTE):
@@ -18,24 +15,9 @@ describe("lessons for a task: requests per API key", () => {
       return Promise.resolve({ floor: 0.3, checkedBy: "meaning", lessons: [], recordedFor: null });
     },
   } as unknown as LessonsForTask;
-  const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not used")) });
-  const stores = unused as ApiRoutesDeps["stores"]["loops"] &
-    ApiRoutesDeps["stores"]["lessons"] &
-    ApiRoutesDeps["stores"]["feedback"];
-  const app = createHttpServer({
-    registry: new Registry(),
-    isConsuming: () => true,
-    isStopping: () => false,
-    dependencies: [],
-    api: {
-      keys: createApiKeyring(parseApiKeys("rate-key-one:tenant-r:read,rate-key-two:tenant-r:read")),
-      stores: { loops: stores, lessons: stores, feedback: stores },
-      completeLoop: () => Promise.reject(new Error("not used")),
-      commonIssues: () => Promise.resolve([]),
-      lessonsForTask: forTask,
-      lessonsForTaskPerMinute: 3,
-      clock: { now: () => new Date() },
-    },
+  const app = apiTestServer("rate-key-one:tenant-r:read,rate-key-two:tenant-r:read", {
+    lessonsForTask: forTask,
+    lessonsForTaskPerMinute: 3,
   });
   afterAll(async () => {
     await app.close();

@@ -1,31 +1,10 @@
-import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
-import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
-import { createHttpServer } from "../../../src/http/http-server.js";
 import { problemCatalogue } from "../../../src/http/problem-pages.js";
+import { apiTestServer } from "../../support/api-server.js";
 
 /** A problem's `type` leads somewhere: `/problems/{slug}` says what it means and what to do. */
 
-const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not used")) });
-const stores = unused as ApiRoutesDeps["stores"]["loops"] &
-  ApiRoutesDeps["stores"]["lessons"] &
-  ApiRoutesDeps["stores"]["feedback"];
-
-const app = createHttpServer({
-  registry: new Registry(),
-  isConsuming: () => true,
-  isStopping: () => false,
-  dependencies: [],
-  validateResponses: true,
-  api: {
-    keys: createApiKeyring(parseApiKeys("pages-key-1:tenant-p:read")),
-    stores: { loops: stores, lessons: stores, feedback: stores },
-    completeLoop: () => Promise.reject(new Error("not used")),
-    commonIssues: () => Promise.resolve([]),
-    clock: { now: () => new Date() },
-  },
-});
+const app = apiTestServer("pages-key-1:tenant-p:read", {}, { validateResponses: true });
 afterAll(async () => {
   await app.close();
 });

@@ -1,10 +1,7 @@
-import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
 import type { TaskCompleted } from "../../../src/domain/contracts/index.js";
-import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
-import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
-import { createHttpServer } from "../../../src/http/http-server.js";
 import type { ReflectRun, RunReflector } from "../../../src/pipeline/reflect-run.js";
+import { apiTestServer } from "../../support/api-server.js";
 import { taskEvent } from "../../support/task-events.js";
 
 /**
@@ -29,23 +26,9 @@ const reflector: RunReflector = {
     return running;
   },
 };
-const unused = new Proxy({}, { get: () => () => Promise.reject(new Error("not used")) });
-const stores = unused as ApiRoutesDeps["stores"]["loops"] &
-  ApiRoutesDeps["stores"]["lessons"] &
-  ApiRoutesDeps["stores"]["feedback"];
-
-const app = createHttpServer({
-  registry: new Registry(),
-  isConsuming: () => true,
-  isStopping: () => false,
-  dependencies: [],
-  validateResponses: true,
-  api: {
-    keys: createApiKeyring(parseApiKeys("reflect-unit-key:tenant-u:read+decide")),
-    stores: { loops: stores, lessons: stores, feedback: stores },
-    completeLoop: () => Promise.reject(new Error("not used")),
-    commonIssues: () => Promise.resolve([]),
-    clock: { now: () => new Date() },
+const app = apiTestServer(
+  "reflect-unit-key:tenant-u:read+decide",
+  {
     reflect: {
       reflector,
       findProcessed: () => Promise.resolve(null),
@@ -60,7 +43,8 @@ const app = createHttpServer({
       maxInFlight: 1,
     },
   },
-});
+  { validateResponses: true },
+);
 afterAll(async () => {
   await app.close();
 });
