@@ -159,7 +159,8 @@ describe("the coarse index of a large tenant", () => {
     const later = new Date(lessonsNow.getTime() + 60_000);
     // A new lesson exactly on the task, and an old one moved onto it.
     rows.push(lessonRow("new", [...query.vector], { updatedAt: later }));
-    const moved = rows[5] as LessonVectorRow;
+    const moved = rows[5] ?? rowsOf(1)[0];
+    if (!moved) throw new Error("no row 5");
     rows[5] = { ...moved, vector: [...query.vector].map((v, k) => v + 0.01 * noise(9, k)), updatedAt: later };
     let top = ids((await refreshed()).rank(query, scale)).slice(0, 2);
     expect(index.size().lessons).toBe(2_001);
