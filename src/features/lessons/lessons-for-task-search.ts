@@ -21,14 +21,34 @@ import {
  * project, tags, floor, shared rare words) and scored the same way.
  */
 
-/** Looks at one packed row: its cosine first (most lessons stop at the floor), then the rest. */
-function lookAt(pass: RankPass, held: PackedLessons, row: number, scale: SimilarityScale | undefined): void {
+/**
+ * No score exceeds relevance × this: the best quality factor any held lesson can have (recency's
+ * is at most 1).
+ */
+export function scoreCeiling(held: PackedLessons): number {
+  const w = rankingWeights;
+  return 1 - w.quality + w.quality * Math.max(1, held.maxQuality);
+}
+
+/**
+ * Looks at one packed row: its cosine first; a lesson below the floor, or whose score could not
+ * reach the last one kept (`least`, with the pass full), is not looked at further.
+ */
+function lookAt(
+  pass: RankPass,
+  held: PackedLessons,
+  row: number,
+  scale: SimilarityScale | undefined,
+  ceiling: number,
+): void {
   const lesson = held.rows[row];
   if (!lesson) return;
   const block = held.blocks[row >> 10] ?? emptyBlock;
   const relevance = relevanceOf(dotRow(pass.query.vector, block, (row & 1023) * held.dims, held.dims), scale);
-  if (relevance < pass.query.floor || relevance <= 0 || !admitted(pass, lesson)) return;
-  offer(pass, lesson, relevance);
+  if (relevance < pass.query.floor || relevance <= 0) return;
+  const least = pass.kept.length >= pass.query.limit ? pass.kept[pass.kept.length - 1] : undefined;
+  if (least && relevance * ceiling < least.score) return;
+  if (admitted(pass, lesson)) offer(pass, lesson, relevance);
 }
 
 /** Lessons held apart (another vector length): looked at as the plain pass does. */
@@ -49,7 +69,8 @@ export function rankPacked(
   const pass = startPass(query, admit);
   if (query.vector.length === held.dims) {
     const rows = held.rows.length;
-    for (let row = 0; row < rows; row += 1) lookAt(pass, held, row, scale);
+    const ceiling = scoreCeiling(held);
+    for (let row = 0; row < rows; row += 1) lookAt(pass, held, row, scale, ceiling);
   }
   lookAtOthers(pass, held, scale);
   return pass.kept;
@@ -70,9 +91,7 @@ export function rankCoarse(
   admit?: (lesson: IndexedLesson) => boolean,
 ): RankedLesson[] & { scanned?: number; exact?: boolean } {
   const pass = startPass(query, admit);
-  const w = rankingWeights;
-  // No score exceeds relevance × the best quality factor (recency's is at most 1).
-  const ceiling = 1 - w.quality + w.quality * Math.max(1, held.maxQuality);
+  const ceiling = scoreCeiling(held);
   let scanned = 0;
   let exact = true;
   for (const { cluster, bound } of coarse.nearest(query.vector)) {
@@ -85,7 +104,7 @@ export function rankCoarse(
       break;
     }
     const members = coarse.members[cluster] ?? [];
-    for (const row of members) lookAt(pass, held, row, scale);
+    for (const row of members) lookAt(pass, held, row, scale, ceiling);
     scanned += members.length;
   }
   lookAtOthers(pass, held, scale);
