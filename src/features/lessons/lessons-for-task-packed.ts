@@ -84,13 +84,17 @@ export class PackedLessons implements Iterable<IndexedLesson> {
     this.onRow?.(row, lesson);
   }
 
-  /** Lets the lesson go; it keeps a copy of its vector (a ranking under way may still read it). */
+  /**
+   * Lets the lesson go. Its row may soon hold another lesson: the lesson let go keeps an empty
+   * vector, which matches no task, rather than a view of that row (no copy: a large tenant's
+   * load lets tens of thousands go at once).
+   */
   delete(id: string): boolean {
     if (this.others.delete(id)) return true;
     const row = this.rowOfId.get(id);
     if (row === undefined) return false;
     const lesson = this.rows[row];
-    if (lesson) lesson.vector = lesson.vector.slice();
+    if (lesson) lesson.vector = emptyBlock;
     this.rows[row] = null;
     this.rowOfId.delete(id);
     this.free.push(row);
