@@ -20,7 +20,7 @@ export const lessonsIndexEnv = {
    * instead of one exact pass over all; 1,000–100,000,000.
    */
   LESSONS_INDEX_COARSE_MIN_LESSONS: z.coerce.number().int().min(1_000).max(100_000_000).default(20_000),
-  /** Lessons a coarse pass looks at, at most, before it answers with the best found; 500–10,000,000. */
+  /** Lessons a coarse pass looks at (whole clusters, until past this many) before it answers with the best found; 500–10,000,000. */
   LESSONS_INDEX_COARSE_SCAN_ROWS: z.coerce.number().int().min(500).max(10_000_000).default(4_000),
 };
 
