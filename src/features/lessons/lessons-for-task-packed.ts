@@ -74,6 +74,7 @@ export class PackedLessons implements Iterable<IndexedLesson> {
     const row = this.free.pop() ?? this.rows.length;
     if (row === this.rows.length) this.rows.push(null);
     const block = row >> 10;
+    if (block === 0) this.growFirst(row + 1);
     while (this.blocks.length <= block) this.blocks.push(new Float32Array(blockRows * this.dims));
     const start = (row & (blockRows - 1)) * this.dims;
     const view = (this.blocks[block] ?? emptyBlock).subarray(start, start + this.dims);
@@ -82,6 +83,25 @@ export class PackedLessons implements Iterable<IndexedLesson> {
     this.rows[row] = lesson;
     this.rowOfId.set(lesson.id, row);
     this.onRow?.(row, lesson);
+  }
+
+  /**
+   * The first block grows with the tenant (16 rows, doubling up to `blockRows`), so that a small
+   * tenant does not take a whole block; its lessons' views move with it.
+   */
+  private growFirst(rows: number): void {
+    const first = this.blocks[0];
+    const had = first ? first.length / this.dims : 0;
+    if (had >= rows) return;
+    let size = Math.max(16, had * 2);
+    while (size < rows) size *= 2;
+    const grown = new Float32Array(Math.min(blockRows, size) * this.dims);
+    if (first) grown.set(first);
+    this.blocks[0] = grown;
+    for (let row = 0; row < had; row += 1) {
+      const lesson = this.rows[row];
+      if (lesson) lesson.vector = grown.subarray(row * this.dims, (row + 1) * this.dims);
+    }
   }
 
   /**

@@ -125,6 +125,19 @@ describe("the packed exact pass", () => {
   });
 });
 
+describe("the packed vectors' memory", () => {
+  it("gives a small tenant a small block, growing it with the tenant and its lessons' views with it", () => {
+    const packed = new PackedLessons();
+    for (let i = 0; i < 5; i += 1) packed.set(indexedLesson(`s${String(i)}`, near(i, i)));
+    expect(packed.blocks[0]?.length).toBe(16 * dims);
+    for (let i = 5; i < 40; i += 1) packed.set(indexedLesson(`s${String(i)}`, near(i, i)));
+    expect(packed.blocks[0]?.length).toBe(64 * dims);
+    const first = packed.get("s0");
+    expect(first?.vector.buffer).toBe(packed.blocks[0]?.buffer);
+    expect([...(first?.vector ?? [])]).toEqual([...(unitVector(near(0, 0)) ?? [])]);
+  });
+});
+
 describe("the coarse index of a large tenant", () => {
   it("answers as the exact pass does when it may look at every cluster it cannot rule out", async () => {
     const rows = rowsOf(3_000);
