@@ -89,6 +89,7 @@ function buildLessonIndex(config: Config, deps: HttpApiDeps) {
     embeddingModel: deps.embedder.name,
     clock: deps.clock,
     maxBytes,
+    coarse: config.lessonsIndexCoarse,
     onNotHeld: ({ tenantId, held, notHeld, bytes }) => {
       deps.logger.warn(
         { tenantId, held, notHeld, bytes, maxBytes },

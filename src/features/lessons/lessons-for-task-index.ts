@@ -1,6 +1,21 @@
-import { byValue, idBytes, lessonBytes } from "./lessons-for-task-budget.js";
-import { unitVector, type IndexedLesson } from "./lessons-for-task-rank.js";
-import { WordRarity, wordsOf } from "./task-words.js";
+import {
+  emptyHeld,
+  indexInBackground,
+  latestOf,
+  newTenant,
+  overlapMs,
+  heldLessons,
+  indexedLesson,
+  put,
+  readPages,
+  trim,
+  type HeldLessons,
+  type LessonVectorRow,
+  type TenantLessons,
+} from "./lessons-for-task-held.js";
+import { WordRarity } from "./task-words.js";
+
+export type { HeldLessons, LessonVectorRow };
 
 /**
  * The tenants' lessons with their vectors, in this process: loaded once per tenant and kept fresh
@@ -17,35 +32,12 @@ import { WordRarity, wordsOf } from "./task-words.js";
  * beyond either, the least recently asked tenants are dropped (and loaded again when next asked).
  * One tenant alone holds at most half of `maxBytes`: beyond that, its most valuable lessons are held
  * and the rest are known by id only, never served, and reported (`onNotHeld`, `size().notHeld`).
+ *
+ * Ranking: a tenant's vectors are packed row after row (lessons-for-task-packed.ts) and ranked by
+ * one exact pass; a tenant holding `coarse.minLessons` or more also gets a coarse index
+ * (lessons-for-task-coarse.ts), built in the background after its load, and is then ranked over
+ * the clusters nearest the task, at most about `coarse.scanRows` lessons a query.
  */
-
-/** One stored lesson as Postgres gives it to the index (vectors of this process's embedder only). */
-export interface LessonVectorRow {
-  id: string;
-  projectId: string;
-  strategyText: string | null;
-  learning: string;
-  adjustments: string[];
-  tags: string[];
-  importance: number;
-  effectiveQuality: number;
-  createdAt: Date;
-  lastSeenAt: Date;
-  updatedAt: Date;
-  /**
-   * The vector a task is compared with: the trace's the lesson was written for, or the lesson
-   * text's when no trace vector was stored (lessons older than trace matching).
-   */
-  vector: number[];
-  /** Tasks that applied the lesson (carried or retrieved) and succeeded, or failed the same way again. */
-  applied?: { helped: number; failedAgain: number };
-  /** The task the lesson was written for (description and goal); null when no longer stored. */
-  task?: string | null;
-  /** Failures filed under the lesson (its first included). */
-  occurrences?: number;
-  /** An operator approved it for wide serving (`POST /api/v1/reflections/{id}/approve`). */
-  approved?: boolean;
-}
 
 /** Where the index reads lessons from; implemented by `src/adapters/postgres/pg-lesson-store.ts`. */
 export interface LessonVectorSource {
@@ -85,7 +77,26 @@ export interface LessonIndexOptions {
    * `maxBytes`): on every full load that does, and when an update first does.
    */
   onNotHeld?: (event: { tenantId: string; held: number; notHeld: number; bytes: number }) => void;
+  /** When a tenant is ranked over a coarse index instead of every lesson (defaults: `coarseDefaults`). */
+  coarse?: Partial<CoarseSettings>;
 }
+
+export interface CoarseSettings {
+  /** Lessons held from which a tenant gets a coarse index (LESSONS_INDEX_COARSE_MIN_LESSONS). */
+  minLessons: number;
+  /**
+   * Lessons a coarse pass looks at before it answers with the best found: it stops at the first
+   * cluster that would start past this many (LESSONS_INDEX_COARSE_SCAN_ROWS).
+   */
+  scanRows: number;
+}
+
+/**
+ * From 20,000 lessons the exact pass costs about 10 ms of CPU a query or more (about 0.5 µs a
+ * lesson); looking at 4,000 lessons kept 0.999 of the exact pass's top 5 at 100,000 noisy
+ * lessons, for about 4 ms against 59 (`npm run bench -- lessons-for-task-scale`, ADR 0017).
+ */
+export const coarseDefaults: CoarseSettings = { minLessons: 20_000, scanRows: 4_000 };
 
 /**
  * 200 MiB: the chart's pod limit is 1 GiB and the processor's peak RSS under a 1,000,000-event
@@ -95,114 +106,6 @@ export interface LessonIndexOptions {
  */
 export const defaultIndexMaxBytes = 200 * 1024 * 1024;
 
-/** What is held of a tenant's lessons. */
-interface Held {
-  lessons: Map<string, IndexedLesson>;
-  /** Lessons the tenant has (with vectors) that are not held: over its share of the budget. */
-  notHeld: Set<string>;
-  /** Estimated bytes of `lessons` and `notHeld`. */
-  bytes: number;
-  /** How many of these lessons' tasks have each word. */
-  rarity: WordRarity;
-}
-
-const emptyHeld = (): Held => ({
-  lessons: new Map(),
-  notHeld: new Set(),
-  bytes: 0,
-  rarity: new WordRarity(),
-});
-
-interface TenantLessons extends Held {
-  latest: Date | null;
-  checkedAt: number;
-  loaded: boolean;
-  refreshing: Promise<void> | null;
-  /** Why the last refresh failed; null once one succeeds. */
-  failure: Error | null;
-}
-
-/** Rows read from the source at once. */
-const pageRows = 5_000;
-
-/** How far back a refresh reads before the latest change it has seen. */
-const overlapMs = 5_000;
-
-function indexed(row: LessonVectorRow): IndexedLesson | null {
-  const vector = unitVector(row.vector);
-  if (!vector) return null;
-  return {
-    id: row.id,
-    projectId: row.projectId,
-    strategyText: row.strategyText,
-    learning: row.learning,
-    adjustments: row.adjustments,
-    tags: row.tags,
-    importance: row.importance,
-    effectiveQuality: row.effectiveQuality,
-    createdAt: row.createdAt,
-    lastSeenAt: row.lastSeenAt,
-    applied: row.applied ?? { helped: 0, failedAgain: 0 },
-    ...(row.occurrences !== undefined ? { occurrences: row.occurrences } : {}),
-    ...(row.approved ? { approved: true } : {}),
-    vector,
-    ...(row.task ? { taskWords: wordsOf(row.task) } : {}),
-  };
-}
-
-function put(entry: Held, id: string, lesson: IndexedLesson | null): void {
-  const old = entry.lessons.get(id);
-  if (old) {
-    entry.bytes -= lessonBytes(old);
-    if (old.taskWords?.length) entry.rarity.remove(old.taskWords);
-  }
-  if (entry.notHeld.delete(id)) entry.bytes -= idBytes(id);
-  if (!lesson) {
-    entry.lessons.delete(id);
-    return;
-  }
-  entry.lessons.set(id, lesson);
-  entry.bytes += lessonBytes(lesson);
-  if (lesson.taskWords?.length) entry.rarity.add(lesson.taskWords);
-}
-
-/**
- * Keeps the tenant within `maxBytes`: its least valuable lessons (`byValue`) are let go and known
- * by id only. A row with no usable vector is not a lesson held, nor one let go.
- */
-function trim(entry: Held, maxBytes: number): void {
-  if (entry.bytes <= maxBytes) return;
-  const worst = [...entry.lessons.values()].sort(byValue).reverse();
-  for (const lesson of worst) {
-    if (entry.bytes <= maxBytes) break;
-    put(entry, lesson.id, null);
-    entry.notHeld.add(lesson.id);
-    entry.bytes += idBytes(lesson.id);
-  }
-}
-
-function latestOf(rows: readonly LessonVectorRow[], since: Date | null): Date | null {
-  let latest = since;
-  for (const row of rows) if (!latest || row.updatedAt > latest) latest = row.updatedAt;
-  return latest;
-}
-
-/** The rows changed at or after `from` (all when null), handed to `each` a page at a time. */
-async function readPages(
-  read: (page: { afterId: string | null; limit: number }) => Promise<LessonVectorRow[]>,
-  each: (rows: LessonVectorRow[]) => void,
-): Promise<void> {
-  let afterId: string | null = null;
-  for (;;) {
-    const rows = await read({ afterId, limit: pageRows });
-    each(rows);
-    const last = rows.at(-1);
-    // A short page is the last; so is one that does not move on (a source that reads no pages).
-    if (rows.length !== pageRows || !last || (afterId !== null && last.id <= afterId)) return;
-    afterId = last.id;
-  }
-}
-
 export function createLessonIndex(options: LessonIndexOptions) {
   const { source, embeddingModel, clock } = options;
   const refreshMs = options.refreshMs ?? 1_000;
@@ -211,6 +114,7 @@ export function createLessonIndex(options: LessonIndexOptions) {
   const maxBytes = options.maxBytes ?? defaultIndexMaxBytes;
   const tenantMaxBytes = Math.floor(maxBytes / 2);
   const tenants = new Map<string, TenantLessons>();
+  const coarse: CoarseSettings = { ...coarseDefaults, ...options.coarse };
 
   async function load(tenantId: string, entry: TenantLessons, full: boolean): Promise<void> {
     const since = full ? null : entry.latest;
@@ -226,7 +130,7 @@ export function createLessonIndex(options: LessonIndexOptions) {
     await readPages(read, (rows) => {
       // A row with no usable vector cannot match a task; it still counts, so it is not reloaded.
       for (const row of rows) {
-        put(target, row.id, indexed(row));
+        put(target, row.id, indexedLesson(row));
         // Trimmed as it grows, so that a tenant far over its share never holds all of it at once.
         if (target.bytes > tenantMaxBytes * 1.25) trim(target, tenantMaxBytes);
       }
@@ -284,7 +188,10 @@ export function createLessonIndex(options: LessonIndexOptions) {
           entry.checkedAt = clock.now().getTime();
           entry.failure = null;
           // Held again only while still remembered (a tenant dropped meanwhile stays dropped).
-          if (tenants.get(tenantId) === entry) bound(tenantId);
+          if (tenants.get(tenantId) === entry) {
+            bound(tenantId);
+            indexInBackground(entry, coarse.minLessons, () => tenants.get(tenantId) === entry);
+          }
         },
         (err: unknown) => {
           entry.failure = err instanceof Error ? err : new Error(String(err));
@@ -302,18 +209,8 @@ export function createLessonIndex(options: LessonIndexOptions) {
      * (one per tenant at a time) and answers from what is held. While refreshes fail, lessons are
      * served up to `maxStaleMs` old, then the failure is the caller's error.
      */
-    async lessonsOf(tenantId: string): Promise<Iterable<IndexedLesson>> {
-      const entry = tenants.get(tenantId) ?? {
-        lessons: new Map<string, IndexedLesson>(),
-        notHeld: new Set<string>(),
-        bytes: 0,
-        rarity: new WordRarity(),
-        latest: null,
-        checkedAt: 0,
-        loaded: false,
-        refreshing: null,
-        failure: null,
-      };
+    async lessonsOf(tenantId: string): Promise<HeldLessons> {
+      const entry = tenants.get(tenantId) ?? newTenant();
       remember(tenantId, entry);
       const now = clock.now().getTime();
       if (!entry.refreshing && (!entry.loaded || now - entry.checkedAt >= refreshMs)) start(tenantId, entry);
@@ -325,13 +222,17 @@ export function createLessonIndex(options: LessonIndexOptions) {
           throw failure;
         }
       } else if (entry.failure !== null && now - entry.checkedAt > maxStaleMs) throw entry.failure;
-      // Iterable more than once (a map's `values()` is not): the model check ranks them twice.
-      const lessons = entry.lessons;
-      return { [Symbol.iterator]: () => lessons.values() };
+      return heldLessons(entry, coarse.scanRows);
     },
     /** How rare each word is among the tenant's lessons' tasks, as held (after `lessonsOf`). */
     rarityOf(tenantId: string): WordRarity {
       return tenants.get(tenantId)?.rarity ?? new WordRarity();
+    },
+    /** Whether the tenant is ranked over a coarse index, once any being built is (tests, the benchmark). */
+    async coarseBuilt(tenantId: string): Promise<boolean> {
+      await tenants.get(tenantId)?.building;
+      const entry = tenants.get(tenantId);
+      return entry?.coarse?.held !== undefined && entry.coarse.held === entry.lessons;
     },
     /** Resolves when the tenant's refresh under way (if any) has ended (tests, the benchmark). */
     async settled(tenantId: string): Promise<void> {

@@ -95,7 +95,7 @@ export function unitVector(values: readonly number[]): Float32Array | null {
   return out;
 }
 
-function dot(a: Float32Array, b: Float32Array): number {
+export function dot(a: Float32Array, b: Float32Array): number {
   let sum = 0;
   for (let i = 0; i < a.length; i += 1) sum += (a[i] ?? 0) * (b[i] ?? 0);
   return sum;
@@ -117,32 +117,60 @@ export function rankLessons(
   query: TaskQuery,
   scale: SimilarityScale | undefined,
 ): RankedLesson[] {
-  const kept: RankedLesson[] = [];
-  const now = query.now.getTime();
-  const w = rankingWeights;
-  const words = query.words;
-  const minShared = words?.rarity.minShared(words.minNats) ?? 0;
+  const pass = startPass(query);
   for (const lesson of lessons) {
-    // Withheld lessons (feedback or outcomes took them below the serving floor) are never advice.
-    if (!isServed(lesson.effectiveQuality)) continue;
-    if (lesson.importance < query.minImportance) continue;
-    if (query.projectId !== undefined && lesson.projectId !== query.projectId) continue;
-    if (query.tags?.some((tag) => !lesson.tags.includes(tag))) continue;
-    if (lesson.vector.length !== query.vector.length) continue;
-    const relevance = relevanceOf(dot(query.vector, lesson.vector), scale);
-    if (relevance < query.floor || relevance <= 0) continue;
-    // Near in meaning, but about another request of the same domain: no rare word in common.
-    if (words && lesson.taskWords?.length && words.rarity.shared(words.task, lesson.taskWords) < minShared)
-      continue;
-    const ageDays = Math.max(0, (now - lesson.lastSeenAt.getTime()) / dayMs);
-    const recency = 2 ** (-ageDays / w.recencyHalfLifeDays);
-    const score =
-      relevance *
-      (1 - w.quality + w.quality * lesson.effectiveQuality) *
-      (1 - w.recency + w.recency * recency);
-    insertTop(kept, { lesson, relevance, score }, query.limit);
+    if (lesson.vector.length !== query.vector.length || !admitted(pass, lesson)) continue;
+    offer(pass, lesson, relevanceOf(dot(query.vector, lesson.vector), scale));
   }
-  return kept;
+  return pass.kept;
+}
+
+/** One ranking under way: the query, the best lessons so far, and what every lesson is held to. */
+export interface RankPass {
+  query: TaskQuery;
+  kept: RankedLesson[];
+  now: number;
+  minShared: number;
+  /** A further condition the caller puts on lessons (e.g. occurrences); absent: none. */
+  admit: ((lesson: IndexedLesson) => boolean) | undefined;
+}
+
+export function startPass(query: TaskQuery, admit?: (lesson: IndexedLesson) => boolean): RankPass {
+  const words = query.words;
+  return {
+    query,
+    kept: [],
+    now: query.now.getTime(),
+    minShared: words?.rarity.minShared(words.minNats) ?? 0,
+    admit,
+  };
+}
+
+/** Whether the lesson may be served for this query at all, its meaning aside. */
+export function admitted(pass: RankPass, lesson: IndexedLesson): boolean {
+  const query = pass.query;
+  // Withheld lessons (feedback or outcomes took them below the serving floor) are never advice.
+  if (!isServed(lesson.effectiveQuality)) return false;
+  if (lesson.importance < query.minImportance) return false;
+  if (query.projectId !== undefined && lesson.projectId !== query.projectId) return false;
+  if (query.tags?.some((tag) => !lesson.tags.includes(tag))) return false;
+  return pass.admit === undefined || pass.admit(lesson);
+}
+
+/** Keeps an admitted lesson of this relevance among the best, when above the floor and sharing enough words. */
+export function offer(pass: RankPass, lesson: IndexedLesson, relevance: number): void {
+  const { query } = pass;
+  if (relevance < query.floor || relevance <= 0) return;
+  const words = query.words;
+  // Near in meaning, but about another request of the same domain: no rare word in common.
+  if (words && lesson.taskWords?.length && words.rarity.shared(words.task, lesson.taskWords) < pass.minShared)
+    return;
+  const w = rankingWeights;
+  const ageDays = Math.max(0, (pass.now - lesson.lastSeenAt.getTime()) / dayMs);
+  const recency = 2 ** (-ageDays / w.recencyHalfLifeDays);
+  const score =
+    relevance * (1 - w.quality + w.quality * lesson.effectiveQuality) * (1 - w.recency + w.recency * recency);
+  insertTop(pass.kept, { lesson, relevance, score }, query.limit);
 }
 
 const before = (a: RankedLesson, b: RankedLesson) =>

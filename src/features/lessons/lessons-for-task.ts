@@ -4,13 +4,7 @@ import { screenInstructions } from "../../domain/quality/lesson-screen.js";
 import type { LessonCheck, LessonCheckCandidate } from "../../pipeline/lesson-check.js";
 import type { Embedder } from "../../pipeline/ports.js";
 import type { LessonIndex } from "./lessons-for-task-index.js";
-import {
-  rankLessons,
-  taskQueryText,
-  unitVector,
-  type IndexedLesson,
-  type RankedLesson,
-} from "./lessons-for-task-rank.js";
+import { taskQueryText, unitVector, type IndexedLesson, type RankedLesson } from "./lessons-for-task-rank.js";
 import { wordsOf } from "./task-words.js";
 
 /**
@@ -173,10 +167,10 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
         deps.embedder.embed([text], tenantId, "query"),
       ]);
       const minOccurrences = deps.minOccurrences ?? 1;
-      const lessons =
+      const admit =
         minOccurrences <= 1
-          ? indexed
-          : [...indexed].filter((l) => l.approved === true || (l.occurrences ?? 1) >= minOccurrences);
+          ? undefined
+          : (l: IndexedLesson) => l.approved === true || (l.occurrences ?? 1) >= minOccurrences;
       const vector = unitVector(vectors[0] ?? []);
       // A task with no words the embedder knows is like no lesson at all.
       if (!vector) return { lessons: [], floor, recordedFor: loopId, checkedBy: "meaning" };
@@ -192,14 +186,14 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
       if (deps.check) {
         // The nearest in meaning above the floor, without the shared words: the model reads what
         // the task needs, which those only approximate. The floor holds whatever the model picks.
-        const candidates = rankLessons(
-          lessons,
+        const candidates = indexed.rank(
           {
             ...query,
             limit: Math.max(body.limit, deps.checkCandidates ?? lessonCheckCandidates),
             floor,
           },
           deps.embedder.similarityScale,
+          admit,
         );
         const picked =
           candidates.length === 0
@@ -215,8 +209,7 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
           ranked = picked.flatMap((i) => candidates[i] ?? []).slice(0, body.limit);
         }
       }
-      ranked ??= rankLessons(
-        lessons,
+      ranked ??= indexed.rank(
         {
           ...query,
           limit: body.limit,
@@ -224,6 +217,7 @@ export function createLessonsForTask(deps: LessonsForTaskDeps) {
           words: { task: new Set(wordsOf(text)), rarity: deps.index.rarityOf(tenantId) },
         },
         deps.embedder.similarityScale,
+        admit,
       );
       // Remembered before the answer goes out, so the task's completion cannot arrive first.
       if (loopId !== null && ranked.length > 0)
