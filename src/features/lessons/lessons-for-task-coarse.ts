@@ -66,6 +66,15 @@ export class CoarseIndex {
     return (this.clusterOf[row] ?? -1) >= 0;
   }
 
+  /**
+   * Estimated heap bytes: the centroids and each cluster's widest angle, and for every row placed
+   * its cluster, its place in the cluster and its entry in the member list (numbers in arrays,
+   * 8 bytes each).
+   */
+  bytes(): number {
+    return this.centroids.byteLength + this.minCos.byteLength + 24 * this.clusterOf.length;
+  }
+
   /** Puts a held row in its nearest cluster (taking it out of any it was in). */
   place(row: number): void {
     this.unplace(row);

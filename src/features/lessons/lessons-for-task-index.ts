@@ -158,7 +158,8 @@ export function createLessonIndex(options: LessonIndexOptions) {
 
   function bytesHeld(): number {
     let bytes = 0;
-    for (const t of tenants.values()) bytes += t.bytes;
+    // A large tenant's coarse index counts too (built after its load, it is not in `t.bytes`).
+    for (const t of tenants.values()) bytes += t.bytes + (t.coarse?.bytes() ?? 0);
     return bytes;
   }
 
@@ -169,7 +170,7 @@ export function createLessonIndex(options: LessonIndexOptions) {
       if (tenants.size <= maxTenants && bytes <= maxBytes) break;
       if (id === keep) continue;
       tenants.delete(id);
-      bytes -= entry.bytes;
+      bytes -= entry.bytes + (entry.coarse?.bytes() ?? 0);
     }
   }
 

@@ -188,4 +188,16 @@ describe("the coarse index of a large tenant", () => {
     expect(top).not.toContain("new");
     expect(top[0]).toBe("l-00005");
   });
+
+  it("counts its own memory in the index's bytes (the byte budget holds it too)", async () => {
+    const rows = rowsOf(2_000);
+    const plain = await indexOf(rows, { minLessons: 1_000_000, scanRows: 4_000 });
+    const coarse = await indexOf(rows, { minLessons: 1_000, scanRows: 4_000 });
+    expect(plain.coarseBuilt).toBe(false);
+    expect(coarse.coarseBuilt).toBe(true);
+    const extra = coarse.index.size().bytes - plain.index.size().bytes;
+    // At least the centroids (about √2,000 of them, 4 bytes a dimension) and a place for each row.
+    const dims = rows[0]?.vector.length ?? 0;
+    expect(extra).toBeGreaterThanOrEqual(40 * dims * 4 + 2_000 * 8);
+  });
 });
