@@ -23,9 +23,6 @@ const perVector = 160;
  * its entry in the tenant's map.
  */
 const perLesson = 880;
-/** An id of a lesson the index knows but does not hold: the string and its set entry. */
-const perIdNotHeld = 48;
-
 const twoByte = /[\u0100-\uffff]/;
 
 function stringBytes(s: string | null | undefined): number {
@@ -56,10 +53,11 @@ export function lessonBytes(lesson: IndexedLesson): number {
   );
 }
 
-/** The estimated heap of remembering that a lesson exists without holding it. */
-export function idBytes(id: string): number {
-  return perIdNotHeld + stringBytes(id);
-}
+/**
+ * The estimated heap of remembering that a lesson exists without holding it: its fingerprint in
+ * the tenant's `CompactIdSet` (8 bytes in a table kept at most half full).
+ */
+export const idBytes = 16;
 
 /**
  * Which of two lessons is worth more to hold, when not all of a tenant's fit: a lesson that can be

@@ -1,4 +1,5 @@
 import { byValue, idBytes, lessonBytes } from "./lessons-for-task-budget.js";
+import { CompactIdSet } from "./lessons-for-task-id-set.js";
 import { buildCoarse, type CoarseIndex } from "./lessons-for-task-coarse.js";
 import { PackedLessons } from "./lessons-for-task-packed.js";
 import {
@@ -50,7 +51,7 @@ export interface Held {
   /** The coarse index of a large tenant's lessons, once built; null: the exact pass. */
   coarse: CoarseIndex | null;
   /** Lessons the tenant has (with vectors) that are not held: over its share of the budget. */
-  notHeld: Set<string>;
+  notHeld: CompactIdSet;
   /** Estimated bytes of `lessons` and `notHeld`. */
   bytes: number;
   /** How many of these lessons' tasks have each word. */
@@ -60,7 +61,7 @@ export interface Held {
 export const emptyHeld = (): Held => ({
   lessons: new PackedLessons(),
   coarse: null,
-  notHeld: new Set(),
+  notHeld: new CompactIdSet(),
   bytes: 0,
   rarity: new WordRarity(),
 });
@@ -110,7 +111,7 @@ export function put(entry: Held, id: string, lesson: IndexedLesson | null): void
     entry.bytes -= lessonBytes(old);
     if (old.taskWords?.length) entry.rarity.remove(old.taskWords);
   }
-  if (entry.notHeld.delete(id)) entry.bytes -= idBytes(id);
+  if (entry.notHeld.delete(id)) entry.bytes -= idBytes;
   if (!lesson) {
     entry.lessons.delete(id);
     return;
@@ -131,7 +132,7 @@ export function trim(entry: Held, maxBytes: number): void {
     if (entry.bytes <= maxBytes) break;
     put(entry, lesson.id, null);
     entry.notHeld.add(lesson.id);
-    entry.bytes += idBytes(lesson.id);
+    entry.bytes += idBytes;
   }
 }
 

@@ -71,6 +71,27 @@ describe("the lessons index's byte budget", () => {
     expect(fake.fullReads.get("a")).toBe(1);
   });
 
+  it("spends a large tenant's share on lessons it can serve, not on the ids of those it cannot", async () => {
+    // 20,000 lessons against a share with room for about 200 of them and 40 bytes an id not held.
+    const vectors = Array.from({ length: 50 }, (_, i) => vectorOf(i));
+    const rows = Array.from({ length: 20_000 }, (_, i) =>
+      lessonRow(`huge-${String(i).padStart(5, "0")}`, vectors[i % 50] ?? [], {
+        importance: 0.5 + (i % 100) / 1000,
+      }),
+    );
+    const index = createLessonIndex({
+      source: fakeSource(new Map([["huge", rows]])).source,
+      embeddingModel: "m",
+      clock: { now: () => lessonsNow },
+      maxBytes: 2 * (200 * oneLesson + 20_000 * 40),
+    });
+    const held = [...(await index.lessonsOf("huge"))].length;
+    // An id not held costs its fingerprint (16 bytes), not a string in a set (about 93 measured).
+    expect(held).toBeGreaterThanOrEqual(300);
+    expect(index.size()).toMatchObject({ lessons: held, notHeld: 20_000 - held });
+    expect(index.size().bytes).toBeLessThanOrEqual(200 * oneLesson + 20_000 * 40);
+  });
+
   it("holds a tenant over half the budget by its most valuable lessons, served ones first, and reports the rest", async () => {
     // 40 lessons: every fourth withheld (never served), importance rising with i.
     const rows = rowsOf("big", 40, (i) => ({
