@@ -8,8 +8,10 @@ import type { EventRunner } from "./event-runner.js";
 import { EventPhases } from "./event-phases.js";
 import type { OutageGate } from "./outage-gate.js";
 import { createPartitionCommit } from "./partition-commit.js";
+import { RunningEvents } from "./running-events.js";
 import { SignatureGate } from "./signature-gate.js";
 import { DeferredFamilies, TenantShare } from "./tenant-share.js";
+import { deferOverShare, handOverSlow, tenantOf } from "./tenant-deferral.js";
 import type { TransactionalCommitter } from "./transactional-committer.js";
 import { Abandoned, Wakeup } from "./wakeup.js";
 import type { Done, Work } from "./work.js";
@@ -35,6 +37,12 @@ export interface BatchPumpOptions {
    * batch may wait long for its slowest event. Default 1 s.
    */
   roundMs?: number;
+  /**
+   * How long an event of a tenant being deferred (see `maxInFlightPerTenant`) may run on an input
+   * topic before it too is handed to the retry topic, so that it holds the commits of the events
+   * after it in its partition no longer than this. Default 2 s; 0 never hands a running event over.
+   */
+  handOverAfterMs?: number;
   /** Stopping: start nothing new, finish and commit what runs. */
   isDraining: () => boolean;
 }
@@ -62,6 +70,7 @@ interface PartitionRun {
   /** The highest offset committed between batches, to mark for kafkajs when the next batch begins. */
   unresolved: string | null;
   commit: ReturnType<typeof createPartitionCommit>;
+  running: RunningEvents;
 }
 
 function asError(err: unknown): Error {
@@ -75,36 +84,9 @@ interface Shared extends BatchPumpOptions {
   tenants: TenantShare;
   deferredFamilies: DeferredFamilies;
   roundMs: number;
+  handOverAfterMs: number;
   /** Notified whenever an event or a commit ends anywhere (the drain waits on it). */
   changed: Wakeup;
-}
-
-const tenantOf = (work: Work): string | null => work.event?.tenantId ?? null;
-
-/**
- * On an input topic, hands the ready events of tenants at their share to the retry topic, and
- * those of a tenant whose events went there in the last 30 s (so that a flooding tenant's events
- * stop starting where they would hold up the commits of other tenants' later events), and every
- * later event of a loop family that went there (to keep the family in order). Each is settled at
- * once, in its place in the partition's order, and commits with the prefix. Events too large for
- * the retry topic stay, to wait for their tenant's turn.
- */
-function deferOverShare(run: PartitionRun, shared: Shared): void {
-  const { tenants, deferredFamilies, runner } = shared;
-  if (tenants.limit === 0 || run.topic === shared.retryTopic) return;
-  const now = Date.now();
-  run.scheduler.settle((work, key) => {
-    const tenant = tenantOf(work);
-    const follows = key !== null && deferredFamilies.has(key);
-    // Over its share now, or lately: the tenant is (still) being deferred.
-    const overShare = tenants.atShare(tenant) || tenants.deferring(tenant, now);
-    if (!follows && !overShare) return undefined;
-    const done = runner.defer(work);
-    if (!done) return undefined;
-    if (key !== null) deferredFamilies.add(key);
-    if (overShare && tenant !== null) tenants.deferred(tenant, now);
-    return done;
-  });
 }
 
 /**
@@ -150,7 +132,14 @@ function launchRunnable(run: PartitionRun, shared: Shared): void {
     const tenant = tenantOf(runnable.item);
     tenants.started(tenant);
     metrics.inFlight.inc();
-    const signal = abandon.signal;
+    // Aborted when the partition is given up, or when this event is handed over (handOverSlow).
+    const { signal } = run.running.start(
+      runnable.offset,
+      runnable.item,
+      runnable.key,
+      Date.now(),
+      abandon.signal,
+    );
     const phase = phases.get(runnable.offset);
     phase?.started(Date.now());
     runner
@@ -165,6 +154,7 @@ function launchRunnable(run: PartitionRun, shared: Shared): void {
         },
       )
       .finally(() => {
+        run.running.end(runnable.offset);
         if (signature !== null) signatures.finished(signature);
         tenants.finished(tenant);
         metrics.inFlight.dec();
@@ -211,13 +201,14 @@ async function pump(payload: EachBatchPayload, run: PartitionRun, shared: Shared
       abandon.abort();
       return;
     }
+    const handOverIn = handOverSlow(run, shared);
     launchRunnable(run, shared);
     commit.commitReady();
     if (scheduler.pending === 0 || shared.isDraining()) return;
     const left = shared.roundMs - (Date.now() - openedAt);
     // The next fetch of every partition waits for this batch: a round ends, whatever still runs.
     if (left <= 0) return;
-    await wake.wait(Math.min(left, shared.outage.closed ? 200 : 1000));
+    await wake.wait(Math.max(1, Math.min(left, shared.outage.closed ? 200 : 1000, handOverIn)));
     if (Date.now() - lastHeartbeat >= 1000) {
       lastHeartbeat = Date.now();
       try {
@@ -282,6 +273,7 @@ function newPartitionRun(
         shared.changed.notify();
       },
     }),
+    running: new RunningEvents(),
   };
   return run;
 }
@@ -304,6 +296,7 @@ export function createBatchPump(options: BatchPumpOptions) {
     tenants: new TenantShare(options.maxInFlightPerTenant),
     deferredFamilies: new DeferredFamilies(100_000),
     roundMs: options.roundMs ?? 1000,
+    handOverAfterMs: options.handOverAfterMs ?? 2000,
     changed: new Wakeup(),
   };
   const { slots } = shared;
