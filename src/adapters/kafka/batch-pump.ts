@@ -1,9 +1,9 @@
-import type { Batch, EachBatchPayload, KafkaMessage } from "kafkajs";
+import type { Batch, EachBatchPayload } from "kafkajs";
 import { errorMessage } from "../../domain/errors.js";
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
-import { loopFamilyKey, PartitionScheduler, SlotPool } from "./ordered-scheduler.js";
+import { PartitionScheduler, SlotPool } from "./ordered-scheduler.js";
 import type { EventRunner } from "./event-runner.js";
 import { EventPhases } from "./event-phases.js";
 import type { OutageGate } from "./outage-gate.js";
@@ -12,6 +12,7 @@ import { RunningEvents } from "./running-events.js";
 import { SignatureGate } from "./signature-gate.js";
 import { DeferredFamilies, TenantShare } from "./tenant-share.js";
 import { deferOverShare, handOverSlow, tenantOf } from "./tenant-deferral.js";
+import { positionFetch, prepare } from "./partition-fetch.js";
 import type { TransactionalCommitter } from "./transactional-committer.js";
 import { Abandoned, Wakeup } from "./wakeup.js";
 import type { Done, Work } from "./work.js";
@@ -43,6 +44,12 @@ export interface BatchPumpOptions {
    * after it in its partition no longer than this. Default 2 s; 0 never hands a running event over.
    */
   handOverAfterMs?: number;
+  /**
+   * Uncommitted records a partition holds at most (running, done or waiting); kafkajs' fetch
+   * position is kept after the last one held, so a slow event does not stop its partition's
+   * later records from being fetched, and fetches do not bring again what is held. Default 1,000.
+   */
+  maxHeldPerPartition?: number;
   /** Stopping: start nothing new, finish and commit what runs. */
   isDraining: () => boolean;
 }
@@ -65,10 +72,10 @@ interface PartitionRun {
   log: Logger;
   /** The offset after the last one added (what the next new record's offset is at least). */
   nextToAdd: bigint;
-  /** The batch being pumped marks committed offsets processed for kafkajs; none between batches. */
-  resolve: ((offset: string) => void) | null;
-  /** The highest offset committed between batches, to mark for kafkajs when the next batch begins. */
-  unresolved: string | null;
+  /** The first offset not committed (null before the first record is added). */
+  committedTo: bigint | null;
+  /** Where kafkajs was last told to fetch from (`positionFetch`; 0 until then). */
+  fetchFrom: bigint;
   commit: ReturnType<typeof createPartitionCommit>;
   running: RunningEvents;
 }
@@ -85,30 +92,9 @@ interface Shared extends BatchPumpOptions {
   deferredFamilies: DeferredFamilies;
   roundMs: number;
   handOverAfterMs: number;
+  maxHeldPerPartition: number;
   /** Notified whenever an event or a commit ends anywhere (the drain waits on it). */
   changed: Wakeup;
-}
-
-/**
- * Decodes up front, with the event's facts (carried to the run), to find the ordering key (the
- * loop family) and the signature; failures are left to the run.
- */
-async function prepare(
-  runner: EventRunner,
-  topic: string,
-  partition: number,
-  message: KafkaMessage,
-): Promise<{ key: string | null; work: Work }> {
-  const work: Work = { topic, partition, message, event: null, signature: null };
-  try {
-    const facts = await runner.prepare(work);
-    work.event = facts.event;
-    work.signature = `${facts.event.tenantId}\u0000${facts.signature}`;
-    return { key: loopFamilyKey(facts.event), work };
-  } catch {
-    // Undecodable now: dead-lettered (no key needed) or retried in the run, ordered by the Kafka key.
-    return { key: message.key ? `kafka-key:${message.key.toString()}` : null, work };
-  }
 }
 
 /** Starts the partition's runnable events while slots (and their tenants' shares) allow. */
@@ -167,12 +153,17 @@ function launchRunnable(run: PartitionRun, shared: Shared): void {
   }
 }
 
-/** Adds the batch's records the partition does not hold yet (a batch fetches again what is not committed). */
+/**
+ * Adds the batch's records the partition does not hold yet, while it holds fewer than its window
+ * of uncommitted records (`maxHeldPerPartition`); the rest are fetched again later.
+ */
 async function addNew(batch: Batch, run: PartitionRun, shared: Shared): Promise<void> {
   const fetchedAt = Date.now();
   for (const message of batch.messages) {
     const offset = BigInt(message.offset);
     if (offset < run.nextToAdd) continue;
+    if (run.scheduler.pending >= shared.maxHeldPerPartition) break;
+    run.committedTo ??= offset;
     run.phases.set(message.offset, new EventPhases(Number(message.timestamp), fetchedAt));
     const { key, work } = await prepare(shared.runner, batch.topic, batch.partition, message);
     run.scheduler.add(message.offset, key, work);
@@ -252,17 +243,16 @@ function newPartitionRun(
     box,
     log,
     nextToAdd: 0n,
-    resolve: null,
-    unresolved: null,
+    committedTo: null,
+    fetchFrom: 0n,
     commit: createPartitionCommit({
       committer: shared.committer,
       topic,
       partition,
       scheduler,
       phases,
-      resolveOffset: (offset) => {
-        if (run.resolve) run.resolve(offset);
-        else run.unresolved = offset;
+      committed: (offset) => {
+        run.committedTo = BigInt(offset) + 1n;
       },
       signal: abandon.signal,
       consumerMetrics: shared.consumerMetrics,
@@ -297,6 +287,7 @@ export function createBatchPump(options: BatchPumpOptions) {
     deferredFamilies: new DeferredFamilies(100_000),
     roundMs: options.roundMs ?? 1000,
     handOverAfterMs: options.handOverAfterMs ?? 2000,
+    maxHeldPerPartition: options.maxHeldPerPartition ?? 1000,
     changed: new Wakeup(),
   };
   const { slots } = shared;
@@ -305,15 +296,27 @@ export function createBatchPump(options: BatchPumpOptions) {
   const partitions = new Map<string, PartitionRun>();
   let activeBatches = 0;
 
-  /** The partition's run, or a new one when it has none or was given up or moved on without us. */
-  function runOf(batch: Batch): PartitionRun {
+  /**
+   * The partition's run, or a new one when it has none or was given up or moved on without us;
+   * null when the batch is not to be taken (see below).
+   */
+  function runOf(batch: Batch, payload: EachBatchPayload): PartitionRun | null {
     const id = `${batch.topic}\u0000${String(batch.partition)}`;
     const held = partitions.get(id);
-    const first = batch.messages[0] ? BigInt(batch.messages[0].offset) : null;
-    // Records we hold uncommitted that the fetch skipped: another member committed past them.
-    const skipped =
-      held !== undefined && first !== null && held.scheduler.pending > 0 && first > held.nextToAdd;
-    if (held && !held.abandon.signal.aborted && !skipped) return held;
+    // Where kafkajs fetched from (a commit marker's offset is not the first record's).
+    const fetched = BigInt(
+      (batch as Batch & { fetchedOffset?: string }).fetchedOffset ?? batch.messages[0]?.offset ?? "0",
+    );
+    if (held && !held.abandon.signal.aborted) {
+      // Unless the fetch skipped records we hold uncommitted: another member committed past them.
+      if (!(held.scheduler.pending > 0 && fetched > held.nextToAdd)) return held;
+    } else if (held?.committedTo != null && fetched > held.committedTo) {
+      // Given up here without a rebalance (which forgets every run and the fetch positions): the
+      // fetch position is past records never committed. They are fetched again, this batch not taken.
+      partitions.delete(id);
+      payload.resolveOffset((held.committedTo - 1n).toString());
+      return null;
+    }
     held?.abandon.abort();
     const run = newPartitionRun(shared, batch.topic, batch.partition, hardStop.signal);
     partitions.set(id, run);
@@ -323,22 +326,18 @@ export function createBatchPump(options: BatchPumpOptions) {
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     if (batch.messages.length === 0) return;
+    const run = runOf(batch, payload);
+    if (!run) return;
     activeBatches += 1;
-    const run = runOf(batch);
     const offRelease = slots.onRelease(run.wake.notify);
-    run.resolve = (offset) => {
-      payload.resolveOffset(offset);
-    };
-    if (run.unresolved !== null) payload.resolveOffset(run.unresolved);
-    run.unresolved = null;
     try {
       await addNew(batch, run, shared);
       await pump(payload, run, shared);
+      if (!run.abandon.signal.aborted) positionFetch(run, payload);
     } catch (err) {
       run.abandon.abort();
       throw err;
     } finally {
-      run.resolve = null;
       offRelease();
       activeBatches -= 1;
       shared.changed.notify();

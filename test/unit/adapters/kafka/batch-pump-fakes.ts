@@ -35,6 +35,7 @@ export function setup(options: {
   maxInFlight?: number;
   roundMs?: number;
   handOverAfterMs?: number;
+  maxHeldPerPartition?: number;
 }) {
   const running = new Map<string, (error?: Error) => void>();
   const signals = new Map<string, AbortSignal>();
@@ -82,12 +83,16 @@ export function setup(options: {
     // A round longer than any test: a batch ends when all of it is committed, unless a test says.
     roundMs: options.roundMs ?? 600_000,
     ...(options.handOverAfterMs !== undefined ? { handOverAfterMs: options.handOverAfterMs } : {}),
+    ...(options.maxHeldPerPartition !== undefined
+      ? { maxHeldPerPartition: options.maxHeldPerPartition }
+      : {}),
     isDraining: () => false,
   });
   const resolved: string[] = [];
-  const pumpBatch = (topic: string, messages: KafkaMessage[]) =>
+  /** A fetch of `messages`, from `fetchedOffset` (kafkajs's fetch position; the first one's offset unless said). */
+  const pumpBatch = (topic: string, messages: KafkaMessage[], fetchedOffset = messages[0]?.offset) =>
     pump.eachBatch({
-      batch: { topic, partition: 0, messages },
+      batch: { topic, partition: 0, messages, fetchedOffset },
       resolveOffset: (offset: string) => resolved.push(offset),
       heartbeat: () => Promise.resolve(),
       isRunning: () => true,
