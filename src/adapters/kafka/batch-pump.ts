@@ -50,6 +50,11 @@ export interface BatchPumpOptions {
    * later records from being fetched, and fetches do not bring again what is held. Default 1,000.
    */
   maxHeldPerPartition?: number;
+  /**
+   * The bytes of the records' values a partition holds uncommitted at most (it always holds one),
+   * so that large records do not make the window large. Default 8 MiB.
+   */
+  maxHeldBytesPerPartition?: number;
   /** Stopping: start nothing new, finish and commit what runs. */
   isDraining: () => boolean;
 }
@@ -74,6 +79,8 @@ interface PartitionRun {
   nextToAdd: bigint;
   /** The first offset not committed (null before the first record is added). */
   committedTo: bigint | null;
+  /** The bytes of the values of the records held uncommitted. */
+  heldBytes: number;
   /** Where kafkajs was last told to fetch from (`positionFetch`; 0 until then). */
   fetchFrom: bigint;
   commit: ReturnType<typeof createPartitionCommit>;
@@ -93,6 +100,7 @@ interface Shared extends BatchPumpOptions {
   roundMs: number;
   handOverAfterMs: number;
   maxHeldPerPartition: number;
+  maxHeldBytes: number;
   /** Notified whenever an event or a commit ends anywhere (the drain waits on it). */
   changed: Wakeup;
 }
@@ -155,15 +163,18 @@ function launchRunnable(run: PartitionRun, shared: Shared): void {
 
 /**
  * Adds the batch's records the partition does not hold yet, while it holds fewer than its window
- * of uncommitted records (`maxHeldPerPartition`); the rest are fetched again later.
+ * of uncommitted records (`maxHeldPerPartition`, `maxHeldBytesPerPartition`); the rest are
+ * fetched again later.
  */
 async function addNew(batch: Batch, run: PartitionRun, shared: Shared): Promise<void> {
   const fetchedAt = Date.now();
   for (const message of batch.messages) {
     const offset = BigInt(message.offset);
     if (offset < run.nextToAdd) continue;
-    if (run.scheduler.pending >= shared.maxHeldPerPartition) break;
+    const { pending } = run.scheduler;
+    if (pending >= shared.maxHeldPerPartition || (pending > 0 && run.heldBytes >= shared.maxHeldBytes)) break;
     run.committedTo ??= offset;
+    run.heldBytes += message.value?.length ?? 0;
     run.phases.set(message.offset, new EventPhases(Number(message.timestamp), fetchedAt));
     const { key, work } = await prepare(shared.runner, batch.topic, batch.partition, message);
     run.scheduler.add(message.offset, key, work);
@@ -244,6 +255,7 @@ function newPartitionRun(
     log,
     nextToAdd: 0n,
     committedTo: null,
+    heldBytes: 0,
     fetchFrom: 0n,
     commit: createPartitionCommit({
       committer: shared.committer,
@@ -251,8 +263,9 @@ function newPartitionRun(
       partition,
       scheduler,
       phases,
-      committed: (offset) => {
+      committed: (offset, bytes) => {
         run.committedTo = BigInt(offset) + 1n;
+        run.heldBytes -= bytes;
       },
       signal: abandon.signal,
       consumerMetrics: shared.consumerMetrics,
@@ -288,6 +301,7 @@ export function createBatchPump(options: BatchPumpOptions) {
     roundMs: options.roundMs ?? 1000,
     handOverAfterMs: options.handOverAfterMs ?? 2000,
     maxHeldPerPartition: options.maxHeldPerPartition ?? 1000,
+    maxHeldBytes: options.maxHeldBytesPerPartition ?? 8 * 1024 * 1024,
     changed: new Wakeup(),
   };
   const { slots } = shared;

@@ -36,6 +36,7 @@ export function setup(options: {
   roundMs?: number;
   handOverAfterMs?: number;
   maxHeldPerPartition?: number;
+  maxHeldBytesPerPartition?: number;
 }) {
   const running = new Map<string, (error?: Error) => void>();
   const signals = new Map<string, AbortSignal>();
@@ -85,6 +86,9 @@ export function setup(options: {
     ...(options.handOverAfterMs !== undefined ? { handOverAfterMs: options.handOverAfterMs } : {}),
     ...(options.maxHeldPerPartition !== undefined
       ? { maxHeldPerPartition: options.maxHeldPerPartition }
+      : {}),
+    ...(options.maxHeldBytesPerPartition !== undefined
+      ? { maxHeldBytesPerPartition: options.maxHeldBytesPerPartition }
       : {}),
     isDraining: () => false,
   });

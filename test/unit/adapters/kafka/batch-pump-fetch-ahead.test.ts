@@ -40,6 +40,22 @@ describe("the batch pump: fetching past a partition's uncommitted events", () =>
     expect(ran).toEqual(["0", "1", "2"]);
   });
 
+  it("holds at most its window's bytes of uncommitted records, and always one", async () => {
+    // Each record's value is 30 bytes: a window of 50 bytes holds two, one of 1 byte one.
+    const { pumpBatch, finish, ran } = setup({ perTenant: 0, roundMs: 0, maxHeldBytesPerPartition: 50 });
+    await pumpBatch("in", [record(0, "a", "l0"), record(1, "b", "l1"), record(2, "c", "l2")]);
+    expect(ran).toEqual(["0", "1"]);
+    await finish("0");
+    await finish("1");
+    // Committed, they free the window: 2 is held on the fetch after.
+    await pumpBatch("in", [record(1, "b", "l1"), record(2, "c", "l2")]);
+    await pumpBatch("in", [record(2, "c", "l2")]);
+    expect(ran).toEqual(["0", "1", "2"]);
+    const one = setup({ perTenant: 0, roundMs: 0, maxHeldBytesPerPartition: 1 });
+    await one.pumpBatch("in", [record(0, "a", "l0"), record(1, "b", "l1")]);
+    expect(one.ran).toEqual(["0"]);
+  });
+
   it("does not take a fetch that begins on a transaction marker's offset for another member's commit", async () => {
     const { pumpBatch, finish, ran, committed } = setup({ perTenant: 0, roundMs: 0 });
     await pumpBatch("retry", [record(0, "a", "l0"), record(1, "a", "l1")]);
