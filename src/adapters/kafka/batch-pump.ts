@@ -52,7 +52,7 @@ export interface BatchPumpOptions {
   maxHeldPerPartition?: number;
   /**
    * The bytes of the records' values a partition holds uncommitted at most (it always holds one),
-   * so that large records do not make the window large. Default 8 MiB.
+   * so that large records do not make the window large. Default 4 MiB.
    */
   maxHeldBytesPerPartition?: number;
   /** Stopping: start nothing new, finish and commit what runs. */
@@ -301,7 +301,7 @@ export function createBatchPump(options: BatchPumpOptions) {
     roundMs: options.roundMs ?? 1000,
     handOverAfterMs: options.handOverAfterMs ?? 2000,
     maxHeldPerPartition: options.maxHeldPerPartition ?? 1000,
-    maxHeldBytes: options.maxHeldBytesPerPartition ?? 8 * 1024 * 1024,
+    maxHeldBytes: options.maxHeldBytesPerPartition ?? 4 * 1024 * 1024,
     changed: new Wakeup(),
   };
   const { slots } = shared;
