@@ -286,9 +286,11 @@ function newPartitionRun(
  * slot pool shared by all partitions, a single flight per new signature, each tenant's share),
  * events of one loop family strictly in order, and each partition's contiguous completed prefix
  * committed (`partition-commit.ts`). A batch is pumped for one round: events still running then
- * are carried over to the partition's next batch (which fetches again, from the committed
- * offset, what is not committed), so no event holds the fetch of the others. A partition is given
- * up on a rebalance or a stop past its deadline (the uncommitted rest is redelivered), or fails.
+ * are carried over to the partition's next batch (fetched from the last record the partition
+ * holds, `positionFetch`), so no event holds the fetch of the others nor of its partition's later
+ * records. A deferred tenant's events that run too long on an input topic are handed over
+ * (`handOverSlow`). A partition is given up on a rebalance or a stop past its deadline (the
+ * uncommitted rest is redelivered), or fails.
  */
 export function createBatchPump(options: BatchPumpOptions) {
   const shared: Shared = {
