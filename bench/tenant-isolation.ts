@@ -33,6 +33,8 @@ import { startBacklogSampler } from "./backlog-sampler.js";
  * `BENCH_ISOLATION_CHECK_SENDERS` clients asking lessons for a task, whose every model answer is
  * unusable (prose, not the JSON asked for). Every setting is the default except what the run
  * needs switched on (OTLP_TOPIC, LESSONS_FOR_TASK_CHECK=model, the generator and API keys).
+ * Under load, B's events start once `BENCH_ISOLATION_A_EVENTS_FIRST` of A's task events (the OTLP
+ * bridge's, from A's traces) are on the task topic, so that B's window has all of A's load on.
  * Prints B's latency (its event produced → its loop decision) p50/p99 alone and under A's load,
  * what A's requests were answered, and whether the pipeline's circuit opened at any time.
  */
@@ -151,6 +153,33 @@ async function loadTenantA(baseUrl: string, otlpSenders: number, checkSenders: n
   };
 }
 
+/** The records on `topic`, all partitions together (the sum of their end offsets). */
+async function recordsOn(kafka: Kafka, topic: string): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return offsets.reduce((sum, p) => sum + Number(p.high), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * Waits until the OTLP bridge has turned at least `events` of A's traces into task events (A's
+ * load has reached the consumer), or `deadlineMs` passes; returns how many came and how long it took.
+ */
+async function untilTaskEventsOfA(kafka: Kafka, topic: string, events: number, deadlineMs: number) {
+  const before = await recordsOn(kafka, topic);
+  const started = performance.now();
+  let came = 0;
+  while (came < events && performance.now() - started < deadlineMs) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    came = (await recordsOn(kafka, topic)) - before;
+  }
+  return { came, ms: performance.now() - started };
+}
+
 /** Samples the pipeline's circuit gauge until stopped: whether it was ever open. */
 function watchCircuit(app: App) {
   let opened = false;
@@ -175,6 +204,7 @@ export async function benchTenantIsolation(
   seconds = Number(process.env.BENCH_ISOLATION_SECONDS ?? 20),
   otlpSenders = Number(process.env.BENCH_ISOLATION_OTLP_SENDERS ?? 4),
   checkSenders = Number(process.env.BENCH_ISOLATION_CHECK_SENDERS ?? 8),
+  aEventsFirst = Number(process.env.BENCH_ISOLATION_A_EVENTS_FIRST ?? 1000),
 ): Promise<BenchResult> {
   const fake = await startFakeOpenAiServer({
     chat: (request) =>
@@ -249,7 +279,11 @@ export async function benchTenantIsolation(
         .filter((b) => JSON.stringify(b).includes("stored lessons apply")).length;
       let loaded: Awaited<ReturnType<typeof driveTenantB>>;
       let answered: Map<string, number>;
+      let aFirst: { came: number; ms: number };
       try {
+        // B's events go only once A's task events flow (the bridge emits a trace's events after its
+        // grace period): B's window is measured with all of A's load on, not before part of it.
+        aFirst = await untilTaskEventsOfA(kafka, topics.taskCompleted, aEventsFirst, 120_000);
         loaded = await driveTenantB(kafka, app, 100_000, rate, seconds, () => (allSentAt = sampler.mark()));
       } finally {
         answered = await load.stop();
@@ -278,6 +312,7 @@ export async function benchTenantIsolation(
       return {
         name: `two tenants: B's event latency alone and with A's key at its limits (${String(rate)} B events/s for ${String(seconds)} s; OTLP_NEW_TRACES_PER_MINUTE ${String(app.config.otlp.newTracesPerMinute)})`,
         lines: [
+          `A's task events on the task topic before B's first event: ${String(aFirst.came)}, ${(aFirst.ms / 1000).toFixed(1)} s after A's load began`,
           line("tenant B alone           ", alone),
           line("tenant B under A's load  ", loaded),
           `p99 added by A's load: ${ms(p99.loaded - p99.alone)} (${(p99.loaded / p99.alone).toFixed(2)} × alone)`,
@@ -292,7 +327,8 @@ export async function benchTenantIsolation(
         ],
         ratio: p99.loaded / p99.alone,
         goal: "every B event decided, its p99 under A's load stated as the bound (docs/security.md); the pipeline's circuit never opens",
-        met: !opened && !openedAlone && loaded.missing === 0,
+        // A run in which A's task events never came measured nothing about them.
+        met: !opened && !openedAlone && loaded.missing === 0 && aFirst.came >= aEventsFirst,
       };
     });
   } finally {

@@ -9,6 +9,38 @@ import { waitFor } from "../support/wait-for.js";
  * topic and are processed from there. Nothing is lost or decided twice, B's events are processed
  * where they were read, and the input offsets are committed to the end.
  */
+/** The tenant of every committed record on `topic`, read from its beginning. */
+async function tenantsOn(h: Harness, topic: string): Promise<string[]> {
+  const admin = h.kafka.admin();
+  await admin.connect();
+  const ends = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  const tenants: string[] = [];
+  const last = new Map(ends.map((e) => [e.partition, BigInt(e.high) - 1n]));
+  const reader = h.kafka.consumer({
+    groupId: `reader-${h.id}-${String(Date.now())}`,
+    readUncommitted: false,
+  });
+  await reader.connect();
+  await reader.subscribe({ topics: [topic], fromBeginning: true });
+  const done = new Set<number>();
+  await reader.run({
+    eachMessage: ({ partition, message }) => {
+      const value = JSON.parse(message.value?.toString() ?? "{}") as { tenantId?: string };
+      tenants.push(value.tenantId ?? "");
+      // The last offset may be a transaction marker, never delivered: the one before it ends too.
+      if (BigInt(message.offset) >= (last.get(partition) ?? 0n) - 1n) done.add(partition);
+      return Promise.resolve();
+    },
+  });
+  await waitFor(() => (ends.every((e) => e.high === "0" || done.has(e.partition)) ? true : undefined), {
+    timeoutMs: 30_000,
+    what: `the records of ${topic}`,
+  });
+  await reader.disconnect();
+  return tenants;
+}
+
 describe("a tenant's share of the events in flight", () => {
   let h: Harness;
   beforeAll(async () => {
@@ -50,13 +82,18 @@ describe("a tenant's share of the events in flight", () => {
       [[tenantA, tenantB]],
     );
     expect(rows.rows).toHaveLength(43);
-    const viaRetry = rows.rows.filter((r) => r.source_record.startsWith(`${h.config.topics.retry}/`));
+    // A record back from the retry topic is processed as the record it was first read as, so the
+    // rows name the input topic: the retry topic itself says which events went through it.
+    const viaRetry = await tenantsOn(h, h.config.topics.retry);
     // A went over its share: most of its backlog was processed from the retry topic; B never was.
     expect(viaRetry.length).toBeGreaterThan(20);
-    expect(viaRetry.every((r) => r.tenant_id === tenantA)).toBe(true);
+    expect(viaRetry.every((tenant) => tenant === tenantA)).toBe(true);
     const deferred = (await h.app.metrics.registry.getSingleMetric("reflector_deferred_events_total")?.get())
       ?.values[0]?.value;
     expect(deferred).toBe(viaRetry.length);
+    expect(rows.rows.every((r) => r.source_record.startsWith(`${h.config.topics.taskCompleted}/`))).toBe(
+      true,
+    );
     expect(h.on(h.config.topics.deadLetter)).toHaveLength(0);
 
     // Every input offset committed (the hand-overs with them), and every retry-topic record (that

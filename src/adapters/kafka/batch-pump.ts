@@ -1,15 +1,18 @@
-import type { Batch, EachBatchPayload, KafkaMessage } from "kafkajs";
+import type { Batch, EachBatchPayload } from "kafkajs";
 import { errorMessage } from "../../domain/errors.js";
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
-import { loopFamilyKey, PartitionScheduler, SlotPool } from "./ordered-scheduler.js";
+import { PartitionScheduler, SlotPool } from "./ordered-scheduler.js";
 import type { EventRunner } from "./event-runner.js";
 import { EventPhases } from "./event-phases.js";
 import type { OutageGate } from "./outage-gate.js";
 import { createPartitionCommit } from "./partition-commit.js";
+import { RunningEvents } from "./running-events.js";
 import { SignatureGate } from "./signature-gate.js";
 import { DeferredFamilies, TenantShare } from "./tenant-share.js";
+import { deferOverShare, handOverSlow, tenantOf } from "./tenant-deferral.js";
+import { positionFetch, prepare } from "./partition-fetch.js";
 import type { TransactionalCommitter } from "./transactional-committer.js";
 import { Abandoned, Wakeup } from "./wakeup.js";
 import type { Done, Work } from "./work.js";
@@ -35,6 +38,23 @@ export interface BatchPumpOptions {
    * batch may wait long for its slowest event. Default 1 s.
    */
   roundMs?: number;
+  /**
+   * How long an event of a tenant being deferred (see `maxInFlightPerTenant`) may run on an input
+   * topic before it too is handed to the retry topic, so that it holds the commits of the events
+   * after it in its partition no longer than this. Default 2 s; 0 never hands a running event over.
+   */
+  handOverAfterMs?: number;
+  /**
+   * Uncommitted records a partition holds at most (running, done or waiting); kafkajs' fetch
+   * position is kept after the last one held, so a slow event does not stop its partition's
+   * later records from being fetched, and fetches do not bring again what is held. Default 1,000.
+   */
+  maxHeldPerPartition?: number;
+  /**
+   * The bytes of the records' values a partition holds uncommitted at most (it always holds one),
+   * so that large records do not make the window large. Default 4 MiB.
+   */
+  maxHeldBytesPerPartition?: number;
   /** Stopping: start nothing new, finish and commit what runs. */
   isDraining: () => boolean;
 }
@@ -57,11 +77,14 @@ interface PartitionRun {
   log: Logger;
   /** The offset after the last one added (what the next new record's offset is at least). */
   nextToAdd: bigint;
-  /** The batch being pumped marks committed offsets processed for kafkajs; none between batches. */
-  resolve: ((offset: string) => void) | null;
-  /** The highest offset committed between batches, to mark for kafkajs when the next batch begins. */
-  unresolved: string | null;
+  /** The first offset not committed (null before the first record is added). */
+  committedTo: bigint | null;
+  /** The bytes of the values of the records held uncommitted. */
+  heldBytes: number;
+  /** Where kafkajs was last told to fetch from (`positionFetch`; 0 until then). */
+  fetchFrom: bigint;
   commit: ReturnType<typeof createPartitionCommit>;
+  running: RunningEvents;
 }
 
 function asError(err: unknown): Error {
@@ -75,58 +98,11 @@ interface Shared extends BatchPumpOptions {
   tenants: TenantShare;
   deferredFamilies: DeferredFamilies;
   roundMs: number;
+  handOverAfterMs: number;
+  maxHeldPerPartition: number;
+  maxHeldBytes: number;
   /** Notified whenever an event or a commit ends anywhere (the drain waits on it). */
   changed: Wakeup;
-}
-
-const tenantOf = (work: Work): string | null => work.event?.tenantId ?? null;
-
-/**
- * On an input topic, hands the ready events of tenants at their share to the retry topic, and
- * those of a tenant whose events went there in the last 30 s (so that a flooding tenant's events
- * stop starting where they would hold up the commits of other tenants' later events), and every
- * later event of a loop family that went there (to keep the family in order). Each is settled at
- * once, in its place in the partition's order, and commits with the prefix. Events too large for
- * the retry topic stay, to wait for their tenant's turn.
- */
-function deferOverShare(run: PartitionRun, shared: Shared): void {
-  const { tenants, deferredFamilies, runner } = shared;
-  if (tenants.limit === 0 || run.topic === shared.retryTopic) return;
-  const now = Date.now();
-  run.scheduler.settle((work, key) => {
-    const tenant = tenantOf(work);
-    const follows = key !== null && deferredFamilies.has(key);
-    // Over its share now, or lately: the tenant is (still) being deferred.
-    const overShare = tenants.atShare(tenant) || tenants.deferring(tenant, now);
-    if (!follows && !overShare) return undefined;
-    const done = runner.defer(work);
-    if (!done) return undefined;
-    if (key !== null) deferredFamilies.add(key);
-    if (overShare && tenant !== null) tenants.deferred(tenant, now);
-    return done;
-  });
-}
-
-/**
- * Decodes up front, with the event's facts (carried to the run), to find the ordering key (the
- * loop family) and the signature; failures are left to the run.
- */
-async function prepare(
-  runner: EventRunner,
-  topic: string,
-  partition: number,
-  message: KafkaMessage,
-): Promise<{ key: string | null; work: Work }> {
-  const work: Work = { topic, partition, message, event: null, signature: null };
-  try {
-    const facts = await runner.prepare(work);
-    work.event = facts.event;
-    work.signature = `${facts.event.tenantId}\u0000${facts.signature}`;
-    return { key: loopFamilyKey(facts.event), work };
-  } catch {
-    // Undecodable now: dead-lettered (no key needed) or retried in the run, ordered by the Kafka key.
-    return { key: message.key ? `kafka-key:${message.key.toString()}` : null, work };
-  }
 }
 
 /** Starts the partition's runnable events while slots (and their tenants' shares) allow. */
@@ -150,7 +126,14 @@ function launchRunnable(run: PartitionRun, shared: Shared): void {
     const tenant = tenantOf(runnable.item);
     tenants.started(tenant);
     metrics.inFlight.inc();
-    const signal = abandon.signal;
+    // Aborted when the partition is given up, or when this event is handed over (handOverSlow).
+    const { signal } = run.running.start(
+      runnable.offset,
+      runnable.item,
+      runnable.key,
+      Date.now(),
+      abandon.signal,
+    );
     const phase = phases.get(runnable.offset);
     phase?.started(Date.now());
     runner
@@ -165,6 +148,7 @@ function launchRunnable(run: PartitionRun, shared: Shared): void {
         },
       )
       .finally(() => {
+        run.running.end(runnable.offset);
         if (signature !== null) signatures.finished(signature);
         tenants.finished(tenant);
         metrics.inFlight.dec();
@@ -177,12 +161,20 @@ function launchRunnable(run: PartitionRun, shared: Shared): void {
   }
 }
 
-/** Adds the batch's records the partition does not hold yet (a batch fetches again what is not committed). */
+/**
+ * Adds the batch's records the partition does not hold yet, while it holds fewer than its window
+ * of uncommitted records (`maxHeldPerPartition`, `maxHeldBytesPerPartition`); the rest are
+ * fetched again later.
+ */
 async function addNew(batch: Batch, run: PartitionRun, shared: Shared): Promise<void> {
   const fetchedAt = Date.now();
   for (const message of batch.messages) {
     const offset = BigInt(message.offset);
     if (offset < run.nextToAdd) continue;
+    const { pending } = run.scheduler;
+    if (pending >= shared.maxHeldPerPartition || (pending > 0 && run.heldBytes >= shared.maxHeldBytes)) break;
+    run.committedTo ??= offset;
+    run.heldBytes += message.value?.length ?? 0;
     run.phases.set(message.offset, new EventPhases(Number(message.timestamp), fetchedAt));
     const { key, work } = await prepare(shared.runner, batch.topic, batch.partition, message);
     run.scheduler.add(message.offset, key, work);
@@ -211,13 +203,14 @@ async function pump(payload: EachBatchPayload, run: PartitionRun, shared: Shared
       abandon.abort();
       return;
     }
+    const handOverIn = handOverSlow(run, shared);
     launchRunnable(run, shared);
     commit.commitReady();
     if (scheduler.pending === 0 || shared.isDraining()) return;
     const left = shared.roundMs - (Date.now() - openedAt);
     // The next fetch of every partition waits for this batch: a round ends, whatever still runs.
     if (left <= 0) return;
-    await wake.wait(Math.min(left, shared.outage.closed ? 200 : 1000));
+    await wake.wait(Math.max(1, Math.min(left, shared.outage.closed ? 200 : 1000, handOverIn)));
     if (Date.now() - lastHeartbeat >= 1000) {
       lastHeartbeat = Date.now();
       try {
@@ -261,17 +254,18 @@ function newPartitionRun(
     box,
     log,
     nextToAdd: 0n,
-    resolve: null,
-    unresolved: null,
+    committedTo: null,
+    heldBytes: 0,
+    fetchFrom: 0n,
     commit: createPartitionCommit({
       committer: shared.committer,
       topic,
       partition,
       scheduler,
       phases,
-      resolveOffset: (offset) => {
-        if (run.resolve) run.resolve(offset);
-        else run.unresolved = offset;
+      committed: (offset, bytes) => {
+        run.committedTo = BigInt(offset) + 1n;
+        run.heldBytes -= bytes;
       },
       signal: abandon.signal,
       consumerMetrics: shared.consumerMetrics,
@@ -282,6 +276,7 @@ function newPartitionRun(
         shared.changed.notify();
       },
     }),
+    running: new RunningEvents(),
   };
   return run;
 }
@@ -291,9 +286,11 @@ function newPartitionRun(
  * slot pool shared by all partitions, a single flight per new signature, each tenant's share),
  * events of one loop family strictly in order, and each partition's contiguous completed prefix
  * committed (`partition-commit.ts`). A batch is pumped for one round: events still running then
- * are carried over to the partition's next batch (which fetches again, from the committed
- * offset, what is not committed), so no event holds the fetch of the others. A partition is given
- * up on a rebalance or a stop past its deadline (the uncommitted rest is redelivered), or fails.
+ * are carried over to the partition's next batch (fetched from the last record the partition
+ * holds, `positionFetch`), so no event holds the fetch of the others nor of its partition's later
+ * records. A deferred tenant's events that run too long on an input topic are handed over
+ * (`handOverSlow`). A partition is given up on a rebalance or a stop past its deadline (the
+ * uncommitted rest is redelivered), or fails.
  */
 export function createBatchPump(options: BatchPumpOptions) {
   const shared: Shared = {
@@ -304,6 +301,9 @@ export function createBatchPump(options: BatchPumpOptions) {
     tenants: new TenantShare(options.maxInFlightPerTenant),
     deferredFamilies: new DeferredFamilies(100_000),
     roundMs: options.roundMs ?? 1000,
+    handOverAfterMs: options.handOverAfterMs ?? 2000,
+    maxHeldPerPartition: options.maxHeldPerPartition ?? 1000,
+    maxHeldBytes: options.maxHeldBytesPerPartition ?? 4 * 1024 * 1024,
     changed: new Wakeup(),
   };
   const { slots } = shared;
@@ -312,15 +312,27 @@ export function createBatchPump(options: BatchPumpOptions) {
   const partitions = new Map<string, PartitionRun>();
   let activeBatches = 0;
 
-  /** The partition's run, or a new one when it has none or was given up or moved on without us. */
-  function runOf(batch: Batch): PartitionRun {
+  /**
+   * The partition's run, or a new one when it has none or was given up or moved on without us;
+   * null when the batch is not to be taken (see below).
+   */
+  function runOf(batch: Batch, payload: EachBatchPayload): PartitionRun | null {
     const id = `${batch.topic}\u0000${String(batch.partition)}`;
     const held = partitions.get(id);
-    const first = batch.messages[0] ? BigInt(batch.messages[0].offset) : null;
-    // Records we hold uncommitted that the fetch skipped: another member committed past them.
-    const skipped =
-      held !== undefined && first !== null && held.scheduler.pending > 0 && first > held.nextToAdd;
-    if (held && !held.abandon.signal.aborted && !skipped) return held;
+    // Where kafkajs fetched from (a commit marker's offset is not the first record's).
+    const fetched = BigInt(
+      (batch as Batch & { fetchedOffset?: string }).fetchedOffset ?? batch.messages[0]?.offset ?? "0",
+    );
+    if (held && !held.abandon.signal.aborted) {
+      // Unless the fetch skipped records we hold uncommitted: another member committed past them.
+      if (!(held.scheduler.pending > 0 && fetched > held.nextToAdd)) return held;
+    } else if (held?.committedTo != null && fetched > held.committedTo) {
+      // Given up here without a rebalance (which forgets every run and the fetch positions): the
+      // fetch position is past records never committed. They are fetched again, this batch not taken.
+      partitions.delete(id);
+      payload.resolveOffset((held.committedTo - 1n).toString());
+      return null;
+    }
     held?.abandon.abort();
     const run = newPartitionRun(shared, batch.topic, batch.partition, hardStop.signal);
     partitions.set(id, run);
@@ -330,22 +342,18 @@ export function createBatchPump(options: BatchPumpOptions) {
   async function eachBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     if (batch.messages.length === 0) return;
+    const run = runOf(batch, payload);
+    if (!run) return;
     activeBatches += 1;
-    const run = runOf(batch);
     const offRelease = slots.onRelease(run.wake.notify);
-    run.resolve = (offset) => {
-      payload.resolveOffset(offset);
-    };
-    if (run.unresolved !== null) payload.resolveOffset(run.unresolved);
-    run.unresolved = null;
     try {
       await addNew(batch, run, shared);
       await pump(payload, run, shared);
+      if (!run.abandon.signal.aborted) positionFetch(run, payload);
     } catch (err) {
       run.abandon.abort();
       throw err;
     } finally {
-      run.resolve = null;
       offRelease();
       activeBatches -= 1;
       shared.changed.notify();

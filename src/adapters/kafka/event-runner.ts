@@ -10,13 +10,13 @@ import type { EventFacts } from "../../pipeline/processing-state.js";
 import type { TaskProcessor } from "../../pipeline/task-processor.js";
 import { createCrashCounting } from "./crash-counting.js";
 import { createDeadLetters } from "./dead-letters.js";
-import { originOf, type SourceRecord } from "./failure-records.js";
+import { originOf, placeOf, type SourceRecord } from "./failure-records.js";
 import type { OutageGate } from "./outage-gate.js";
 import type { OutputPublisher } from "./output-publisher.js";
 import { fitsAlone, recordBytes, type SizeLimits } from "./record-size.js";
 import { createRetryLoop } from "./retry-loop.js";
 import { Abandoned } from "./wakeup.js";
-import { recordRef, type Done, type Work } from "./work.js";
+import type { Done, Work } from "./work.js";
 
 export type { Done, Work } from "./work.js";
 
@@ -92,11 +92,21 @@ export function createEventRunner(options: EventRunnerOptions) {
     return work.facts;
   }
 
+  /**
+   * The record as the processor knows it (whether an event id already committed publishes again):
+   * a record from the retry topic is the one it was first read as, for its first run may have
+   * stored the event and never published (a run handed over for its tenant's share, a lost commit).
+   */
+  function sourceOf(work: Work): string {
+    const place = placeOf(work, { retryTopic: options.retryTopic });
+    return `${place.topic}/${place.partition}/${place.offset}`;
+  }
+
   /** One attempt: decode, process, encode the outputs; throws what the retry loop classifies. */
   async function attempt(work: Work, log: Logger): Promise<Done> {
     const facts = await prepare(work);
     const event = facts.event;
-    const result = await processor.process(event, recordRef(work), facts);
+    const result = await processor.process(event, sourceOf(work), facts);
     const messages = await publisher.encode(result.outputs, work.message.headers);
     outage.leave();
     const oversized = oversizedOutput(messages, limits);

@@ -15,6 +15,8 @@ interface Entry<T, R> {
 
 export interface Runnable<T> {
   offset: string;
+  /** Its ordering key (null: ordered by nothing). */
+  key: string | null;
   item: T;
 }
 
@@ -73,7 +75,7 @@ export class PartitionScheduler<T, R> {
     if (!entry) return null;
     entry.state = "running";
     this.running += 1;
-    return { offset: entry.offset, item: entry.item };
+    return { offset: entry.offset, key: entry.key, item: entry.item };
   }
 
   /** Marks a running entry done; the next entry of its key becomes runnable. */

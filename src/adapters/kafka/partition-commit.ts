@@ -16,8 +16,8 @@ export interface PartitionCommitOptions {
   scheduler: PartitionScheduler<Work, Done>;
   /** Each event's phases by offset, observed once the event is committed. */
   phases: Map<string, EventPhases>;
-  /** Marks an offset processed for kafkajs (`resolveOffset` of the batch). */
-  resolveOffset: (offset: string) => void;
+  /** Told the last offset of each prefix once it is committed, and the bytes of its records' values. */
+  committed: (offset: string, bytes: number) => void;
   /** The batch given up: a commit still under way changes nothing once it returns. */
   signal: AbortSignal;
   consumerMetrics: ConsumerMetrics;
@@ -59,7 +59,10 @@ export function createPartitionCommit(options: PartitionCommitOptions) {
         () => {
           if (signal.aborted) return;
           scheduler.markCommitted(prefix.entries.length);
-          options.resolveOffset(last);
+          options.committed(
+            last,
+            prefix.entries.reduce((n, e) => n + (e.item.message.value?.length ?? 0), 0),
+          );
           failures = 0;
           const committedAt = Date.now();
           for (const entry of prefix.entries) {

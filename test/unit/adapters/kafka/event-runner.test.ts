@@ -306,3 +306,33 @@ describe("event runner under TENANT_TOPIC_BINDING", () => {
     expect(header(done, "reflector.original.offset")).toBe("12");
   });
 });
+
+describe("event runner: a record back from the retry topic", () => {
+  it("is the record it was read as first: when that one's processing committed, its outputs are published again", async () => {
+    const processor = createOfflineProcessor({
+      store: createFakeStore().store,
+      index: createFakeIndex().index,
+    });
+    const runner = setup(processor);
+    const first = work("7");
+    // Its run was handed over (or its commit lost) after the event was stored: its outputs never left.
+    await runner.run(first, new AbortController().signal);
+    const copy: Work = {
+      topic: "retry",
+      partition: 4,
+      message: {
+        ...first.message,
+        offset: "90",
+        headers: {
+          "reflector.original.topic": "in",
+          "reflector.original.partition": "0",
+          "reflector.original.offset": "7",
+        },
+      } as KafkaMessage,
+      event: null,
+      signature: null,
+    };
+    const again = await runner.run(copy, new AbortController().signal);
+    expect(again.messages.map((m) => m.topic).sort()).toEqual(["acc", "dec"]);
+  });
+});

@@ -45,7 +45,7 @@ function setup(offsets: string[], answers: (() => Promise<void>)[] = []) {
     partition: 0,
     scheduler,
     phases,
-    resolveOffset: (offset) => resolved.push(offset),
+    committed: (offset) => resolved.push(offset),
     signal: abandon.signal,
     consumerMetrics: createConsumerMetrics(createMetrics().registry),
     log: createLogger("silent"),
