@@ -27,9 +27,12 @@ export interface CommitPrefix<T, R> {
 }
 
 export class PartitionScheduler<T, R> {
+  /** The entries not yet committed, after at most as many committed ones (let go in bulk). */
   private readonly entries: Entry<T, R>[] = [];
   /** Index of the first entry not yet committed. */
   private head = 0;
+  /** The last offset added (entries may all have been let go). */
+  private lastAdded: bigint | null = null;
   private readonly byKey = new Map<string, Entry<T, R>[]>();
   private readonly ready: Entry<T, R>[] = [];
   private running = 0;
@@ -40,10 +43,11 @@ export class PartitionScheduler<T, R> {
 
   /** Adds the next entry of the partition; offsets must be added in increasing order. */
   add(offset: string, key: string | null, item: T): void {
-    const last = this.entries.at(-1);
-    if (last && BigInt(offset) <= BigInt(last.offset)) {
-      throw new RangeError(`offset ${offset} is not after ${last.offset}`);
+    const at = BigInt(offset);
+    if (this.lastAdded !== null && at <= this.lastAdded) {
+      throw new RangeError(`offset ${offset} is not after ${this.lastAdded.toString()}`);
     }
+    this.lastAdded = at;
     const entry: Entry<T, R> = { offset, key, item, state: "waiting", result: undefined };
     this.entries.push(entry);
     if (key === null) {
@@ -136,6 +140,17 @@ export class PartitionScheduler<T, R> {
       if (this.entries[this.head]?.state !== "done") throw new Error("committing an entry that is not done");
       this.head += 1;
     }
+    // Committed entries are let go (their records, events and outputs with them) once they are
+    // half of the array: a partition that runs for days holds only what it has not committed.
+    if (this.head >= 64 && this.head * 2 >= this.entries.length) {
+      this.entries.splice(0, this.head);
+      this.head = 0;
+    }
+  }
+
+  /** Entries held in memory: the uncommitted ones and committed ones not yet let go. */
+  get held(): number {
+    return this.entries.length;
   }
 
   get inFlight(): number {

@@ -12,6 +12,25 @@ function drain<T, R>(s: PartitionScheduler<T, R>): string[] {
 }
 
 describe("PartitionScheduler", () => {
+  it("lets go of committed entries, so a long-lived partition holds only what is not committed", () => {
+    const s = new PartitionScheduler<string, string>(64);
+    for (let offset = 0; offset < 10_000; offset += 1) {
+      s.add(String(offset), `k${String(offset % 50)}`, `event ${String(offset)}`);
+      for (let r = s.next(); r; r = s.next()) s.complete(r.offset, "done");
+      const prefix = s.committable();
+      if (prefix && offset % 10 === 9) s.markCommitted(prefix.entries.length);
+    }
+    expect(s.pending).toBe(0);
+    // Every one of the 10,000 was committed: what is still held is a bounded tail, not all of them.
+    expect(s.held).toBeLessThanOrEqual(128);
+    // Offsets still have to grow after the committed ones are gone.
+    expect(() => {
+      s.add("9999", null, "again");
+    }).toThrow(RangeError);
+    s.add("10000", null, "next");
+    expect(s.next()?.offset).toBe("10000");
+  });
+
   it("runs different keys at once and the same key one at a time, in offset order", () => {
     const s = new PartitionScheduler<string, number>(10);
     s.add("0", "a", "a0");
