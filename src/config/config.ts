@@ -107,6 +107,9 @@ const CoreEnvSchema = z.object({
   CONSUMER_MAX_IN_FLIGHT_PER_PARTITION: z.coerce.number().int().min(1).max(10_000).default(64),
   CONSUMER_MAX_IN_FLIGHT_PER_TENANT: z.coerce.number().int().min(0).max(10_000).default(0),
   CONSUMER_BATCH_ROUND_MS: z.coerce.number().int().min(10).max(30_000).default(1_000),
+  CONSUMER_HAND_OVER_AFTER_MS: z.coerce.number().int().min(0).max(3_600_000).default(2_000),
+  CONSUMER_MAX_HELD_PER_PARTITION: z.coerce.number().int().min(1).max(100_000).default(1_000),
+  CONSUMER_MAX_HELD_BYTES_PER_PARTITION: z.coerce.number().int().min(1).max(1_073_741_824).default(4_194_304),
   RETRY_TOPIC_DELAY_MS: z.coerce.number().int().min(0).max(3_600_000).default(5_000),
   KAFKA_TRANSACTIONAL_ID: z.string().min(1).max(200).optional(),
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
@@ -205,6 +208,9 @@ export interface Config extends SpendAndTenancyConfig, LlmConfig, LifecycleConfi
     /** Events one tenant may have in flight at once; 0 for no share. */
     maxInFlightPerTenant: number;
     batchRoundMs: number;
+    handOverAfterMs: number;
+    maxHeldPerPartition: number;
+    maxHeldBytesPerPartition: number;
     retryTopicDelayMs: number;
     transactionalId: string;
     sessionTimeoutMs: number;
@@ -341,6 +347,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxInFlightPerPartition: e.CONSUMER_MAX_IN_FLIGHT_PER_PARTITION,
       maxInFlightPerTenant: e.CONSUMER_MAX_IN_FLIGHT_PER_TENANT,
       batchRoundMs: e.CONSUMER_BATCH_ROUND_MS,
+      handOverAfterMs: e.CONSUMER_HAND_OVER_AFTER_MS,
+      maxHeldPerPartition: e.CONSUMER_MAX_HELD_PER_PARTITION,
+      maxHeldBytesPerPartition: e.CONSUMER_MAX_HELD_BYTES_PER_PARTITION,
       retryTopicDelayMs: e.RETRY_TOPIC_DELAY_MS,
       // Stable across restarts of one instance, so a restarted process fences its predecessor.
       transactionalId: e.KAFKA_TRANSACTIONAL_ID ?? `${e.KAFKA_GROUP_ID}.${hostname()}`,

@@ -2,13 +2,16 @@ import type { Consumer, Kafka } from "kafkajs";
 import type { Logger } from "../../observability/logger.js";
 import type { Metrics } from "../../observability/metrics.js";
 import type { ConsumerMetrics } from "../../observability/consumer-metrics.js";
-import { createBatchPump } from "./batch-pump.js";
+import { createBatchPump, type BatchPumpOptions } from "./batch-pump.js";
 import type { EventRunner } from "./event-runner.js";
 import { createGroupMembership } from "./group-membership.js";
 import type { OutageGate } from "./outage-gate.js";
 import type { TransactionalCommitter } from "./transactional-committer.js";
 
-export interface TaskConsumerOptions {
+export interface TaskConsumerOptions extends Pick<
+  BatchPumpOptions,
+  "handOverAfterMs" | "maxHeldPerPartition" | "maxHeldBytesPerPartition"
+> {
   kafka: Kafka;
   /** Outputs and offsets go out together, one transaction at a time. */
   committer: TransactionalCommitter;

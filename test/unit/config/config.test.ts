@@ -31,6 +31,27 @@ describe("config", () => {
     expect(config.schemaRegistryUrl).toBeUndefined();
   });
 
+  it("takes the consumer's hand-over time and uncommitted window per partition, refusing an empty window", () => {
+    expect(loadConfig({}).consumer).toMatchObject({
+      handOverAfterMs: 2_000,
+      maxHeldPerPartition: 1_000,
+      maxHeldBytesPerPartition: 4 * 1024 * 1024,
+    });
+    const config = loadConfig({
+      CONSUMER_HAND_OVER_AFTER_MS: "0",
+      CONSUMER_MAX_HELD_PER_PARTITION: "200",
+      CONSUMER_MAX_HELD_BYTES_PER_PARTITION: "1048576",
+    });
+    expect(config.consumer).toMatchObject({
+      handOverAfterMs: 0,
+      maxHeldPerPartition: 200,
+      maxHeldBytesPerPartition: 1_048_576,
+    });
+    expect(() => loadConfig({ CONSUMER_MAX_HELD_PER_PARTITION: "0" })).toThrow(
+      /CONSUMER_MAX_HELD_PER_PARTITION/,
+    );
+  });
+
   it("lists every problem at once", () => {
     let error: unknown;
     try {
