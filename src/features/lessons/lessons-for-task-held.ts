@@ -6,6 +6,7 @@ import {
   unitVector,
   type IndexedLesson,
   type RankedLesson,
+  type ServedLesson,
   type SimilarityScale,
   type TaskQuery,
 } from "./lessons-for-task-rank.js";
@@ -18,17 +19,7 @@ import { WordRarity, wordsOf } from "./task-words.js";
  */
 
 /** One stored lesson as Postgres gives it to the index (vectors of this process's embedder only). */
-export interface LessonVectorRow {
-  id: string;
-  projectId: string;
-  strategyText: string | null;
-  learning: string;
-  adjustments: string[];
-  tags: string[];
-  importance: number;
-  effectiveQuality: number;
-  createdAt: Date;
-  lastSeenAt: Date;
+export interface LessonVectorRow extends ServedLesson {
   updatedAt: Date;
   /**
    * The vector a task is compared with: the trace's the lesson was written for, or the lesson

@@ -8,8 +8,8 @@ import type { WordRarity } from "./task-words.js";
  * the caller's.
  */
 
-/** A stored lesson as the in-process index keeps it: the served text and its unit vectors. */
-export interface IndexedLesson {
+/** What a stored lesson serves and is ranked by, as Postgres gives it and as the index keeps it. */
+export interface ServedLesson {
   id: string;
   projectId: string;
   strategyText: string | null;
@@ -21,6 +21,10 @@ export interface IndexedLesson {
   effectiveQuality: number;
   createdAt: Date;
   lastSeenAt: Date;
+}
+
+/** A stored lesson as the in-process index keeps it: the served text and its unit vectors. */
+export interface IndexedLesson extends ServedLesson {
   /** Tasks that applied the lesson and succeeded, or failed the same way again (applied-outcome.ts). */
   applied?: { helped: number; failedAgain: number };
   /** Failures filed under the lesson (its first included); absent counts as one. */
