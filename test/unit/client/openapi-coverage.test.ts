@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
-import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
+import { apiTestServer, type AnyApiStore } from "../../support/api-server.js";
 import type {
   CamelCase,
   Feedback,
@@ -18,9 +18,6 @@ import {
   loopCompleteRequestFields,
   reflectionsQueryFields,
 } from "../../../src/client/wire.js";
-import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
-import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
-import { createHttpServer } from "../../../src/http/http-server.js";
 import { clientCoverageProblems, type OpenApiDocument } from "../../support/openapi-coverage.js";
 
 /**
@@ -43,22 +40,9 @@ const sameFields: [
   Equal<keyof ReflectionsQuery, Fields<typeof reflectionsQueryFields>>,
 ] = [true, true, true, true, true, true];
 
-type ApiStore = ApiRoutesDeps["stores"]["loops"] &
-  ApiRoutesDeps["stores"]["lessons"] &
-  ApiRoutesDeps["stores"]["feedback"];
-const store = new Proxy({}, { get: () => () => Promise.resolve(null) }) as ApiStore;
-const app = createHttpServer({
-  registry: new Registry(),
-  isConsuming: () => true,
-  isStopping: () => false,
-  dependencies: [],
-  api: {
-    keys: createApiKeyring(parseApiKeys("coverage-key-1:tenant-c:read")),
-    stores: { loops: store, lessons: store, feedback: store },
-    completeLoop: () => Promise.reject(new Error("not called")),
-    commonIssues: () => Promise.resolve([]),
-    clock: { now: () => new Date() },
-  },
+const store = new Proxy({}, { get: () => () => Promise.resolve(null) }) as AnyApiStore;
+const app = apiTestServer("coverage-key-1:tenant-c:read", {
+  stores: { loops: store, lessons: store, feedback: store },
 });
 afterAll(async () => {
   await app.close();

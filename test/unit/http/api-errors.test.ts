@@ -1,16 +1,8 @@
-import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
+import { apiTestServer, type AnyApiStore } from "../../support/api-server.js";
 import { storeError } from "../../../src/adapters/postgres/store-errors.js";
 import { ReflectorError } from "../../../src/domain/errors.js";
-import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
-import { createHttpServer } from "../../../src/http/http-server.js";
 import { problem } from "../../support/problems.js";
-
-/** One object standing in for every feature's store. */
-type ApiStore = ApiRoutesDeps["stores"]["loops"] &
-  ApiRoutesDeps["stores"]["lessons"] &
-  ApiRoutesDeps["stores"]["feedback"];
 
 // Only the mapping of failures to statuses is under test here; the real store is exercised by
 // test/integration/http-api.test.ts.
@@ -20,27 +12,18 @@ const failing = new Proxy(
   {
     get: () => () => Promise.reject(failure instanceof Error ? failure : new Error(String(failure))),
   },
-) as ApiStore;
+) as AnyApiStore;
 const logged: { level: string; msg: string }[] = [];
 
-const app = createHttpServer({
-  registry: new Registry(),
-  isConsuming: () => true,
-  isStopping: () => false,
-  dependencies: [],
-  api: {
-    keys: createApiKeyring(parseApiKeys("unit-test-key:tenant-u:read+vote+decide+override")),
-    stores: { loops: failing, lessons: failing, feedback: failing },
-    completeLoop: () => Promise.reject(new Error("not used")),
-    commonIssues: () => Promise.reject(failure instanceof Error ? failure : new Error("x")),
-    clock: { now: () => new Date() },
-    logger: {
-      warn: (_obj: unknown, msg?: string) => {
-        logged.push({ level: "warn", msg: msg ?? "" });
-      },
-      error: (_obj: unknown, msg?: string) => {
-        logged.push({ level: "error", msg: msg ?? "" });
-      },
+const app = apiTestServer("unit-test-key:tenant-u:read+vote+decide+override", {
+  stores: { loops: failing, lessons: failing, feedback: failing },
+  commonIssues: () => Promise.reject(failure instanceof Error ? failure : new Error("x")),
+  logger: {
+    warn: (_obj: unknown, msg?: string) => {
+      logged.push({ level: "warn", msg: msg ?? "" });
+    },
+    error: (_obj: unknown, msg?: string) => {
+      logged.push({ level: "error", msg: msg ?? "" });
     },
   },
 });

@@ -1,13 +1,5 @@
-import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
-import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
-import { createHttpServer } from "../../../src/http/http-server.js";
-
-/** One object standing in for every feature's store. */
-type ApiStore = ApiRoutesDeps["stores"]["loops"] &
-  ApiRoutesDeps["stores"]["lessons"] &
-  ApiRoutesDeps["stores"]["feedback"];
+import { apiTestServer, type AnyApiStore } from "../../support/api-server.js";
 
 let storeCalls = 0;
 const store = new Proxy(
@@ -18,19 +10,9 @@ const store = new Proxy(
       return Promise.resolve(null);
     },
   },
-) as ApiStore;
-const app = createHttpServer({
-  registry: new Registry(),
-  isConsuming: () => true,
-  isStopping: () => false,
-  dependencies: [],
-  api: {
-    keys: createApiKeyring(parseApiKeys("hostile-test-key:tenant-h:read+vote+decide+override")),
-    stores: { loops: store, lessons: store, feedback: store },
-    completeLoop: () => Promise.reject(new Error("not reached")),
-    commonIssues: () => Promise.resolve([]),
-    clock: { now: () => new Date() },
-  },
+) as AnyApiStore;
+const app = apiTestServer("hostile-test-key:tenant-h:read+vote+decide+override", {
+  stores: { loops: store, lessons: store, feedback: store },
 });
 afterAll(async () => {
   await app.close();

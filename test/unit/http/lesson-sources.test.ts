@@ -1,13 +1,6 @@
-import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ApiRoutesDeps } from "../../../src/http/api-routes.js";
+import { apiTestServer, type AnyApiStore } from "../../support/api-server.js";
 import type { LessonSource } from "../../../src/features/lessons/lesson-store.js";
-import { createApiKeyring, parseApiKeys } from "../../../src/http/api-keys.js";
-import { createHttpServer } from "../../../src/http/http-server.js";
-
-type ApiStore = ApiRoutesDeps["stores"]["loops"] &
-  ApiRoutesDeps["stores"]["lessons"] &
-  ApiRoutesDeps["stores"]["feedback"];
 
 const lessonId = "6f1c2d3e-4a5b-4c6d-8e7f-901234567890";
 const asked: { tenantId: string; id: string; limit: number }[] = [];
@@ -26,20 +19,10 @@ const store = new Proxy(
     get: (target, prop) =>
       prop in target ? target[prop as "sourcesOf"] : () => Promise.reject(new Error("not used")),
   },
-) as unknown as ApiStore;
+) as unknown as AnyApiStore;
 
-const app = createHttpServer({
-  registry: new Registry(),
-  isConsuming: () => true,
-  isStopping: () => false,
-  dependencies: [],
-  api: {
-    keys: createApiKeyring(parseApiKeys("unit-test-key:tenant-u:read")),
-    stores: { loops: store, lessons: store, feedback: store },
-    completeLoop: () => Promise.reject(new Error("not used")),
-    commonIssues: () => Promise.resolve([]),
-    clock: { now: () => new Date() },
-  },
+const app = apiTestServer("unit-test-key:tenant-u:read", {
+  stores: { loops: store, lessons: store, feedback: store },
 });
 
 afterAll(async () => {
